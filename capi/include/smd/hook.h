@@ -1,0 +1,317 @@
+/* smd/hook.h: saving tensors, reductions and scalars from a training program.
+ *
+ * A hook writes one smdebug trial: out_dir/events, index and collections files that the real
+ * smdebug and smd both read. The training loop calls smd_hook_begin_step() at each step boundary
+ * and offers tensors with smd_hook_save_tensor(); the hook decides from its collections and save
+ * configurations whether anything is due, copies what is, and a writer thread encodes and writes
+ * it. smd_hook_close() drains everything, writes the collections file and training_job_end.ts,
+ * and returns the first error met anywhere on the way.
+ *
+ * Threading: every smd_hook_* and smd_collection_* function may be called from any thread, and
+ * calls on one hook are serialized internally; saves take effect for the step and mode current
+ * when they start. smd_save_config, smd_reduction_config and smd_hook_options objects are plain
+ * values: one thread at a time each.
+ */
+#ifndef SMD_HOOK_H
+#define SMD_HOOK_H
+
+#include "smd/common.h"
+#include "smd/dlpack.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------------------------------------
+ * Save configuration: when to save, per mode (smdebug's SaveConfig / SaveConfigMode).
+ *
+ * A mode is either unset or has all four settings: save_interval (default 500), start_step
+ * (default 0), end_step (exclusive; a negative value means "no end", the default) and
+ * save_steps (default none). A step s (the mode step) is saved if it is one of save_steps, or if
+ * start_step <= s < end_step and s % save_interval == 0.
+ * An unset mode takes the hook's setting for that mode (for a collection) or the defaults (for
+ * the hook).
+ * ------------------------------------------------------------------------------------------- */
+typedef struct smd_save_config smd_save_config;
+
+/* A configuration with every mode unset. */
+SMD_API SMD_MUST_USE smd_error *smd_save_config_create(smd_save_config **out) SMD_NOEXCEPT;
+SMD_API SMD_MUST_USE smd_error *smd_save_config_clone(const smd_save_config *config,
+                                                      smd_save_config **out) SMD_NOEXCEPT;
+SMD_API void smd_save_config_free(smd_save_config *config) SMD_NOEXCEPT;
+
+/* Sets mode `mode` (an smd_mode, or SMD_ALL_MODES for all four). save_steps may be NULL when
+ * n_save_steps is 0; it is copied.
+ * Errors: SMD_E_INVALID_ARGUMENT for an unknown mode or save_interval < 1. */
+SMD_API SMD_MUST_USE smd_error *smd_save_config_set(smd_save_config *config, int mode,
+                                                    int64_t save_interval, int64_t start_step,
+                                                    int64_t end_step, const int64_t *save_steps,
+                                                    size_t n_save_steps) SMD_NOEXCEPT;
+/* Sets only save_interval for a mode (the mode's other settings keep their value, or their
+ * default if the mode was unset). Errors: as smd_save_config_set. */
+SMD_API SMD_MUST_USE smd_error *smd_save_config_set_interval(smd_save_config *config, int mode,
+                                                             int64_t save_interval) SMD_NOEXCEPT;
+/* Makes a mode (or SMD_ALL_MODES) unset again. */
+SMD_API SMD_MUST_USE smd_error *smd_save_config_unset(smd_save_config *config,
+                                                      int mode) SMD_NOEXCEPT;
+/* Whether `mode_step` of `mode` is saved by this configuration; an unset mode answers with the
+ * defaults. Errors: SMD_E_INVALID_ARGUMENT for an unknown mode. */
+SMD_API SMD_MUST_USE smd_error *smd_save_config_should_save(const smd_save_config *config,
+                                                            smd_mode mode, int64_t mode_step,
+                                                            bool *out) SMD_NOEXCEPT;
+
+/* ---------------------------------------------------------------------------------------------
+ * Reduction configuration: what to save of a tensor (smdebug's ReductionConfig).
+ *
+ * Reduction names: min, max, mean, std, variance, sum, prod, median, l1, l2, each also with an
+ * abs_ prefix (computed on absolute values); l1/l2 are also accepted as l1_norm, l2_norm,
+ * abs_l1_norm, abs_l2_norm. Norms are vector norms over all elements, std and variance are
+ * population ones (ddof 0).
+ * ------------------------------------------------------------------------------------------- */
+typedef struct smd_reduction_config smd_reduction_config;
+
+/* An empty configuration: no reductions, save_raw_tensor false, save_shape false. */
+SMD_API SMD_MUST_USE smd_error *smd_reduction_config_create(smd_reduction_config **out) SMD_NOEXCEPT;
+/* Parses a comma-separated list as SageMaker passes it ("min,abs_mean,l2_norm"); whitespace
+ * around items is ignored. save_raw_tensor and save_shape are false.
+ * Errors: SMD_E_INVALID_ARGUMENT naming the unknown reduction. */
+SMD_API SMD_MUST_USE smd_error *smd_reduction_config_parse(const char *reductions,
+                                                           smd_reduction_config **out) SMD_NOEXCEPT;
+SMD_API SMD_MUST_USE smd_error *smd_reduction_config_clone(const smd_reduction_config *config,
+                                                           smd_reduction_config **out) SMD_NOEXCEPT;
+SMD_API void smd_reduction_config_free(smd_reduction_config *config) SMD_NOEXCEPT;
+/* Adds one reduction by name (see above); adding one twice has no further effect.
+ * Errors: SMD_E_INVALID_ARGUMENT naming the unknown reduction. */
+SMD_API SMD_MUST_USE smd_error *smd_reduction_config_add(smd_reduction_config *config,
+                                                         const char *name) SMD_NOEXCEPT;
+SMD_API SMD_MUST_USE smd_error *smd_reduction_config_set_save_raw_tensor(smd_reduction_config *config,
+                                                                         bool save) SMD_NOEXCEPT;
+SMD_API SMD_MUST_USE smd_error *smd_reduction_config_set_save_shape(smd_reduction_config *config,
+                                                                    bool save) SMD_NOEXCEPT;
+/* smdebug's serialized form ("min,l2_norm,abs_mean"), as in the collections file. The string is
+ * the caller's, freed with smd_free(). */
+SMD_API SMD_MUST_USE smd_error *smd_reduction_config_to_string(const smd_reduction_config *config,
+                                                               char **out) SMD_NOEXCEPT;
+
+/* ---------------------------------------------------------------------------------------------
+ * Hook options.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct smd_hook_options smd_hook_options;
+
+typedef enum smd_include_workers {
+  SMD_INCLUDE_WORKERS_ONE = 0, /* only the chief worker (worker_0) writes tensors (default) */
+  SMD_INCLUDE_WORKERS_ALL = 1  /* every worker writes its own files */
+} smd_include_workers;
+
+/* Options with every default: save every 500 steps, raw tensors, no reductions, the losses
+ * collection always saved, worker and worker count from the launcher's environment. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_create(smd_hook_options **out) SMD_NOEXCEPT;
+SMD_API void smd_hook_options_free(smd_hook_options *options) SMD_NOEXCEPT;
+
+/* The hook-wide SaveConfig (copied). */
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_save_config(smd_hook_options *options,
+                                                                 const smd_save_config *config) SMD_NOEXCEPT;
+/* The hook-wide ReductionConfig (copied). Collections without their own use it; note that a
+ * configuration without save_raw_tensor means raw tensors are not saved for them. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_reduction_config(smd_hook_options *options,
+                                                                      const smd_reduction_config *config) SMD_NOEXCEPT;
+/* Appends a regex (Python `re` syntax, search semantics) to the "default" collection, which is
+ * then saved. Errors: SMD_E_INVALID_ARGUMENT for an invalid regex, with the reason. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_add_include_regex(smd_hook_options *options,
+                                                                   const char *regex) SMD_NOEXCEPT;
+/* Saves the named collection (in addition to the always-saved "losses"). The collection need not
+ * exist yet. Errors: SMD_E_INVALID_ARGUMENT for an empty name. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_add_include_collection(smd_hook_options *options,
+                                                                        const char *name) SMD_NOEXCEPT;
+/* Saves every tensor offered, and every collection. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_save_all(smd_hook_options *options,
+                                                              bool save_all) SMD_NOEXCEPT;
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_include_workers(smd_hook_options *options,
+                                                                     smd_include_workers which) SMD_NOEXCEPT;
+/* This process's worker name (default: worker_<rank> from OMPI_COMM_WORLD_RANK, RANK or
+ * HOROVOD_RANK, else worker_0). Errors: SMD_E_INVALID_ARGUMENT for names that cannot be file
+ * name parts: empty, '/', '\\', control characters, "." or "..", a leading '_' or "__". */
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_worker(smd_hook_options *options,
+                                                            const char *worker) SMD_NOEXCEPT;
+/* The number of workers (default: OMPI_COMM_WORLD_SIZE, WORLD_SIZE or HOROVOD_SIZE, else 1).
+ * Errors: SMD_E_INVALID_ARGUMENT if < 1. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_num_workers(smd_hook_options *options,
+                                                                 int64_t num_workers) SMD_NOEXCEPT;
+/* Dry run: decide and count everything, write nothing (not even out_dir). */
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_dry_run(smd_hook_options *options,
+                                                             bool dry_run) SMD_NOEXCEPT;
+/* Write the real CRC32C of each record's payload instead of smdebug's constant (smdebug's own
+ * reader then refuses the files; smd reads both). Default false. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_real_payload_crc(smd_hook_options *options,
+                                                                      bool real) SMD_NOEXCEPT;
+/* Reproducible output: stamp every record with wall time base + global step instead of the
+ * clock. 0 (the default) uses the clock. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_wall_time_base(smd_hook_options *options,
+                                                                    double base) SMD_NOEXCEPT;
+/* Bytes of tensor data the hook may hold in memory waiting to be written (default 256 MiB).
+ * When it is full, saving waits for the writer; nothing is ever dropped. A tensor larger than
+ * the whole budget is accepted when nothing else is pending. Errors: SMD_E_INVALID_ARGUMENT for 0. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_memory_budget(smd_hook_options *options,
+                                                                   size_t bytes) SMD_NOEXCEPT;
+/* Whether close writes training_job_end.ts (default: true, or false when TRAINING_JOB_NAME is
+ * set, as on SageMaker). */
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_write_end_marker(smd_hook_options *options,
+                                                                      bool write) SMD_NOEXCEPT;
+
+/* ---------------------------------------------------------------------------------------------
+ * Hook.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct smd_hook smd_hook;
+
+/* Creates a hook writing into out_dir (a local folder, created if missing). options may be NULL
+ * (all defaults); it is copied.
+ * Errors: SMD_E_INVALID_ARGUMENT (NULL or empty out_dir, bad worker name), SMD_E_ALREADY_EXISTS
+ * (out_dir already holds training_job_end.ts: a finished run), SMD_E_IO (out_dir cannot be
+ * created or written), SMD_E_UNSUPPORTED (an s3:// out_dir in a build without S3). */
+SMD_API SMD_MUST_USE smd_error *smd_hook_create(const char *out_dir, const smd_hook_options *options,
+                                                smd_hook **out) SMD_NOEXCEPT;
+
+/* Creates a hook from smdebug's JSON hook configuration file (the file SageMaker writes):
+ * LocalPath, HookParameters (save_interval, save_steps, start_step, end_step and their train./
+ * eval./predict./global. forms, reductions, save_raw_tensor, save_shape, save_all, include_regex,
+ * include_workers, dry_run, ...) and CollectionConfigurations. json_path NULL means
+ * $SMDEBUG_CONFIG_FILE_PATH, else /opt/ml/input/config/debughookconfig.json. options (may be NULL)
+ * supplies what the JSON cannot say (worker, wall time base, memory budget); what the JSON sets
+ * wins. Errors: SMD_E_NOT_FOUND (no such file), SMD_E_INVALID_ARGUMENT (malformed JSON or a bad
+ * value, naming the key), and those of smd_hook_create. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_create_from_json_file(const char *json_path,
+                                                               const smd_hook_options *options,
+                                                               smd_hook **out) SMD_NOEXCEPT;
+/* The same from JSON text in memory (len bytes, need not be NUL-terminated). */
+SMD_API SMD_MUST_USE smd_error *smd_hook_create_from_json(const char *json, size_t len,
+                                                          const smd_hook_options *options,
+                                                          smd_hook **out) SMD_NOEXCEPT;
+
+/* Closes the hook if it is still open (errors are dropped: call smd_hook_close to see them) and
+ * frees it. Collections obtained from the hook stay valid objects but refuse further changes. */
+SMD_API void smd_hook_free(smd_hook *hook) SMD_NOEXCEPT;
+
+/* Drains everything queued, closes the current step's files, writes the collections file and
+ * (unless disabled) training_job_end.ts. Returns the first error met anywhere since the hook was
+ * created, or NULL. Calling it again returns NULL and does nothing. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_close(smd_hook *hook) SMD_NOEXCEPT;
+
+/* Waits until everything queued so far is written to the current step's (still open) file.
+ * Returns the first error met so far, if any. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_flush(smd_hook *hook) SMD_NOEXCEPT;
+
+/* Sets the current mode. A mode used for the first time starts at mode step -1, so its first
+ * smd_hook_begin_step makes it 0; a mode used before continues its count.
+ * Errors: SMD_E_INVALID_ARGUMENT (unknown mode), SMD_E_INVALID_STATE (closed). */
+SMD_API SMD_MUST_USE smd_error *smd_hook_set_mode(smd_hook *hook, smd_mode mode) SMD_NOEXCEPT;
+
+/* The step boundary: ends the current step (its files are completed in the background) and
+ * advances the global step and the current mode's step by one. The first call starts step 0.
+ * Errors: SMD_E_INVALID_STATE (closed), or the first error the writer met. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_begin_step(smd_hook *hook) SMD_NOEXCEPT;
+
+/* The current global step (-1 before the first smd_hook_begin_step), mode and mode step. */
+SMD_API int64_t smd_hook_global_step(const smd_hook *hook) SMD_NOEXCEPT;
+SMD_API smd_mode smd_hook_mode(const smd_hook *hook) SMD_NOEXCEPT;
+SMD_API int64_t smd_hook_mode_step(const smd_hook *hook) SMD_NOEXCEPT;
+/* This hook's worker name, borrowed for the hook's lifetime. */
+SMD_API const char *smd_hook_worker(const smd_hook *hook) SMD_NOEXCEPT;
+
+/* Whether a tensor of this name would be saved now (some collection it belongs to is due at the
+ * current step). Cheap after the first call for a name; false for NULL arguments. */
+SMD_API bool smd_hook_is_due(smd_hook *hook, const char *name) SMD_NOEXCEPT;
+/* Whether any collection at all is due at the current step. Cheapest. */
+SMD_API bool smd_hook_any_due(const smd_hook *hook) SMD_NOEXCEPT;
+
+/* Offers a tensor for the current step. It belongs to every collection whose regexes or names
+ * match it plus the `collections` named here (the name is added to them; unknown ones are
+ * created), and it is saved if any of those is due now: its shape if a due collection has
+ * save_shape, each reduction of the due collections (min ... l2, abs forms), and the raw value
+ * if one has save_raw_tensor. When something is due, the data is copied before the call returns;
+ * otherwise the call returns at once.
+ *  name:  UTF-8; `shape` has `ndim` dimensions (NULL allowed when ndim is 0: a 0-d tensor);
+ *  data:  nbytes bytes, C-contiguous row-major little-endian; nbytes must equal the element
+ *         count times smd_dtype_size(dtype) (data may be NULL when nbytes is 0).
+ * Empty tensors are not written raw (as in smdebug); their reductions are.
+ * Errors: SMD_E_INVALID_ARGUMENT (NULL, unknown dtype or SMD_DTYPE_STRING, negative dimension,
+ * size mismatch, invalid UTF-8 name, empty collection name), SMD_E_INVALID_STATE (closed), or
+ * the first error the writer met (so that a failing disk is noticed at the next save). */
+SMD_API SMD_MUST_USE smd_error *smd_hook_save_tensor(smd_hook *hook, const char *name,
+                                                     smd_dtype dtype, const int64_t *shape,
+                                                     size_t ndim, const void *data, size_t nbytes,
+                                                     const char *const *collections,
+                                                     size_t n_collections) SMD_NOEXCEPT;
+
+/* The same for a DLPack tensor view, copied before the call returns. The tensor must be on the
+ * CPU (SMD_E_UNSUPPORTED otherwise) and compact row-major (strides NULL or matching the shape;
+ * SMD_E_UNSUPPORTED otherwise); byte_offset is honored. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_save_dlpack(smd_hook *hook, const char *name,
+                                                     const DLTensor *tensor,
+                                                     const char *const *collections,
+                                                     size_t n_collections) SMD_NOEXCEPT;
+
+/* The same for a managed DLPack tensor, whose ownership passes to smd in every case, success or
+ * error: smd calls tensor->deleter(tensor) exactly once, when it no longer needs the data (at
+ * once if nothing is due). No copy is made. A tensor whose version.major is not 1 is refused
+ * (deleted, SMD_E_UNSUPPORTED). */
+SMD_API SMD_MUST_USE smd_error *smd_hook_save_dlpack_managed(smd_hook *hook, const char *name,
+                                                             DLManagedTensorVersioned *tensor,
+                                                             const char *const *collections,
+                                                             size_t n_collections) SMD_NOEXCEPT;
+
+/* Saves a scalar as the tensor "scalar/<name>" (float64, shape [1]) in the current step,
+ * whatever the save configuration says. Errors: as smd_hook_save_tensor. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_save_scalar(smd_hook *hook, const char *name,
+                                                     double value) SMD_NOEXCEPT;
+
+/* ---------------------------------------------------------------------------------------------
+ * Collections: named groups of tensors with their own configuration. Built-in names (seed 002):
+ * all, default, weights, biases, gradients, losses, inputs, outputs, layers, sm_metrics,
+ * optimizer_variables, tensorflow_summaries, metrics, hyperparameters, predictions, labels,
+ * feature_importance, average_shap, full_shap, trees. weights, biases, gradients and losses come
+ * with regexes ("^(?!gradient).*weight", "^(?!gradient).*bias", "^gradient", "[Ll]oss").
+ * losses, metrics, feature_importance, average_shap and sm_metrics are scalar collections: they
+ * always save the raw value and never reductions.
+ * A collection handle is the caller's (free it with smd_collection_free) and keeps what it needs
+ * alive; once the hook is closed, changes fail with SMD_E_INVALID_STATE.
+ * ------------------------------------------------------------------------------------------- */
+typedef struct smd_collection smd_collection;
+
+/* Gets the collection of that name, creating it (empty, save_histogram true) if needed.
+ * Errors: SMD_E_INVALID_ARGUMENT (NULL or empty name). */
+SMD_API SMD_MUST_USE smd_error *smd_hook_get_collection(smd_hook *hook, const char *name,
+                                                        smd_collection **out) SMD_NOEXCEPT;
+/* Names of all collections of the hook, in creation order. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_collection_names(smd_hook *hook,
+                                                          smd_strarray *out) SMD_NOEXCEPT;
+/* Adds a collection to the saved ones (as smd_hook_options_add_include_collection). */
+SMD_API SMD_MUST_USE smd_error *smd_hook_include_collection(smd_hook *hook,
+                                                            const char *name) SMD_NOEXCEPT;
+SMD_API void smd_collection_free(smd_collection *collection) SMD_NOEXCEPT;
+/* The name, borrowed for the handle's lifetime. */
+SMD_API const char *smd_collection_name(const smd_collection *collection) SMD_NOEXCEPT;
+/* Adds a regex (Python `re` syntax, search semantics). Errors: SMD_E_INVALID_ARGUMENT with the
+ * regex error. */
+SMD_API SMD_MUST_USE smd_error *smd_collection_include_regex(smd_collection *collection,
+                                                             const char *regex) SMD_NOEXCEPT;
+/* Adds an exact tensor name. */
+SMD_API SMD_MUST_USE smd_error *smd_collection_add_tensor_name(smd_collection *collection,
+                                                               const char *name) SMD_NOEXCEPT;
+/* The collection's own SaveConfig (copied); its unset modes follow the hook. NULL removes it. */
+SMD_API SMD_MUST_USE smd_error *smd_collection_set_save_config(smd_collection *collection,
+                                                               const smd_save_config *config) SMD_NOEXCEPT;
+/* The collection's own ReductionConfig (copied); NULL removes it (the hook's applies). Ignored
+ * for scalar collections, which always save raw values only. */
+SMD_API SMD_MUST_USE smd_error *smd_collection_set_reduction_config(smd_collection *collection,
+                                                                    const smd_reduction_config *config) SMD_NOEXCEPT;
+SMD_API SMD_MUST_USE smd_error *smd_collection_set_save_histogram(smd_collection *collection,
+                                                                  bool save) SMD_NOEXCEPT;
+/* The tensor names the collection holds so far (explicit ones and those matched), sorted. */
+SMD_API SMD_MUST_USE smd_error *smd_collection_tensor_names(smd_collection *collection,
+                                                            smd_strarray *out) SMD_NOEXCEPT;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* SMD_HOOK_H */

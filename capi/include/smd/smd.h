@@ -1,0 +1,32 @@
+/* smd/smd.h: the whole public C API of smd.
+ *
+ * smd reads and writes SageMaker Debugger (smdebug) trials: a training program saves tensors,
+ * reductions and scalars step by step through a hook; an analyst opens the folder as a trial.
+ *
+ * Conventions (they hold for every function, so a binding author can rely on them):
+ *  - Functions are smd_<module>_<verb>. Handles are opaque structs passed by pointer.
+ *  - Every call that can fail returns smd_error*: NULL means success; otherwise the caller owns
+ *    the error and frees it with smd_error_free(). The result of a call comes through its last
+ *    parameter(s), named out or *_out, and is only written on success.
+ *  - Objects returned through **out are owned by the caller and freed with their _free
+ *    function. Every _free function accepts NULL and returns nothing.
+ *  - Pointers returned directly (const char *, const int64_t *) are borrowed; the doc comment
+ *    says which object they live as long as.
+ *  - A child object stays valid when its parent is freed first (a tensor outlives its trial).
+ *  - Input strings are NUL-terminated UTF-8, borrowed for the duration of the call only.
+ *  - Steps and dimensions are int64_t, byte and element counts size_t, flags bool.
+ *  - Callbacks take a void *payload last and return int; non-zero stops the operation, which
+ *    then fails with SMD_E_CANCELLED. Callbacks must not unwind (throw or longjmp) into smd.
+ *  - Thread safety is stated per type in its header; errors are per-call values.
+ *  - smd_version() reports the library version; compare with SMD_VERSION_* of smd/version.h.
+ */
+#ifndef SMD_SMD_H
+#define SMD_SMD_H
+
+#include "smd/export.h"
+#include "smd/version.h"
+#include "smd/common.h"
+#include "smd/dlpack.h"
+#include "smd/hook.h"
+
+#endif /* SMD_SMD_H */

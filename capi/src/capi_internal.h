@@ -1,0 +1,48 @@
+// Shared by the C glue only: the smd_error struct, the guard macros every exported function uses,
+// and argument checks. This is the one place that sees both the C and the C++ types.
+#pragma once
+
+#include <new>
+#include <stdexcept>
+#include <string>
+
+#include "impl/core/status.h"
+#include "smd/smd.h"
+
+struct smd_error {
+  smd_code code;
+  std::string message;
+};
+
+namespace smd::capi {
+
+smd_error* MakeError(smd_code code, std::string message) noexcept;
+smd_error* FromStatus(const Status& st) noexcept;
+char* DupString(const std::string& s);  // malloc'd copy, freed with smd_free
+
+}  // namespace smd::capi
+
+// Every exported function that returns smd_error* has its body between these two.
+#define SMD_CAPI_BEGIN try {
+#define SMD_CAPI_END                                                                   \
+  }                                                                                    \
+  catch (const std::bad_alloc&) {                                                      \
+    return ::smd::capi::MakeError(SMD_E_OUT_OF_MEMORY, "out of memory");               \
+  }                                                                                    \
+  catch (const std::exception& e) {                                                    \
+    return ::smd::capi::MakeError(SMD_E_INTERNAL, std::string("internal error: ") + e.what()); \
+  }                                                                                    \
+  catch (...) {                                                                        \
+    return ::smd::capi::MakeError(SMD_E_INTERNAL, "internal error: unknown exception"); \
+  }
+
+#define SMD_CHECK_ARG(cond, what)                                                  \
+  do {                                                                             \
+    if (!(cond)) return ::smd::capi::MakeError(SMD_E_INVALID_ARGUMENT, (what));    \
+  } while (0)
+
+#define SMD_RETURN_STATUS(expr)                            \
+  do {                                                     \
+    ::smd::Status smd_st_ = (expr);                        \
+    if (!smd_st_.ok()) return ::smd::capi::FromStatus(smd_st_); \
+  } while (0)

@@ -1,0 +1,130 @@
+// The C glue for errors, dtypes, modes, string arrays, memory and versions.
+#include <cstdlib>
+#include <cstring>
+
+#include "capi/src/capi_internal.h"
+#include "impl/core/dtype.h"
+#include "impl/core/mode.h"
+
+namespace smd::capi {
+
+smd_error* MakeError(smd_code code, std::string message) noexcept {
+  try {
+    return new smd_error{code, std::move(message)};
+  } catch (...) {
+    // Out of memory while reporting an error: a static error would be freed by the caller, so
+    // return a minimal one allocated without throwing.
+    return new (std::nothrow) smd_error{code, std::string()};
+  }
+}
+
+smd_error* FromStatus(const Status& st) noexcept {
+  if (st.ok()) return nullptr;
+  return MakeError(static_cast<smd_code>(st.code()), st.message());
+}
+
+char* DupString(const std::string& s) {
+  char* p = static_cast<char*>(std::malloc(s.size() + 1));
+  if (p == nullptr) throw std::bad_alloc();
+  std::memcpy(p, s.data(), s.size());
+  p[s.size()] = '\0';
+  return p;
+}
+
+}  // namespace smd::capi
+
+extern "C" {
+
+smd_code smd_error_code(const smd_error* err) noexcept { return err ? err->code : SMD_OK; }
+
+const char* smd_error_message(const smd_error* err) noexcept {
+  return err ? err->message.c_str() : "";
+}
+
+void smd_error_free(smd_error* err) noexcept { delete err; }
+
+const char* smd_code_name(smd_code code) noexcept {
+  switch (code) {
+    case SMD_OK: return "SMD_OK";
+    case SMD_E_INTERNAL: return "SMD_E_INTERNAL";
+    case SMD_E_INVALID_ARGUMENT: return "SMD_E_INVALID_ARGUMENT";
+    case SMD_E_NOT_FOUND: return "SMD_E_NOT_FOUND";
+    case SMD_E_IO: return "SMD_E_IO";
+    case SMD_E_CORRUPT: return "SMD_E_CORRUPT";
+    case SMD_E_OUT_OF_MEMORY: return "SMD_E_OUT_OF_MEMORY";
+    case SMD_E_UNSUPPORTED: return "SMD_E_UNSUPPORTED";
+    case SMD_E_INVALID_STATE: return "SMD_E_INVALID_STATE";
+    case SMD_E_ALREADY_EXISTS: return "SMD_E_ALREADY_EXISTS";
+    case SMD_E_CANCELLED: return "SMD_E_CANCELLED";
+    case SMD_E_TENSOR_UNAVAILABLE_FOR_STEP: return "SMD_E_TENSOR_UNAVAILABLE_FOR_STEP";
+    case SMD_E_TENSOR_UNAVAILABLE: return "SMD_E_TENSOR_UNAVAILABLE";
+    case SMD_E_STEP_UNAVAILABLE: return "SMD_E_STEP_UNAVAILABLE";
+    case SMD_E_STEP_NOT_YET_AVAILABLE: return "SMD_E_STEP_NOT_YET_AVAILABLE";
+    case SMD_E_NO_MORE_DATA: return "SMD_E_NO_MORE_DATA";
+    case SMD_E_MISSING_COLLECTION_FILES: return "SMD_E_MISSING_COLLECTION_FILES";
+    case SMD_E_SHAPE_UNAVAILABLE_FOR_STEP: return "SMD_E_SHAPE_UNAVAILABLE_FOR_STEP";
+    case SMD_E_INVALID_WORKER: return "SMD_E_INVALID_WORKER";
+    case SMD_E_RULE_CONDITION_MET: return "SMD_E_RULE_CONDITION_MET";
+    case SMD_E_HTTP: return "SMD_E_HTTP";
+    case SMD_E_AUTH: return "SMD_E_AUTH";
+  }
+  return "SMD_E_UNKNOWN";
+}
+
+size_t smd_dtype_size(smd_dtype dtype) noexcept {
+  const smd::DTypeInfo* i = smd::GetDTypeInfo(static_cast<int>(dtype));
+  return i ? i->size : 0;
+}
+
+const char* smd_dtype_name(smd_dtype dtype) noexcept {
+  const smd::DTypeInfo* i = smd::GetDTypeInfo(static_cast<int>(dtype));
+  return i ? i->name : nullptr;
+}
+
+smd_error* smd_dtype_from_name(const char* name, smd_dtype* out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(name != nullptr, "name is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  auto t = smd::DTypeFromName(name);
+  SMD_CHECK_ARG(t.has_value(), std::string("unknown dtype name '") + name + "'");
+  *out = static_cast<smd_dtype>(*t);
+  return nullptr;
+  SMD_CAPI_END
+}
+
+const char* smd_mode_name(smd_mode mode) noexcept {
+  if (!smd::IsValidMode(static_cast<int>(mode))) return nullptr;
+  return smd::ModeName(static_cast<smd::Mode>(mode));
+}
+
+smd_error* smd_mode_from_name(const char* name, smd_mode* out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(name != nullptr, "name is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  auto m = smd::ParseMode(name);
+  SMD_CHECK_ARG(m.has_value(), std::string("unknown mode '") + name +
+                                   "' (expected TRAIN, EVAL, PREDICT or GLOBAL)");
+  *out = static_cast<smd_mode>(*m);
+  return nullptr;
+  SMD_CAPI_END
+}
+
+void smd_strarray_free(smd_strarray* array) noexcept {
+  if (array == nullptr) return;
+  for (size_t i = 0; i < array->count; ++i) std::free(array->strings[i]);
+  std::free(array->strings);
+  array->strings = nullptr;
+  array->count = 0;
+}
+
+void smd_free(void* ptr) noexcept { std::free(ptr); }
+
+void smd_version(int* major, int* minor, int* patch) noexcept {
+  if (major) *major = SMD_VERSION_MAJOR;
+  if (minor) *minor = SMD_VERSION_MINOR;
+  if (patch) *patch = SMD_VERSION_PATCH;
+}
+
+const char* smd_version_string(void) noexcept { return SMD_VERSION_STRING; }
+
+}  // extern "C"

@@ -1,0 +1,38 @@
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include "impl/core/regex.h"
+
+#include <pcre2.h>
+
+namespace smd {
+
+Result<std::shared_ptr<const Regex>> Regex::Compile(const std::string& pattern) {
+  int err = 0;
+  PCRE2_SIZE offset = 0;
+  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
+                                   PCRE2_UTF | PCRE2_UCP, &err, &offset, nullptr);
+  if (code == nullptr) {
+    PCRE2_UCHAR buf[256];
+    pcre2_get_error_message(err, buf, sizeof buf);
+    return InvalidArgument("invalid regex '" + pattern + "' at offset " + std::to_string(offset) +
+                           ": " + reinterpret_cast<const char*>(buf));
+  }
+  pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);  // optional speed-up; failure is harmless
+  std::shared_ptr<Regex> r(new Regex());
+  r->pattern_ = pattern;
+  r->code_ = code;
+  return std::shared_ptr<const Regex>(std::move(r));
+}
+
+Regex::~Regex() { pcre2_code_free(static_cast<pcre2_code*>(code_)); }
+
+bool Regex::Search(std::string_view subject) const {
+  pcre2_code* code = static_cast<pcre2_code*>(code_);
+  pcre2_match_data* md = pcre2_match_data_create_from_pattern(code, nullptr);
+  if (md == nullptr) return false;
+  int rc = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(subject.data()), subject.size(), 0,
+                       PCRE2_NO_UTF_CHECK, md, nullptr);
+  pcre2_match_data_free(md);
+  return rc >= 0;
+}
+
+}  // namespace smd

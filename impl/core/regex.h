@@ -1,0 +1,31 @@
+// Regular expressions with Python `re` semantics as far as smdebug uses them: PCRE2 (look-ahead and
+// look-behind included), Unicode, and *search* matching (the pattern may match anywhere).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "impl/core/status.h"
+
+namespace smd {
+
+class Regex {
+ public:
+  // Errors: kInvalidArgument naming the pattern, the offset and PCRE2's reason.
+  static Result<std::shared_ptr<const Regex>> Compile(const std::string& pattern);
+  ~Regex();
+  Regex(const Regex&) = delete;
+  Regex& operator=(const Regex&) = delete;
+
+  // True if the pattern matches anywhere in `subject` (Python re.search). Thread-safe.
+  bool Search(std::string_view subject) const;
+  const std::string& pattern() const { return pattern_; }
+
+ private:
+  Regex() = default;
+  std::string pattern_;
+  void* code_ = nullptr;  // pcre2_code_8*
+};
+
+}  // namespace smd

@@ -1,0 +1,39 @@
+// Small text helpers: UTF-8 validation, Python-compatible JSON string escaping, number parsing.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace smd {
+
+bool IsValidUtf8(std::string_view s);
+
+// Appends s as a JSON string literal the way Python's json.dumps (ensure_ascii=True) writes it:
+// \" \\ \n \r \t \b \f, every other byte outside 0x20..0x7e as \uXXXX (lower-case hex, UTF-16
+// surrogate pairs above U+FFFF). s must be valid UTF-8.
+void AppendJsonStringAscii(std::string* out, std::string_view s);
+
+// Appends s as a JSON string literal with only the mandatory escapes (json.dumps with
+// ensure_ascii=False): non-ASCII stays raw UTF-8; control characters as \u00xx.
+void AppendJsonStringUtf8(std::string* out, std::string_view s);
+
+// Python's repr(float(x)): shortest round-trip digits, fixed notation for exponents -4..15,
+// otherwise d.ddde+XX; "nan", "inf", "-inf".
+std::string PythonFloatRepr(double x);
+
+// Strict decimal integer parsing, surrounding ASCII whitespace allowed (Python int()).
+std::optional<int64_t> ParseInt64(std::string_view s);
+// Strict floating-point parsing (Python float()): decimal/exponent forms, inf, nan.
+std::optional<double> ParseDouble(std::string_view s);
+
+// Splits on `sep`, strips ASCII whitespace from each piece, drops empty pieces.
+std::vector<std::string> SplitAndStrip(std::string_view s, char sep);
+std::string_view StripAscii(std::string_view s);
+
+// "%012lld" (C/Python formatting of a possibly negative step padded to `width`).
+std::string ZeroPad(int64_t v, int width);
+
+}  // namespace smd

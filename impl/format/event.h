@@ -1,0 +1,67 @@
+// The Event / Summary / TensorProto messages of smdebug's event files: a zero-copy encoder for
+// tensor records and a bounds-checked decoder.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "impl/core/dtype.h"
+#include "impl/core/mode.h"
+#include "impl/core/status.h"
+#include "impl/format/record.h"
+
+namespace smd::io {
+
+struct TensorEventFields {
+  double wall_time = 0;
+  int64_t step = 0;            // the writer's global step (Event.step)
+  std::string_view tag;        // Summary.Value.tag: tensor name, reduction tag or scalar/<name>
+  DType dtype = DType::kFloat32;
+  const int64_t* shape = nullptr;
+  size_t ndim = 0;
+  Mode mode = Mode::kGlobal;   // PluginData "mode"
+  int64_t mode_step = 0;       // PluginData "mode_step"
+};
+
+// Encodes one complete record (framing included) for a tensor whose tensor_content is
+// `content` (C-order little-endian element bytes). Everything before the content goes to
+// *prefix and everything after it to *suffix (both are overwritten), so that
+// prefix + content + suffix is the record; the content itself is not copied.
+void EncodeTensorRecord(const TensorEventFields& f, std::string_view content, PayloadCrcKind crc,
+                        std::string* prefix, std::string* suffix);
+
+// A complete record for a 1-D string tensor (dtype left unset, values in string_val).
+void EncodeStringTensorRecord(const TensorEventFields& f, const std::vector<std::string>& values,
+                              PayloadCrcKind crc, std::string* record);
+
+// What the decoder extracts from one Event payload. Views point into the payload.
+struct DecodedEvent {
+  double wall_time = 0;
+  int64_t step = 0;
+  bool has_summary_value = false;
+  std::string_view tag;
+  enum class ValueKind { kNone, kTensor, kSimpleValue, kHisto, kOther } kind = ValueKind::kNone;
+  float simple_value = 0;
+  // TensorProto
+  int dtype = 0;  // raw DataType number
+  std::vector<int64_t> shape;
+  std::string_view tensor_content;
+  std::vector<std::string_view> string_val;
+  std::vector<float> float_val;
+  std::vector<double> double_val;
+  std::vector<int32_t> int_val;  // also half_val's carrier (field 13)
+  std::vector<int32_t> half_val;
+  std::vector<int64_t> int64_val;
+  std::vector<uint8_t> bool_val;
+  // SummaryMetadata plugin entries smdebug writes
+  std::optional<int64_t> mode_step;
+  std::optional<int> mode;
+};
+
+// Decodes an Event payload. Errors: kCorrupt naming the malformed field.
+Status DecodeEvent(std::string_view payload, DecodedEvent* out);
+
+}  // namespace smd::io

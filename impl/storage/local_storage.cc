@@ -1,0 +1,296 @@
+// Local-folder storage: temporary names and renames, buffered appends, pread for ranges.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <unordered_set>
+
+#include "impl/format/layout.h"
+#include "impl/storage/storage.h"
+
+namespace smd::io {
+namespace {
+
+constexpr size_t kSinkBufferSize = 1 << 20;      // appends below this are batched
+constexpr size_t kDirectWriteThreshold = 64 << 10;
+
+Status WriteFully(int fd, struct iovec* iov, int count, const std::string& path) {
+  while (count > 0) {
+    ssize_t n = ::writev(fd, iov, count > IOV_MAX ? IOV_MAX : count);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus("cannot write", path, errno);
+    }
+    size_t left = static_cast<size_t>(n);
+    while (count > 0 && left >= iov->iov_len) {
+      left -= iov->iov_len;
+      ++iov;
+      --count;
+    }
+    if (count > 0) {
+      iov->iov_base = static_cast<char*>(iov->iov_base) + left;
+      iov->iov_len -= left;
+    }
+  }
+  return Status::Ok();
+}
+
+class LocalStorage;
+
+class LocalSink : public FileSink {
+ public:
+  LocalSink(int fd, std::string final_path, std::string tmp_path)
+      : fd_(fd), final_(std::move(final_path)), tmp_(std::move(tmp_path)) {}
+  ~LocalSink() override { Abort(); }
+
+  Status Append(const struct iovec* pieces, int count) override {
+    if (fd_ < 0) return InvalidState("file '" + tmp_ + "' is already closed");
+    for (int i = 0; i < count; ++i) {
+      const size_t len = pieces[i].iov_len;
+      size_ += len;
+      if (len < kDirectWriteThreshold) {
+        if (buf_.size() + len > kSinkBufferSize) SMD_RETURN_IF_ERROR(FlushBuffer());
+        buf_.append(static_cast<const char*>(pieces[i].iov_base), len);
+        continue;
+      }
+      // Large piece: one writev of what is buffered plus the piece itself.
+      struct iovec v[2];
+      int n = 0;
+      if (!buf_.empty()) v[n++] = {buf_.data(), buf_.size()};
+      v[n++] = {pieces[i].iov_base, len};
+      SMD_RETURN_IF_ERROR(WriteFully(fd_, v, n, tmp_));
+      buf_.clear();
+    }
+    return Status::Ok();
+  }
+
+  uint64_t size() const override { return size_; }
+
+  Status Commit() override {
+    if (fd_ < 0) return InvalidState("file '" + tmp_ + "' is already closed");
+    Status st = FlushBuffer();
+    int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0 && st.ok()) st = ErrnoStatus("cannot close", tmp_, errno);
+    if (st.ok() && ::rename(tmp_.c_str(), final_.c_str()) != 0) {
+      st = ErrnoStatus("cannot rename to '" + final_ + "'", tmp_, errno);
+    }
+    if (!st.ok()) ::unlink(tmp_.c_str());
+    committed_ = st.ok();
+    return st;
+  }
+
+  void Abort() override {
+    if (fd_ >= 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
+    if (!committed_ && !aborted_) {
+      ::unlink(tmp_.c_str());
+      aborted_ = true;
+    }
+  }
+
+ private:
+  Status FlushBuffer() {
+    if (buf_.empty()) return Status::Ok();
+    struct iovec v = {buf_.data(), buf_.size()};
+    Status st = WriteFully(fd_, &v, 1, tmp_);
+    buf_.clear();
+    return st;
+  }
+
+  int fd_;
+  std::string final_, tmp_;
+  std::string buf_;
+  uint64_t size_ = 0;
+  bool committed_ = false, aborted_ = false;
+};
+
+class LocalStorage : public Storage {
+ public:
+  explicit LocalStorage(std::string root) : root_(std::move(root)) {
+    while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+  }
+
+  const std::string& root() const override { return root_; }
+  std::string Describe(std::string_view rel) const override { return Path(rel); }
+
+  Status PrepareForWriting() override {
+    SMD_RETURN_IF_ERROR(MakeDirs(root_));
+    if (::access(root_.c_str(), W_OK | X_OK) != 0) {
+      return ErrnoStatus("cannot write into out_dir", root_, errno);
+    }
+    return Status::Ok();
+  }
+
+  Result<std::unique_ptr<FileSink>> Create(const std::string& rel) override {
+    std::string path = Path(rel);
+    std::string tmp = path + kTmpSuffix;
+    SMD_RETURN_IF_ERROR(EnsureParent(path));
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return ErrnoStatus("cannot create", tmp, errno);
+    return std::unique_ptr<FileSink>(new LocalSink(fd, path, tmp));
+  }
+
+  Status WriteAtomic(const std::string& rel, std::string_view content) override {
+    SMD_ASSIGN_OR_RETURN(std::unique_ptr<FileSink> sink, Create(rel));
+    Status st = sink->Append(content);
+    if (st.ok()) st = sink->Commit();
+    if (!st.ok()) sink->Abort();
+    return st;
+  }
+
+  Status CreateExclusive(const std::string& rel) override {
+    std::string path = Path(rel);
+    SMD_RETURN_IF_ERROR(EnsureParent(path));
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return ErrnoStatus("cannot create", path, errno);
+    ::fsync(fd);
+    ::close(fd);
+    return Status::Ok();
+  }
+
+  Status Remove(const std::string& rel) override {
+    std::string path = Path(rel);
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) return ErrnoStatus("cannot remove", path, errno);
+    return Status::Ok();
+  }
+
+  Result<bool> Exists(const std::string& rel) override {
+    struct stat st;
+    std::string path = Path(rel);
+    if (::stat(path.c_str(), &st) == 0) return true;
+    if (errno == ENOENT || errno == ENOTDIR) return false;
+    return ErrnoStatus("cannot stat", path, errno);
+  }
+
+  Result<std::string> ReadAll(const std::string& rel) override {
+    std::string path = Path(rel);
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoStatus("cannot open", path, errno);
+    std::string out;
+    struct stat st;
+    if (::fstat(fd, &st) == 0 && st.st_size > 0) out.reserve(static_cast<size_t>(st.st_size));
+    char buf[65536];
+    for (;;) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        int e = errno;
+        ::close(fd);
+        return ErrnoStatus("cannot read", path, e);
+      }
+      if (n == 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    ::close(fd);
+    return out;
+  }
+
+  Status ReadRange(const std::string& rel, uint64_t offset, uint64_t len, char* out) override {
+    std::string path = Path(rel);
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return ErrnoStatus("cannot open", path, errno);
+    uint64_t done = 0;
+    while (done < len) {
+      ssize_t n = ::pread(fd, out + done, len - done, static_cast<off_t>(offset + done));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        int e = errno;
+        ::close(fd);
+        return ErrnoStatus("cannot read", path, e);
+      }
+      if (n == 0) {
+        ::close(fd);
+        return Corrupt("'" + path + "' ends at byte " + std::to_string(offset + done) + ", before " +
+                       std::to_string(offset + len));
+      }
+      done += static_cast<uint64_t>(n);
+    }
+    ::close(fd);
+    return Status::Ok();
+  }
+
+  Result<std::vector<std::string>> ListDir(const std::string& rel_dir) override {
+    std::string path = Path(rel_dir);
+    DIR* d = ::opendir(path.c_str());
+    if (d == nullptr) return ErrnoStatus("cannot list", path, errno);
+    std::vector<std::string> out;
+    while (struct dirent* e = ::readdir(d)) {
+      if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+      out.emplace_back(e->d_name);
+    }
+    ::closedir(d);
+    return out;
+  }
+
+ private:
+  std::string Path(std::string_view rel) const {
+    if (rel.empty()) return root_;
+    std::string p = root_;
+    p += '/';
+    p.append(rel.data(), rel.size());
+    return p;
+  }
+
+  Status EnsureParent(const std::string& path) {
+    size_t slash = path.rfind('/');
+    if (slash == std::string::npos || slash == 0) return Status::Ok();
+    std::string dir = path.substr(0, slash);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (known_dirs_.count(dir)) return Status::Ok();
+    }
+    SMD_RETURN_IF_ERROR(MakeDirs(dir));
+    std::lock_guard<std::mutex> lock(mu_);
+    if (known_dirs_.size() > 4096) known_dirs_.clear();
+    known_dirs_.insert(dir);
+    return Status::Ok();
+  }
+
+  static Status MakeDirs(const std::string& dir) {
+    if (::mkdir(dir.c_str(), 0755) == 0) return Status::Ok();
+    if (errno == EEXIST) {
+      struct stat st;
+      if (::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return Status::Ok();
+      return Status(Code::kIO, "cannot create folder '" + dir + "': a file of that name exists");
+    }
+    if (errno != ENOENT) return ErrnoStatus("cannot create folder", dir, errno);
+    size_t slash = dir.rfind('/');
+    if (slash == std::string::npos || slash == 0) return ErrnoStatus("cannot create folder", dir, ENOENT);
+    SMD_RETURN_IF_ERROR(MakeDirs(dir.substr(0, slash)));
+    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+      return ErrnoStatus("cannot create folder", dir, errno);
+    }
+    return Status::Ok();
+  }
+
+  std::string root_;
+  std::mutex mu_;
+  std::unordered_set<std::string> known_dirs_;
+};
+
+}  // namespace
+
+std::unique_ptr<Storage> MakeLocalStorage(const std::string& root) {
+  return std::unique_ptr<Storage>(new LocalStorage(root));
+}
+
+Result<std::unique_ptr<Storage>> Storage::Open(const std::string& uri) {
+  if (uri.empty()) return InvalidArgument("empty trial path");
+  if (uri.rfind("s3://", 0) == 0) return Unsupported("S3 storage is not built into this version: '" + uri + "'");
+  std::string root = uri;
+  if (root[0] == '~') {
+    const char* home = ::getenv("HOME");
+    if (home) root = std::string(home) + root.substr(1);
+  }
+  return MakeLocalStorage(root);
+}
+
+}  // namespace smd::io
