@@ -36,8 +36,8 @@ size_t DecodeUtf8(std::string_view s, size_t i, uint32_t* cp) {
 }
 
 void AppendU4(std::string* out, uint32_t u) {
-  char buf[8];
-  std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(u));
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(u & 0xffff));
   out->append(buf);
 }
 

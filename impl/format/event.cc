@@ -237,7 +237,7 @@ Status DecodeTensor(std::string_view data, DecodedEvent* out) {
     bool ok = true;
     switch (field) {
       case 1: {
-        uint64_t v;
+        uint64_t v = 0;
         ok = wt == wire::kVarint && r.ReadVarint(&v);
         out->dtype = static_cast<int>(static_cast<int32_t>(v));
         break;
@@ -358,7 +358,7 @@ Status DecodeEvent(std::string_view payload, DecodedEvent* out) {
     switch (field) {
       case 1: ok = wt == wire::kFixed64 && ReadF64(&r, &out->wall_time); break;
       case 2: {
-        uint64_t v;
+        uint64_t v = 0;
         ok = wt == wire::kVarint && r.ReadVarint(&v);
         out->step = static_cast<int64_t>(v);
         break;

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Installs everything smd needs to build and test, idempotently: Debian packages, then a Python
+# virtual environment (.venv) with the real smdebug from PyPI, numpy, pytest and tensorboard.
+# Safe to run again: it only installs what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(
+  build-essential cmake ninja-build pkg-config git
+  libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev libcjson-dev libpcre2-dev swig
+  libssl-dev libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev llvm
+  python3 python3-venv python3-dev
+)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# Python: the interpreter on PATH if it is 3.8-3.12 (smdebug needs numpy<2), else Debian's.
+PY=""
+for cand in python3 /usr/bin/python3; do
+  if command -v "$cand" >/dev/null 2>&1 &&
+     "$cand" -c 'import sys; sys.exit(0 if (3,8) <= sys.version_info[:2] <= (3,12) else 1)' 2>/dev/null &&
+     "$cand" -c 'import venv, ensurepip' 2>/dev/null; then
+    PY=$(command -v "$cand"); break
+  fi
+done
+[ -n "$PY" ] || { echo "setup: no Python 3.8-3.12 with venv found" >&2; exit 1; }
+
+VENV=${SMD_VENV:-$PWD/.venv}
+REQ=scripts/requirements.txt
+stamp="$VENV/.smd-requirements"
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "setup: creating $VENV with $PY"
+  "$PY" -m venv "$VENV"
+fi
+if ! cmp -s "$REQ" "$stamp"; then
+  echo "setup: installing Python packages into $VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check -r "$REQ"
+  cp "$REQ" "$stamp"
+fi
+echo "setup: ok ($("$VENV/bin/python" -c 'import smdebug, numpy; print("smdebug", smdebug.__version__, "numpy", numpy.__version__)' 2>/dev/null))"
