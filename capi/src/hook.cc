@@ -1,0 +1,679 @@
+// The C glue for the hook: save/reduction configurations, hook options, the hook, collections.
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "capi/src/capi_internal.h"
+#include "impl/format/hook_config.h"
+#include "impl/format/layout.h"
+#include "impl/hook/hook.h"
+
+struct smd_save_config {
+  smd::hook::SaveConfig cfg;
+};
+struct smd_reduction_config {
+  smd::hook::ReductionConfig cfg;
+};
+struct smd_hook_options {
+  smd::hook::HookOptions opts;
+};
+struct smd_hook {
+  std::shared_ptr<smd::hook::Hook> hook;
+};
+struct smd_collection {
+  std::shared_ptr<smd::hook::Hook> hook;  // keeps the hook's state alive
+  size_t index;
+  std::string name;
+};
+
+namespace {
+
+using smd::capi::DupString;
+using smd::capi::FromStatus;
+using smd::capi::MakeError;
+
+// Applies `fn` to the modes `mode` names (one mode, or all four for SMD_ALL_MODES).
+template <typename Fn>
+smd_error* ForModes(int mode, Fn fn) {
+  if (mode == SMD_ALL_MODES) {
+    for (smd::Mode m : smd::kAllModesInOrder) fn(m);
+    return nullptr;
+  }
+  if (!smd::IsValidMode(mode)) {
+    return MakeError(SMD_E_INVALID_ARGUMENT,
+                     "invalid mode " + std::to_string(mode) + " (expected SMD_MODE_* or SMD_ALL_MODES)");
+  }
+  fn(static_cast<smd::Mode>(mode));
+  return nullptr;
+}
+
+smd_error* CopyStrings(const std::vector<std::string>& v, smd_strarray* out) {
+  out->strings = nullptr;
+  out->count = 0;
+  if (v.empty()) return nullptr;
+  char** arr = static_cast<char**>(std::calloc(v.size(), sizeof(char*)));
+  if (arr == nullptr) throw std::bad_alloc();
+  smd_strarray tmp{arr, 0};
+  try {
+    for (const std::string& s : v) {
+      arr[tmp.count] = DupString(s);
+      ++tmp.count;
+    }
+  } catch (...) {
+    smd_strarray_free(&tmp);
+    throw;
+  }
+  *out = tmp;
+  return nullptr;
+}
+
+smd_error* CreateHookFromJson(std::string_view json, const std::string& source,
+                              const smd_hook_options* options, smd_hook** out) {
+  smd::hook::HookOptions opts = options ? options->opts : smd::hook::HookOptions();
+  auto hook = smd::hook::Hook::CreateFromJson(json, source, opts);
+  if (!hook.ok()) return FromStatus(hook.status());
+  *out = new smd_hook{std::move(hook).value()};
+  return nullptr;
+}
+
+}  // namespace
+
+extern "C" {
+
+// ---------------------------------------------------------------------------------------------
+// smd_save_config
+
+smd_error* smd_save_config_create(smd_save_config** out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  *out = new smd_save_config();
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_save_config_clone(const smd_save_config* config, smd_save_config** out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(config != nullptr, "config is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  *out = new smd_save_config(*config);
+  return nullptr;
+  SMD_CAPI_END
+}
+
+void smd_save_config_free(smd_save_config* config) noexcept { delete config; }
+
+smd_error* smd_save_config_set(smd_save_config* config, int mode, int64_t save_interval,
+                               int64_t start_step, int64_t end_step, const int64_t* save_steps,
+                               size_t n_save_steps) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(config != nullptr, "config is NULL");
+  SMD_CHECK_ARG(save_interval >= 1,
+                "save_interval must be at least 1, not " + std::to_string(save_interval));
+  SMD_CHECK_ARG(n_save_steps == 0 || save_steps != nullptr, "save_steps is NULL but n_save_steps is not 0");
+  smd::hook::SaveConfigMode m;
+  m.save_interval = save_interval;
+  m.start_step = start_step;
+  if (end_step >= 0) m.end_step = end_step;
+  m.save_steps.assign(save_steps, save_steps + n_save_steps);
+  return ForModes(mode, [&](smd::Mode md) { config->cfg.mode(md) = m; });
+  SMD_CAPI_END
+}
+
+smd_error* smd_save_config_set_interval(smd_save_config* config, int mode,
+                                        int64_t save_interval) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(config != nullptr, "config is NULL");
+  SMD_CHECK_ARG(save_interval >= 1,
+                "save_interval must be at least 1, not " + std::to_string(save_interval));
+  return ForModes(mode, [&](smd::Mode md) {
+    auto& m = config->cfg.mode(md);
+    if (!m) m = smd::hook::SaveConfigMode();
+    m->save_interval = save_interval;
+  });
+  SMD_CAPI_END
+}
+
+smd_error* smd_save_config_unset(smd_save_config* config, int mode) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(config != nullptr, "config is NULL");
+  return ForModes(mode, [&](smd::Mode md) { config->cfg.mode(md).reset(); });
+  SMD_CAPI_END
+}
+
+smd_error* smd_save_config_should_save(const smd_save_config* config, smd_mode mode,
+                                       int64_t mode_step, bool* out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(config != nullptr, "config is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  SMD_CHECK_ARG(smd::IsValidMode(mode), "invalid mode " + std::to_string(static_cast<int>(mode)));
+  *out = config->cfg.Effective(static_cast<smd::Mode>(mode), nullptr).ShouldSave(mode_step);
+  return nullptr;
+  SMD_CAPI_END
+}
+
+// ---------------------------------------------------------------------------------------------
+// smd_reduction_config
+
+smd_error* smd_reduction_config_create(smd_reduction_config** out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  *out = new smd_reduction_config();
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_reduction_config_parse(const char* reductions, smd_reduction_config** out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(reductions != nullptr, "reductions is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  auto rc = smd::hook::ReductionConfig::Parse(reductions);
+  if (!rc.ok()) return FromStatus(rc.status());
+  *out = new smd_reduction_config{std::move(rc).value()};
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_reduction_config_clone(const smd_reduction_config* config,
+                                      smd_reduction_config** out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(config != nullptr, "config is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  *out = new smd_reduction_config(*config);
+  return nullptr;
+  SMD_CAPI_END
+}
+
+void smd_reduction_config_free(smd_reduction_config* config) noexcept { delete config; }
+
+smd_error* smd_reduction_config_add(smd_reduction_config* config, const char* name) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(config != nullptr, "config is NULL");
+  SMD_CHECK_ARG(name != nullptr, "name is NULL");
+  SMD_RETURN_STATUS(config->cfg.Add(name));
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_reduction_config_set_save_raw_tensor(smd_reduction_config* config, bool save) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(config != nullptr, "config is NULL");
+  config->cfg.save_raw_tensor = save;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_reduction_config_set_save_shape(smd_reduction_config* config, bool save) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(config != nullptr, "config is NULL");
+  config->cfg.save_shape = save;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_reduction_config_to_string(const smd_reduction_config* config, char** out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(config != nullptr, "config is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  *out = DupString(config->cfg.ToString());
+  return nullptr;
+  SMD_CAPI_END
+}
+
+// ---------------------------------------------------------------------------------------------
+// smd_hook_options
+
+smd_error* smd_hook_options_create(smd_hook_options** out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  *out = new smd_hook_options();
+  return nullptr;
+  SMD_CAPI_END
+}
+
+void smd_hook_options_free(smd_hook_options* options) noexcept { delete options; }
+
+#define SMD_OPTIONS_SETTER_BEGIN \
+  SMD_CAPI_BEGIN                 \
+  SMD_CHECK_ARG(options != nullptr, "options is NULL");
+
+smd_error* smd_hook_options_set_save_config(smd_hook_options* options,
+                                            const smd_save_config* config) noexcept {
+  SMD_OPTIONS_SETTER_BEGIN
+  SMD_CHECK_ARG(config != nullptr, "config is NULL");
+  options->opts.save_config = config->cfg;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_options_set_reduction_config(smd_hook_options* options,
+                                                 const smd_reduction_config* config) noexcept {
+  SMD_OPTIONS_SETTER_BEGIN
+  if (config == nullptr) {
+    options->opts.reduction_config.reset();
+  } else {
+    options->opts.reduction_config = config->cfg;
+  }
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_options_add_include_regex(smd_hook_options* options, const char* regex) noexcept {
+  SMD_OPTIONS_SETTER_BEGIN
+  SMD_CHECK_ARG(regex != nullptr, "regex is NULL");
+  auto re = smd::Regex::Compile(regex);
+  if (!re.ok()) return FromStatus(re.status());
+  options->opts.include_regex.emplace_back(regex);
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_options_add_include_collection(smd_hook_options* options,
+                                                   const char* name) noexcept {
+  SMD_OPTIONS_SETTER_BEGIN
+  SMD_CHECK_ARG(name != nullptr && name[0] != '\0', "collection name is NULL or empty");
+  options->opts.include_collections.emplace_back(name);
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_options_set_save_all(smd_hook_options* options, bool save_all) noexcept {
+  SMD_OPTIONS_SETTER_BEGIN
+  options->opts.save_all = save_all;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_options_set_include_workers(smd_hook_options* options,
+                                                smd_include_workers which) noexcept {
+  SMD_OPTIONS_SETTER_BEGIN
+  SMD_CHECK_ARG(which == SMD_INCLUDE_WORKERS_ONE || which == SMD_INCLUDE_WORKERS_ALL,
+                "include_workers must be SMD_INCLUDE_WORKERS_ONE or SMD_INCLUDE_WORKERS_ALL");
+  options->opts.include_all_workers = which == SMD_INCLUDE_WORKERS_ALL;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_options_set_worker(smd_hook_options* options, const char* worker) noexcept {
+  SMD_OPTIONS_SETTER_BEGIN
+  SMD_CHECK_ARG(worker != nullptr, "worker is NULL");
+  SMD_RETURN_STATUS(smd::io::ValidateWorkerName(worker));
+  options->opts.worker = worker;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_options_set_num_workers(smd_hook_options* options, int64_t num_workers) noexcept {
+  SMD_OPTIONS_SETTER_BEGIN
+  SMD_CHECK_ARG(num_workers >= 1, "num_workers must be at least 1, not " + std::to_string(num_workers));
+  options->opts.num_workers = num_workers;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_options_set_dry_run(smd_hook_options* options, bool dry_run) noexcept {
+  SMD_OPTIONS_SETTER_BEGIN
+  options->opts.dry_run = dry_run;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_options_set_real_payload_crc(smd_hook_options* options, bool real) noexcept {
+  SMD_OPTIONS_SETTER_BEGIN
+  options->opts.real_payload_crc = real;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_options_set_wall_time_base(smd_hook_options* options, double base) noexcept {
+  SMD_OPTIONS_SETTER_BEGIN
+  SMD_CHECK_ARG(base >= 0 && base == base, "the wall time base must be a non-negative number");
+  options->opts.wall_time_base = base;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_options_set_memory_budget(smd_hook_options* options, size_t bytes) noexcept {
+  SMD_OPTIONS_SETTER_BEGIN
+  SMD_CHECK_ARG(bytes > 0, "the memory budget must be more than 0 bytes");
+  options->opts.memory_budget = bytes;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_options_set_write_end_marker(smd_hook_options* options, bool write) noexcept {
+  SMD_OPTIONS_SETTER_BEGIN
+  options->opts.write_end_marker = write;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+// ---------------------------------------------------------------------------------------------
+// smd_hook
+
+smd_error* smd_hook_create(const char* out_dir, const smd_hook_options* options,
+                           smd_hook** out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(out_dir != nullptr, "out_dir is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  auto hook = smd::hook::Hook::Create(out_dir, options ? options->opts : smd::hook::HookOptions());
+  if (!hook.ok()) return FromStatus(hook.status());
+  *out = new smd_hook{std::move(hook).value()};
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_create_from_json_file(const char* json_path, const smd_hook_options* options,
+                                          smd_hook** out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  std::string path = json_path ? json_path : smd::io::DefaultHookConfigPath();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return MakeError(SMD_E_NOT_FOUND, "cannot open the hook configuration '" + path + "': " +
+                                          std::strerror(errno));
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return MakeError(SMD_E_IO, "cannot read the hook configuration '" + path + "'");
+  return CreateHookFromJson(text.str(), path, options, out);
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_create_from_json(const char* json, size_t len, const smd_hook_options* options,
+                                     smd_hook** out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(json != nullptr, "json is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  return CreateHookFromJson(std::string_view(json, len), "hook configuration", options, out);
+  SMD_CAPI_END
+}
+
+void smd_hook_free(smd_hook* hook) noexcept {
+  if (hook == nullptr) return;
+  try {
+    (void)hook->hook->Close();
+  } catch (...) {
+  }
+  delete hook;
+}
+
+smd_error* smd_hook_close(smd_hook* hook) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
+  SMD_RETURN_STATUS(hook->hook->Close());
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_flush(smd_hook* hook) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
+  SMD_RETURN_STATUS(hook->hook->Flush());
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_set_mode(smd_hook* hook, smd_mode mode) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
+  SMD_RETURN_STATUS(hook->hook->SetMode(static_cast<smd::Mode>(mode)));
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_begin_step(smd_hook* hook) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
+  SMD_RETURN_STATUS(hook->hook->BeginStep());
+  return nullptr;
+  SMD_CAPI_END
+}
+
+int64_t smd_hook_global_step(const smd_hook* hook) noexcept {
+  return hook ? hook->hook->global_step() : -1;
+}
+
+smd_mode smd_hook_mode(const smd_hook* hook) noexcept {
+  return hook ? static_cast<smd_mode>(hook->hook->mode()) : SMD_MODE_GLOBAL;
+}
+
+int64_t smd_hook_mode_step(const smd_hook* hook) noexcept {
+  return hook ? hook->hook->mode_step() : -1;
+}
+
+const char* smd_hook_worker(const smd_hook* hook) noexcept {
+  return hook ? hook->hook->worker().c_str() : "";
+}
+
+bool smd_hook_is_due(smd_hook* hook, const char* name) noexcept {
+  if (hook == nullptr || name == nullptr) return false;
+  try {
+    return hook->hook->IsDue(name);
+  } catch (...) {
+    return false;
+  }
+}
+
+bool smd_hook_any_due(const smd_hook* hook) noexcept { return hook && hook->hook->AnyDue(); }
+
+smd_error* smd_hook_save_tensor(smd_hook* hook, const char* name, smd_dtype dtype,
+                                const int64_t* shape, size_t ndim, const void* data, size_t nbytes,
+                                const char* const* collections, size_t n_collections) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
+  smd::hook::Hook::SaveRequest req;
+  req.name = name;
+  req.dtype = static_cast<smd::DType>(dtype);
+  req.shape = shape;
+  req.ndim = ndim;
+  req.data = data;
+  req.nbytes = nbytes;
+  req.collections = collections;
+  req.n_collections = n_collections;
+  SMD_RETURN_STATUS(hook->hook->Save(req));
+  return nullptr;
+  SMD_CAPI_END
+}
+
+namespace {
+
+// Checks a DLPack view and computes its element type, contiguous byte size and data pointer.
+smd::Status InspectDLTensor(const DLTensor* t, smd::DType* dtype, size_t* nbytes, const char** data) {
+  if (t->device.device_type != kDLCPU) {
+    return smd::Unsupported("DLPack tensor is on device type " +
+                            std::to_string(static_cast<int>(t->device.device_type)) +
+                            "; only CPU tensors (kDLCPU) can be saved");
+  }
+  auto dt = smd::DTypeFromDLPack(t->dtype.code, t->dtype.bits, t->dtype.lanes);
+  if (!dt) {
+    return smd::Unsupported("DLPack dtype (code " + std::to_string(t->dtype.code) + ", bits " +
+                            std::to_string(t->dtype.bits) + ", lanes " +
+                            std::to_string(t->dtype.lanes) + ") has no smd equivalent");
+  }
+  if (t->ndim < 0) return smd::InvalidArgument("DLPack tensor has negative ndim");
+  if (t->ndim > 0 && t->shape == nullptr) return smd::InvalidArgument("DLPack tensor has no shape");
+  size_t count = 1;
+  for (int32_t i = 0; i < t->ndim; ++i) {
+    if (t->shape[i] < 0) return smd::InvalidArgument("DLPack tensor has a negative dimension");
+    count *= static_cast<size_t>(t->shape[i]);
+  }
+  if (t->strides != nullptr && count > 1) {
+    int64_t expect = 1;
+    for (int32_t i = t->ndim - 1; i >= 0; --i) {
+      if (t->shape[i] != 1 && t->strides[i] != expect) {
+        return smd::Unsupported("DLPack tensor is not compact row-major (strides); make it "
+                                "contiguous before saving");
+      }
+      expect *= t->shape[i];
+    }
+  }
+  *dtype = *dt;
+  *nbytes = count * smd::DTypeSize(*dt);
+  *data = static_cast<const char*>(t->data) + t->byte_offset;
+  if (*nbytes > 0 && t->data == nullptr) return smd::InvalidArgument("DLPack tensor data is NULL");
+  return smd::Status::Ok();
+}
+
+}  // namespace
+
+smd_error* smd_hook_save_dlpack(smd_hook* hook, const char* name, const DLTensor* tensor,
+                                const char* const* collections, size_t n_collections) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
+  SMD_CHECK_ARG(tensor != nullptr, "tensor is NULL");
+  smd::hook::Hook::SaveRequest req;
+  const char* data = nullptr;
+  SMD_RETURN_STATUS(InspectDLTensor(tensor, &req.dtype, &req.nbytes, &data));
+  req.name = name;
+  req.shape = tensor->shape;
+  req.ndim = static_cast<size_t>(tensor->ndim);
+  req.data = data;
+  req.collections = collections;
+  req.n_collections = n_collections;
+  SMD_RETURN_STATUS(hook->hook->Save(req));
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_save_dlpack_managed(smd_hook* hook, const char* name,
+                                        DLManagedTensorVersioned* tensor,
+                                        const char* const* collections,
+                                        size_t n_collections) noexcept {
+  // Ownership passes to us whatever happens: every early return deletes the tensor.
+  struct Deleter {
+    DLManagedTensorVersioned* t;
+    ~Deleter() {
+      if (t != nullptr && t->deleter != nullptr) t->deleter(t);
+    }
+  } owner{tensor};
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
+  SMD_CHECK_ARG(tensor != nullptr, "tensor is NULL");
+  if (tensor->version.major != DLPACK_MAJOR_VERSION) {
+    return MakeError(SMD_E_UNSUPPORTED, "DLPack tensor has ABI version " +
+                                            std::to_string(tensor->version.major) + "." +
+                                            std::to_string(tensor->version.minor) +
+                                            "; smd supports major version 1");
+  }
+  smd::hook::Hook::SaveRequest req;
+  const char* data = nullptr;
+  SMD_RETURN_STATUS(InspectDLTensor(&tensor->dl_tensor, &req.dtype, &req.nbytes, &data));
+  req.name = name;
+  req.shape = tensor->dl_tensor.shape;
+  req.ndim = static_cast<size_t>(tensor->dl_tensor.ndim);
+  req.data = data;
+  req.collections = collections;
+  req.n_collections = n_collections;
+  req.managed = owner.t;
+  owner.t = nullptr;  // Save owns it now, in every outcome
+  SMD_RETURN_STATUS(hook->hook->Save(req));
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_save_scalar(smd_hook* hook, const char* name, double value) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
+  SMD_CHECK_ARG(name != nullptr, "name is NULL");
+  SMD_RETURN_STATUS(hook->hook->SaveScalar(name, value));
+  return nullptr;
+  SMD_CAPI_END
+}
+
+// ---------------------------------------------------------------------------------------------
+// Collections
+
+smd_error* smd_hook_get_collection(smd_hook* hook, const char* name, smd_collection** out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
+  SMD_CHECK_ARG(name != nullptr, "name is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  auto idx = hook->hook->GetCollection(name);
+  if (!idx.ok()) return FromStatus(idx.status());
+  *out = new smd_collection{hook->hook, *idx, name};
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_collection_names(smd_hook* hook, smd_strarray* out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  return CopyStrings(hook->hook->CollectionNames(), out);
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_include_collection(smd_hook* hook, const char* name) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
+  SMD_CHECK_ARG(name != nullptr, "name is NULL");
+  SMD_RETURN_STATUS(hook->hook->IncludeCollection(name));
+  return nullptr;
+  SMD_CAPI_END
+}
+
+void smd_collection_free(smd_collection* collection) noexcept { delete collection; }
+
+const char* smd_collection_name(const smd_collection* collection) noexcept {
+  return collection ? collection->name.c_str() : "";
+}
+
+smd_error* smd_collection_include_regex(smd_collection* c, const char* regex) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(c != nullptr, "collection is NULL");
+  SMD_CHECK_ARG(regex != nullptr, "regex is NULL");
+  SMD_RETURN_STATUS(c->hook->CollectionIncludeRegex(c->index, regex));
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_collection_add_tensor_name(smd_collection* c, const char* name) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(c != nullptr, "collection is NULL");
+  SMD_CHECK_ARG(name != nullptr, "name is NULL");
+  SMD_RETURN_STATUS(c->hook->CollectionAddTensorName(c->index, name));
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_collection_set_save_config(smd_collection* c, const smd_save_config* config) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(c != nullptr, "collection is NULL");
+  std::optional<smd::hook::SaveConfig> cfg;
+  if (config) cfg = config->cfg;
+  SMD_RETURN_STATUS(c->hook->CollectionSetSaveConfig(c->index, cfg));
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_collection_set_reduction_config(smd_collection* c,
+                                               const smd_reduction_config* config) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(c != nullptr, "collection is NULL");
+  std::optional<smd::hook::ReductionConfig> cfg;
+  if (config) cfg = config->cfg;
+  SMD_RETURN_STATUS(c->hook->CollectionSetReductionConfig(c->index, cfg));
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_collection_set_save_histogram(smd_collection* c, bool save) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(c != nullptr, "collection is NULL");
+  SMD_RETURN_STATUS(c->hook->CollectionSetSaveHistogram(c->index, save));
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_collection_tensor_names(smd_collection* c, smd_strarray* out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(c != nullptr, "collection is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  auto names = c->hook->CollectionTensorNames(c->index);
+  if (!names.ok()) return FromStatus(names.status());
+  return CopyStrings(*names, out);
+  SMD_CAPI_END
+}
+
+}  // extern "C"

@@ -1,0 +1,49 @@
+#include "impl/hook/collection.h"
+
+namespace smd::hook {
+
+bool Collection::Matches(std::string_view tensor) const {
+  if (explicit_names.count(std::string(tensor))) return true;
+  for (const auto& r : regexes) {
+    if (r->Search(tensor)) return true;
+  }
+  return false;
+}
+
+bool IsBuiltinCollection(std::string_view n) {
+  static const char* const kNames[] = {
+      "all", "default", "inputs", "outputs", "weights", "gradients", "losses", "biases", "layers",
+      "sm_metrics", "optimizer_variables", "tensorflow_summaries", "metrics", "hyperparameters",
+      "predictions", "labels", "feature_importance", "average_shap", "full_shap", "trees"};
+  for (const char* k : kNames) {
+    if (n == k) return true;
+  }
+  return false;
+}
+
+bool IsScalarCollection(std::string_view n) {
+  return n == "losses" || n == "metrics" || n == "feature_importance" || n == "average_shap" ||
+         n == "sm_metrics";
+}
+
+bool IsNonReductionCollection(std::string_view n) {
+  return IsScalarCollection(n) || n == "tensorflow_summaries";
+}
+
+bool IsTrainOnlyCollection(std::string_view n) {
+  return n == "gradients" || n == "optimizer_variables";
+}
+
+const std::vector<BuiltinSeed>& InitialCollections() {
+  static const std::vector<BuiltinSeed> kSeeds = {
+      {"all", nullptr},
+      {"default", nullptr},
+      {"weights", "^(?!gradient).*weight"},
+      {"biases", "^(?!gradient).*bias"},
+      {"gradients", "^gradient"},
+      {"losses", "[Ll]oss"},
+  };
+  return kSeeds;
+}
+
+}  // namespace smd::hook

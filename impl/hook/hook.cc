@@ -1,0 +1,712 @@
+#include "impl/hook/hook.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "impl/core/text.h"
+#include "impl/format/layout.h"
+
+namespace smd::hook {
+namespace {
+
+const char* Env(const char* name) {
+  const char* v = std::getenv(name);
+  return (v != nullptr && *v != '\0') ? v : nullptr;
+}
+
+// (rank variable, size variable) pairs, in the order they are consulted.
+const char* const kLauncherVars[][2] = {
+    {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},  // OpenMPI (mpirun)
+    {"RANK", "WORLD_SIZE"},                            // torch.distributed (torchrun)
+    {"HOROVOD_RANK", "HOROVOD_SIZE"},                  // Horovod (horovodrun)
+    {"PMI_RANK", "PMI_SIZE"},                          // MPICH / Intel MPI
+};
+
+// Guards a DLPack tensor whose ownership was passed to us: deleted on scope exit unless taken.
+class ManagedGuard {
+ public:
+  explicit ManagedGuard(DLManagedTensorVersioned* m) : m_(m) {}
+  ~ManagedGuard() {
+    if (m_ != nullptr && m_->deleter != nullptr) m_->deleter(m_);
+  }
+  DLManagedTensorVersioned* release() {
+    DLManagedTensorVersioned* m = m_;
+    m_ = nullptr;
+    return m;
+  }
+
+ private:
+  DLManagedTensorVersioned* m_;
+};
+
+}  // namespace
+
+std::string WorkerFromEnvironment() {
+  for (const auto& vars : kLauncherVars) {
+    if (const char* r = Env(vars[0])) {
+      if (auto rank = ParseInt64(r)) return "worker_" + std::to_string(*rank);
+    }
+  }
+  return "worker_0";
+}
+
+int64_t NumWorkersFromEnvironment() {
+  for (const auto& vars : kLauncherVars) {
+    if (const char* s = Env(vars[1])) {
+      if (auto n = ParseInt64(s); n && *n >= 1) return *n;
+    }
+  }
+  return 1;
+}
+
+// ------------------------------------------------------------------------------------------
+// Creation
+
+Result<std::shared_ptr<Hook>> Hook::Create(const std::string& out_dir, const HookOptions& opts) {
+  std::shared_ptr<Hook> hook(new Hook());
+  SMD_RETURN_IF_ERROR(hook->Init(out_dir, opts));
+  return hook;
+}
+
+Status Hook::Init(const std::string& out_dir, const HookOptions& opts) {
+  if (out_dir.empty()) return InvalidArgument("out_dir is empty");
+  out_dir_ = out_dir;
+  worker_ = opts.worker ? *opts.worker : WorkerFromEnvironment();
+  SMD_RETURN_IF_ERROR(io::ValidateWorkerName(worker_));
+  num_workers_ = opts.num_workers ? *opts.num_workers : NumWorkersFromEnvironment();
+  if (num_workers_ < 1) return InvalidArgument("the number of workers must be at least 1");
+  include_all_workers_ = opts.include_all_workers;
+  dry_run_ = opts.dry_run;
+  wall_time_base_ = opts.wall_time_base;
+  write_end_marker_ = opts.write_end_marker ? *opts.write_end_marker : Env("TRAINING_JOB_NAME") == nullptr;
+  const bool chief = num_workers_ == 1 || worker_ == "worker_0";
+  writes_ = !dry_run_ && (include_all_workers_ || chief);
+  if (opts.memory_budget == 0) return InvalidArgument("the memory budget must be more than 0 bytes");
+
+  SMD_ASSIGN_OR_RETURN(storage_, io::Storage::Open(out_dir));
+  if (!dry_run_) {
+    SMD_ASSIGN_OR_RETURN(bool ended, storage_->Exists(io::kEndOfJobFile));
+    if (ended) {
+      return Status(Code::kAlreadyExists,
+                    "out_dir '" + out_dir + "' already holds a finished run (" +
+                        storage_->Describe(io::kEndOfJobFile) + " exists); use a new folder");
+    }
+    SMD_RETURN_IF_ERROR(storage_->PrepareForWriting());
+  }
+
+  save_config_ = opts.save_config;
+  reduction_config_ = opts.reduction_config;
+  raw_only_.save_raw_tensor = true;
+  for (const BuiltinSeed& seed : InitialCollections()) {
+    size_t idx = GetOrCreateLocked(seed.name);
+    if (seed.regex != nullptr) {
+      SMD_ASSIGN_OR_RETURN(auto re, Regex::Compile(seed.regex));
+      collections_[idx].regexes.push_back(std::move(re));
+    }
+  }
+  include_names_.insert("losses");
+  for (const std::string& name : opts.include_collections) {
+    if (name.empty()) return InvalidArgument("an include_collections name is empty");
+    include_names_.insert(name);
+  }
+  if (!opts.include_regex.empty()) {
+    Collection& def = collections_[by_name_.at("default")];
+    for (const std::string& pattern : opts.include_regex) {
+      SMD_ASSIGN_OR_RETURN(auto re, Regex::Compile(pattern));
+      def.regexes.push_back(std::move(re));
+    }
+    include_names_.insert("default");
+  }
+  if (opts.save_all) {
+    save_all_ = true;
+    SMD_ASSIGN_OR_RETURN(auto re, Regex::Compile(".*"));
+    collections_[by_name_.at("all")].regexes.push_back(std::move(re));
+    include_names_.insert("all");
+  }
+
+  if (writes_) {
+    WriterOptions wo;
+    wo.worker = worker_;
+    wo.crc = opts.real_payload_crc ? io::PayloadCrcKind::kReal : io::PayloadCrcKind::kSmdebugConstant;
+    wo.claim_out_dir = num_workers_ == 1;
+    wo.memory_budget = opts.memory_budget;
+    writer_.reset(new AsyncWriter(storage_.get(), wo));
+  }
+  mode_steps_[ModeIndex(Mode::kGlobal)] = -1;
+  RecomputeDueLocked();
+  return Status::Ok();
+}
+
+Result<std::shared_ptr<Hook>> Hook::CreateFromJson(std::string_view json, const std::string& source,
+                                                   const HookOptions& base) {
+  SMD_ASSIGN_OR_RETURN(io::HookConfigSpec spec, io::ParseHookConfig(json, source));
+  HookOptions opts = base;
+  auto err = [&](const std::string& what) { return InvalidArgument(source + ": " + what); };
+
+  // One mode's SaveConfigMode from (most specific first) the given key sets; nullopt if none has
+  // any key, so that the mode stays unset.
+  auto resolve = [](std::initializer_list<const io::SaveConfigModeSpec*> specs)
+      -> std::optional<SaveConfigMode> {
+    bool any = false;
+    for (auto* s : specs) any = any || s->any();
+    if (!any) return std::nullopt;
+    SaveConfigMode m;
+    for (auto it = std::rbegin(specs); it != std::rend(specs); ++it) {  // least specific first
+      const io::SaveConfigModeSpec* s = *it;
+      if (s->save_interval) m.save_interval = *s->save_interval;
+      if (s->start_step) m.start_step = *s->start_step;
+      if (s->end_step) m.end_step = *s->end_step;
+      if (s->save_steps) m.save_steps = *s->save_steps;
+    }
+    return m;
+  };
+  auto check_interval = [&](const std::optional<SaveConfigMode>& m, const std::string& where) {
+    if (m && m->save_interval < 1) {
+      return err(where + ": save_interval must be at least 1, not " +
+                 std::to_string(m->save_interval));
+    }
+    return Status::Ok();
+  };
+  for (Mode m : kAllModesInOrder) {
+    auto sc = resolve({&spec.save.per_mode[ModeIndex(m)], &spec.save.generic});
+    SMD_RETURN_IF_ERROR(check_interval(sc, "HookParameters"));
+    if (sc) opts.save_config.mode(m) = sc;
+  }
+  auto reduction_from = [&](const io::ReductionSpec& rs, const std::string& where)
+      -> Result<ReductionConfig> {
+    Result<ReductionConfig> rc = ReductionConfig::Parse(rs.reductions);
+    if (!rc.ok()) return err(where + ".reductions: " + rc.status().message());
+    rc->save_raw_tensor = rs.save_raw_tensor;
+    rc->save_shape = rs.save_shape;
+    return rc;
+  };
+  if (spec.reduction) {
+    SMD_ASSIGN_OR_RETURN(opts.reduction_config, reduction_from(*spec.reduction, "HookParameters"));
+  }
+  if (spec.save_all) opts.save_all = *spec.save_all;
+  for (const std::string& r : spec.include_regex) opts.include_regex.push_back(r);
+  if (spec.include_workers) opts.include_all_workers = *spec.include_workers == "all";
+  if (spec.dry_run) opts.dry_run = *spec.dry_run;
+  for (const io::CollectionSpec& cs : spec.collections) {
+    if (!IsBuiltinCollection(cs.name) && cs.include_regex.empty()) {
+      return err("collection '" + cs.name +
+                 "' in CollectionConfigurations is not built in and has no include_regex");
+    }
+    opts.include_collections.push_back(cs.name);
+  }
+
+  SMD_ASSIGN_OR_RETURN(std::shared_ptr<Hook> hook, Create(spec.local_path, opts));
+  for (const io::CollectionSpec& cs : spec.collections) {
+    const std::string where = "CollectionConfigurations '" + cs.name + "'";
+    SMD_ASSIGN_OR_RETURN(size_t idx, hook->GetCollection(cs.name));
+    for (const std::string& r : cs.include_regex) {
+      Status st = hook->CollectionIncludeRegex(idx, r);
+      if (!st.ok()) return err(where + ": " + st.message());
+    }
+    // Per field: collection mode key > collection key > hook mode key > hook key > default.
+    bool any = cs.save.generic.any();
+    for (const auto& pm : cs.save.per_mode) any = any || pm.any();
+    if (any) {
+      SaveConfig sc;
+      for (Mode m : kAllModesInOrder) {
+        sc.mode(m) = resolve({&cs.save.per_mode[ModeIndex(m)], &cs.save.generic,
+                              &spec.save.per_mode[ModeIndex(m)], &spec.save.generic});
+        SMD_RETURN_IF_ERROR(check_interval(sc.mode(m), where));
+      }
+      SMD_RETURN_IF_ERROR(hook->CollectionSetSaveConfig(idx, sc));
+    }
+    if (cs.reduction) {
+      SMD_ASSIGN_OR_RETURN(ReductionConfig rc, reduction_from(*cs.reduction, where));
+      SMD_RETURN_IF_ERROR(hook->CollectionSetReductionConfig(idx, rc));
+    }
+    if (cs.save_histogram) SMD_RETURN_IF_ERROR(hook->CollectionSetSaveHistogram(idx, *cs.save_histogram));
+  }
+  return hook;
+}
+
+Hook::~Hook() { (void)Close(); }
+
+// ------------------------------------------------------------------------------------------
+// Steps and modes
+
+int64_t Hook::global_step() const {
+  std::shared_lock<std::shared_mutex> g(gate_);
+  return step_;
+}
+
+Mode Hook::mode() const {
+  std::shared_lock<std::shared_mutex> g(gate_);
+  return mode_;
+}
+
+int64_t Hook::mode_step() const {
+  std::shared_lock<std::shared_mutex> g(gate_);
+  return mode_steps_[ModeIndex(mode_)].value_or(-1);
+}
+
+bool Hook::closed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return closed_;
+}
+
+Status Hook::CheckOpenLocked() const {
+  if (closed_) return InvalidState("the hook is closed");
+  return Status::Ok();
+}
+
+Status Hook::SetMode(Mode mode) {
+  if (!IsValidMode(static_cast<int>(mode))) {
+    return InvalidArgument("invalid mode " + std::to_string(static_cast<int>(mode)));
+  }
+  std::unique_lock<std::shared_mutex> g(gate_);
+  std::lock_guard<std::mutex> lock(mu_);
+  SMD_RETURN_IF_ERROR(CheckOpenLocked());
+  mode_ = mode;
+  if (!mode_steps_[ModeIndex(mode)]) mode_steps_[ModeIndex(mode)] = -1;
+  RecomputeDueLocked();
+  return Status::Ok();
+}
+
+Status Hook::BeginStep() {
+  std::unique_lock<std::shared_mutex> g(gate_);
+  std::lock_guard<std::mutex> lock(mu_);
+  SMD_RETURN_IF_ERROR(CheckOpenLocked());
+  if (writer_) {
+    for (TensorJob& job : pending_scalars_) {
+      Status st = writer_->Enqueue(std::move(job));
+      if (!st.ok()) break;
+    }
+    pending_scalars_.clear();
+    if (step_with_data_) writer_->EndStep(*step_with_data_);
+    if (ever_saved_ && !collections_exported_) ExportCollectionsLocked();
+  }
+  step_with_data_.reset();
+  ++step_;
+  int64_t& ms = *mode_steps_[ModeIndex(mode_)];
+  ++ms;
+  if (mode_ != Mode::kGlobal) mode_steps_[ModeIndex(Mode::kGlobal)] = step_;
+  RecomputeDueLocked();
+  return writer_ ? writer_->error() : Status::Ok();
+}
+
+Status Hook::Flush() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    SMD_RETURN_IF_ERROR(CheckOpenLocked());
+  }
+  return writer_ ? writer_->Flush() : Status::Ok();
+}
+
+Status Hook::Close() {
+  std::unique_lock<std::shared_mutex> g(gate_);
+  std::unique_lock<std::mutex> lock(mu_);
+  if (closed_) return Status::Ok();
+  closed_ = true;
+  Status first;
+  if (writer_) {
+    for (TensorJob& job : pending_scalars_) {
+      if (!writer_->Enqueue(std::move(job)).ok()) break;
+    }
+    pending_scalars_.clear();
+    if (step_with_data_) writer_->EndStep(*step_with_data_);
+    step_with_data_.reset();
+    ExportCollectionsLocked();
+    lock.unlock();
+    first = writer_->Close();
+  } else {
+    lock.unlock();
+  }
+  if (write_end_marker_ && !dry_run_) {
+    Status st = storage_->WriteAtomic(io::kEndOfJobFile, "");
+    if (first.ok()) first = st;
+  }
+  return first;
+}
+
+double Hook::WallTime() const {
+  if (wall_time_base_ != 0) return wall_time_base_ + static_cast<double>(step_);
+  using namespace std::chrono;
+  return duration_cast<duration<double>>(system_clock::now().time_since_epoch()).count();
+}
+
+// ------------------------------------------------------------------------------------------
+// What is due
+
+bool Hook::IsIncludedLocked(const Collection& c) const {
+  return save_all_ || include_names_.count(c.name) > 0;
+}
+
+void Hook::InvalidateLocked() {
+  ++generation_;
+  RecomputeDueLocked();
+}
+
+SaveConfigMode Hook::EffectiveSaveLocked(const Collection& c, Mode m) const {
+  if (c.save_config) return c.save_config->Effective(m, &save_config_);
+  return save_config_.Effective(m, nullptr);
+}
+
+const ReductionConfig& Hook::EffectiveReductionLocked(const Collection& c) const {
+  if (IsNonReductionCollection(c.name)) return raw_only_;
+  if (c.reduction_config) return *c.reduction_config;
+  if (reduction_config_) return *reduction_config_;
+  return raw_only_;
+}
+
+void Hook::RecomputeDueLocked() {
+  due_.assign(collections_.size(), 0);
+  bool any = false;
+  if (step_ >= 0) {
+    const int64_t ms = mode_steps_[ModeIndex(mode_)].value_or(-1);
+    const bool eval_like = mode_ == Mode::kEval || mode_ == Mode::kPredict;
+    for (size_t i = 0; i < collections_.size(); ++i) {
+      const Collection& c = collections_[i];
+      if (!IsIncludedLocked(c)) continue;
+      if (eval_like && IsTrainOnlyCollection(c.name)) continue;
+      if (EffectiveSaveLocked(c, mode_).ShouldSave(ms)) {
+        due_[i] = 1;
+        any = true;
+      }
+    }
+  }
+  any_due_.store(any, std::memory_order_relaxed);
+}
+
+const std::vector<uint32_t>& Hook::MembersLocked(const std::string& name) {
+  NameInfo& info = names_[name];
+  if (info.generation != generation_) {
+    info.members.clear();
+    for (size_t i = 0; i < collections_.size(); ++i) {
+      Collection& c = collections_[i];
+      if (!IsIncludedLocked(c)) continue;
+      if (c.Matches(name)) {
+        info.members.push_back(static_cast<uint32_t>(i));
+        c.tensor_names.insert(name);
+      }
+    }
+    info.generation = generation_;
+  }
+  return info.members;
+}
+
+bool Hook::IsDue(const std::string& name) {
+  if (!writes_ || !any_due_.load(std::memory_order_relaxed)) return false;
+  std::shared_lock<std::shared_mutex> g(gate_);
+  std::lock_guard<std::mutex> lock(mu_);
+  if (closed_ || !IsValidUtf8(name)) return false;
+  for (uint32_t i : MembersLocked(name)) {
+    if (due_[i]) return true;
+  }
+  return false;
+}
+
+// ------------------------------------------------------------------------------------------
+// Saving
+
+Status Hook::Save(SaveRequest& req) {
+  ManagedGuard guard(req.managed);
+  // Arguments first: cheap checks only.
+  if (req.name == nullptr) return InvalidArgument("tensor name is NULL");
+  const DTypeInfo* info = GetDTypeInfo(static_cast<int>(req.dtype));
+  if (info == nullptr) {
+    return InvalidArgument("unknown dtype " + std::to_string(static_cast<int>(req.dtype)) +
+                           " for tensor '" + req.name + "'");
+  }
+  if (req.dtype == DType::kString) {
+    return InvalidArgument(std::string("string tensors cannot be saved (tensor '") + req.name + "')");
+  }
+  if (req.ndim > 0 && req.shape == nullptr) {
+    return InvalidArgument(std::string("shape is NULL but ndim is ") + std::to_string(req.ndim));
+  }
+  if (req.ndim > 255) return InvalidArgument("a tensor may have at most 255 dimensions");
+  size_t count = 1;
+  for (size_t i = 0; i < req.ndim; ++i) {
+    if (req.shape[i] < 0) {
+      return InvalidArgument("dimension " + std::to_string(i) + " of tensor '" + req.name +
+                             "' is negative (" + std::to_string(req.shape[i]) + ")");
+    }
+    const uint64_t d = static_cast<uint64_t>(req.shape[i]);
+    if (d != 0 && count > std::numeric_limits<size_t>::max() / d) {
+      return InvalidArgument(std::string("the shape of tensor '") + req.name + "' is too large");
+    }
+    count *= static_cast<size_t>(d);
+  }
+  if (count > std::numeric_limits<size_t>::max() / info->size ||
+      count * info->size != req.nbytes) {
+    std::string shape;
+    for (size_t i = 0; i < req.ndim; ++i) shape += (i ? "," : "") + std::to_string(req.shape[i]);
+    return InvalidArgument("tensor '" + std::string(req.name) + "': " + std::to_string(req.nbytes) +
+                           " bytes given but a " + info->name + " tensor of shape [" + shape +
+                           "] holds " + std::to_string(count) + " x " + std::to_string(info->size) +
+                           " bytes");
+  }
+  if (req.nbytes > 0 && req.data == nullptr) return InvalidArgument("data is NULL");
+  if (req.n_collections > 0 && req.collections == nullptr) {
+    return InvalidArgument("collections is NULL but n_collections is not 0");
+  }
+  for (size_t i = 0; i < req.n_collections; ++i) {
+    if (req.collections[i] == nullptr || req.collections[i][0] == '\0') {
+      return InvalidArgument("collection name " + std::to_string(i) + " is NULL or empty");
+    }
+  }
+  // Fast path: nothing at all is due at this step.
+  if (req.n_collections == 0 && !any_due_.load(std::memory_order_relaxed)) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return CheckOpenLocked();
+  }
+
+  std::shared_lock<std::shared_mutex> gate(gate_);
+  TensorJob job;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    SMD_RETURN_IF_ERROR(CheckOpenLocked());
+    if (step_ < 0) {
+      return InvalidState(std::string("no step has begun: call smd_hook_begin_step before saving '") +
+                          req.name + "'");
+    }
+    std::string name(req.name);
+    if (names_.find(name) == names_.end()) {
+      if (name.empty()) return InvalidArgument("tensor name is empty");
+      if (!IsValidUtf8(name)) return InvalidArgument("tensor name is not valid UTF-8");
+    }
+    for (size_t i = 0; i < req.n_collections; ++i) {
+      size_t idx = GetOrCreateLocked(req.collections[i]);
+      Collection& c = collections_[idx];
+      bool changed = false;
+      if (c.explicit_names.insert(name).second) {
+        c.tensor_names.insert(name);
+        changed = true;
+      }
+      if (!IsIncludedLocked(c)) {
+        include_names_.insert(c.name);
+        changed = true;
+      }
+      if (changed) InvalidateLocked();
+    }
+    bool raw = false, shape = false;
+    std::vector<ReductionName>& reds = job.reductions;
+    for (uint32_t i : MembersLocked(name)) {
+      if (!due_[i]) continue;
+      const Collection& c = collections_[i];
+      const ReductionConfig& rc = EffectiveReductionLocked(c);
+      raw = raw || rc.save_raw_tensor;
+      shape = shape || rc.save_shape;
+      if (IsScalarCollection(c.name)) continue;
+      auto add = [&](const std::vector<ReductionOp>& ops, bool abs) {
+        for (ReductionOp op : ops) {
+          bool seen = false;
+          for (const ReductionName& r : reds) seen = seen || (r.op == op && r.abs == abs);
+          if (!seen) reds.push_back({op, abs});
+        }
+      };
+      add(rc.reductions(), false);
+      add(rc.norms(), false);
+      add(rc.abs_reductions(), true);
+      add(rc.abs_norms(), true);
+    }
+    if (!raw && !shape && reds.empty()) return Status::Ok();
+    if (!writes_) return Status::Ok();
+    job.write_raw = raw;
+    job.write_shape = shape;
+    job.step = step_;
+    job.mode = mode_;
+    job.mode_step = mode_steps_[ModeIndex(mode_)].value_or(-1);
+    job.wall_time = WallTime();
+    job.name = std::move(name);
+    step_with_data_ = step_;
+    ever_saved_ = true;
+  }
+  job.dtype = req.dtype;
+  job.shape.assign(req.shape, req.shape + req.ndim);
+  job.num_elements = count;
+  const bool need_data = job.write_raw || !job.reductions.empty();
+  if (need_data && req.managed != nullptr) {
+    job.data = writer_->pool().Adopt(guard.release(), static_cast<char*>(const_cast<void*>(req.data)),
+                                     req.nbytes);
+  } else if (need_data) {
+    job.data = writer_->pool().Acquire(req.nbytes);
+    if (req.nbytes > 0) std::memcpy(job.data.data(), req.data, req.nbytes);
+  }
+  return writer_->Enqueue(std::move(job));
+}
+
+Status Hook::SaveScalar(const std::string& name, double value) {
+  if (name.empty()) return InvalidArgument("scalar name is empty");
+  if (!IsValidUtf8(name)) return InvalidArgument("scalar name is not valid UTF-8");
+  std::shared_lock<std::shared_mutex> gate(gate_);
+  std::lock_guard<std::mutex> lock(mu_);
+  SMD_RETURN_IF_ERROR(CheckOpenLocked());
+  if (step_ < 0) {
+    return InvalidState("no step has begun: call smd_hook_begin_step before saving scalar '" + name + "'");
+  }
+  if (!writes_) return Status::Ok();
+  SMD_RETURN_IF_ERROR(writer_->error());
+  TensorJob job;
+  job.step = step_;
+  job.mode = mode_;
+  job.mode_step = mode_steps_[ModeIndex(mode_)].value_or(-1);
+  job.wall_time = WallTime();
+  job.name = "scalar/" + name;
+  job.dtype = DType::kFloat64;
+  job.shape = {1};
+  job.num_elements = 1;
+  job.write_raw = true;
+  job.data = writer_->pool().Acquire(sizeof value);
+  std::memcpy(job.data.data(), &value, sizeof value);
+  pending_scalars_.push_back(std::move(job));
+  step_with_data_ = step_;
+  ever_saved_ = true;
+  return Status::Ok();
+}
+
+// ------------------------------------------------------------------------------------------
+// Collections
+
+size_t Hook::GetOrCreateLocked(const std::string& name) {
+  auto it = by_name_.find(name);
+  if (it != by_name_.end()) return it->second;
+  Collection c;
+  c.name = name;
+  collections_.push_back(std::move(c));
+  by_name_[name] = collections_.size() - 1;
+  ++generation_;
+  due_.push_back(0);
+  return collections_.size() - 1;
+}
+
+Result<size_t> Hook::GetCollection(const std::string& name) {
+  if (name.empty()) return InvalidArgument("collection name is empty");
+  if (!IsValidUtf8(name)) return InvalidArgument("collection name is not valid UTF-8");
+  std::lock_guard<std::mutex> lock(mu_);
+  size_t before = collections_.size();
+  size_t idx = GetOrCreateLocked(name);
+  if (collections_.size() != before) InvalidateLocked();
+  return idx;
+}
+
+std::string Hook::CollectionName(size_t idx) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return collections_.at(idx).name;
+}
+
+std::vector<std::string> Hook::CollectionNames() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> out;
+  for (const Collection& c : collections_) out.push_back(c.name);
+  return out;
+}
+
+Status Hook::IncludeCollection(const std::string& name) {
+  if (name.empty()) return InvalidArgument("collection name is empty");
+  std::lock_guard<std::mutex> lock(mu_);
+  SMD_RETURN_IF_ERROR(CheckOpenLocked());
+  GetOrCreateLocked(name);
+  include_names_.insert(name);
+  InvalidateLocked();
+  return Status::Ok();
+}
+
+Status Hook::CollectionIncludeRegex(size_t idx, const std::string& regex) {
+  SMD_ASSIGN_OR_RETURN(auto re, Regex::Compile(regex));
+  std::lock_guard<std::mutex> lock(mu_);
+  SMD_RETURN_IF_ERROR(CheckOpenLocked());
+  collections_.at(idx).regexes.push_back(std::move(re));
+  InvalidateLocked();
+  return Status::Ok();
+}
+
+Status Hook::CollectionAddTensorName(size_t idx, const std::string& name) {
+  if (name.empty()) return InvalidArgument("tensor name is empty");
+  if (!IsValidUtf8(name)) return InvalidArgument("tensor name is not valid UTF-8");
+  std::lock_guard<std::mutex> lock(mu_);
+  SMD_RETURN_IF_ERROR(CheckOpenLocked());
+  Collection& c = collections_.at(idx);
+  c.explicit_names.insert(name);
+  c.tensor_names.insert(name);
+  InvalidateLocked();
+  return Status::Ok();
+}
+
+Status Hook::CollectionSetSaveConfig(size_t idx, const std::optional<SaveConfig>& cfg) {
+  std::lock_guard<std::mutex> lock(mu_);
+  SMD_RETURN_IF_ERROR(CheckOpenLocked());
+  collections_.at(idx).save_config = cfg;
+  InvalidateLocked();
+  return Status::Ok();
+}
+
+Status Hook::CollectionSetReductionConfig(size_t idx, const std::optional<ReductionConfig>& cfg) {
+  std::lock_guard<std::mutex> lock(mu_);
+  SMD_RETURN_IF_ERROR(CheckOpenLocked());
+  collections_.at(idx).reduction_config = cfg;
+  InvalidateLocked();
+  return Status::Ok();
+}
+
+Status Hook::CollectionSetSaveHistogram(size_t idx, bool save) {
+  std::lock_guard<std::mutex> lock(mu_);
+  SMD_RETURN_IF_ERROR(CheckOpenLocked());
+  collections_.at(idx).save_histogram = save;
+  return Status::Ok();
+}
+
+Result<std::vector<std::string>> Hook::CollectionTensorNames(size_t idx) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const Collection& c = collections_.at(idx);
+  return std::vector<std::string>(c.tensor_names.begin(), c.tensor_names.end());
+}
+
+std::string Hook::CollectionsJson() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return CollectionsJsonLocked();
+}
+
+std::string Hook::CollectionsJsonLocked() const {
+  std::string out = "{\"collections\": {";
+  for (size_t i = 0; i < collections_.size(); ++i) {
+    const Collection& c = collections_[i];
+    if (i) out += ", ";
+    AppendJsonStringAscii(&out, c.name);
+    out += ": {\"name\": ";
+    AppendJsonStringAscii(&out, c.name);
+    out += ", \"include_regex\": [";
+    for (size_t k = 0; k < c.regexes.size(); ++k) {
+      if (k) out += ", ";
+      AppendJsonStringAscii(&out, c.regexes[k]->pattern());
+    }
+    out += "], \"tensor_names\": [";
+    size_t k = 0;
+    for (const std::string& n : c.tensor_names) {
+      if (k++) out += ", ";
+      AppendJsonStringAscii(&out, n);
+    }
+    out += "], \"reduction_config\": ";
+    EffectiveReductionLocked(c).AppendJson(&out);
+    out += ", \"save_config\": {";
+    for (Mode m : kAllModesInOrder) {
+      if (m != Mode::kTrain) out += ", ";
+      out += '"';
+      out += ModeName(m);
+      out += "\": ";
+      EffectiveSaveLocked(c, m).AppendJson(&out);
+    }
+    out += "}, \"save_histogram\": ";
+    out += (!IsNonReductionCollection(c.name) && c.save_histogram) ? "true" : "false";
+    out += '}';
+  }
+  out += "}, \"_meta\": {\"num_workers\": ";
+  out += std::to_string(include_all_workers_ ? num_workers_ : 1);
+  out += "}}";
+  return out;
+}
+
+void Hook::ExportCollectionsLocked() {
+  writer_->WriteFile(io::CollectionsFileRelPath(worker_), CollectionsJsonLocked());
+  collections_exported_ = true;
+}
+
+WriterStats Hook::writer_stats() const { return writer_ ? writer_->stats() : WriterStats(); }
+
+}  // namespace smd::hook

@@ -1,0 +1,164 @@
+// The Hook: step and mode bookkeeping, collections, the per-step "what is due" decision, and the
+// hand-off of due tensors to the AsyncWriter.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "impl/core/dtype.h"
+#include "impl/core/mode.h"
+#include "impl/core/status.h"
+#include "impl/format/hook_config.h"
+#include "impl/hook/collection.h"
+#include "impl/hook/config.h"
+#include "impl/hook/writer.h"
+#include "impl/storage/storage.h"
+#include "smd/dlpack.h"
+
+namespace smd::hook {
+
+struct HookOptions {
+  SaveConfig save_config;
+  std::optional<ReductionConfig> reduction_config;
+  std::vector<std::string> include_regex;
+  std::vector<std::string> include_collections;
+  bool save_all = false;
+  bool include_all_workers = false;
+  std::optional<std::string> worker;
+  std::optional<int64_t> num_workers;
+  bool dry_run = false;
+  bool real_payload_crc = false;
+  double wall_time_base = 0;
+  size_t memory_budget = 256u << 20;
+  std::optional<bool> write_end_marker;
+};
+
+// The worker name and count the launcher's environment gives (OpenMPI, torch.distributed,
+// Horovod, MPICH/PMI), else worker_0 of 1.
+std::string WorkerFromEnvironment();
+int64_t NumWorkersFromEnvironment();
+
+class Hook : public std::enable_shared_from_this<Hook> {
+ public:
+  static Result<std::shared_ptr<Hook>> Create(const std::string& out_dir, const HookOptions& opts);
+  // From the JSON hook configuration (FORMAT.md §12); opts supplies the rest.
+  static Result<std::shared_ptr<Hook>> CreateFromJson(std::string_view json,
+                                                      const std::string& source,
+                                                      const HookOptions& opts);
+  ~Hook();
+
+  Status SetMode(Mode mode);
+  Status BeginStep();
+  Status Flush();
+  Status Close();
+
+  int64_t global_step() const;
+  Mode mode() const;
+  int64_t mode_step() const;
+  const std::string& worker() const { return worker_; }
+  bool closed() const;
+
+  bool IsDue(const std::string& name);
+  bool AnyDue() const { return any_due_.load(std::memory_order_relaxed) && writes_; }
+
+  // A tensor to offer. `data` is copied (or `managed` adopted) only when something is due.
+  struct SaveRequest {
+    const char* name = nullptr;
+    DType dtype = DType::kFloat32;
+    const int64_t* shape = nullptr;
+    size_t ndim = 0;
+    const void* data = nullptr;
+    size_t nbytes = 0;
+    const char* const* collections = nullptr;
+    size_t n_collections = 0;
+    DLManagedTensorVersioned* managed = nullptr;  // ownership taken when non-null
+  };
+  Status Save(SaveRequest& req);
+  Status SaveScalar(const std::string& name, double value);
+
+  // Collections. Indices are stable for the hook's lifetime.
+  Result<size_t> GetCollection(const std::string& name);
+  std::string CollectionName(size_t idx) const;
+  std::vector<std::string> CollectionNames() const;
+  Status IncludeCollection(const std::string& name);
+  Status CollectionIncludeRegex(size_t idx, const std::string& regex);
+  Status CollectionAddTensorName(size_t idx, const std::string& name);
+  Status CollectionSetSaveConfig(size_t idx, const std::optional<SaveConfig>& cfg);
+  Status CollectionSetReductionConfig(size_t idx, const std::optional<ReductionConfig>& cfg);
+  Status CollectionSetSaveHistogram(size_t idx, bool save);
+  Result<std::vector<std::string>> CollectionTensorNames(size_t idx) const;
+
+  // The collections file as it would be written now.
+  std::string CollectionsJson() const;
+
+  WriterStats writer_stats() const;
+
+ private:
+  Hook() = default;
+  Status Init(const std::string& out_dir, const HookOptions& opts);
+
+  // All below with mu_ held.
+  size_t GetOrCreateLocked(const std::string& name);
+  bool IsIncludedLocked(const Collection& c) const;
+  void InvalidateLocked();  // collections or inclusion changed
+  void RecomputeDueLocked();
+  SaveConfigMode EffectiveSaveLocked(const Collection& c, Mode m) const;
+  const ReductionConfig& EffectiveReductionLocked(const Collection& c) const;
+  const std::vector<uint32_t>& MembersLocked(const std::string& name);
+  Status CheckOpenLocked() const;
+  double WallTime() const;
+  void ExportCollectionsLocked();
+  std::string CollectionsJsonLocked() const;
+
+  // Immutable after Init.
+  std::unique_ptr<io::Storage> storage_;
+  std::string out_dir_;
+  std::string worker_;
+  int64_t num_workers_ = 1;
+  bool include_all_workers_ = false;
+  bool writes_ = true;  // false for dry runs and non-chief workers under include_workers=one
+  bool dry_run_ = false;
+  bool write_end_marker_ = true;
+  double wall_time_base_ = 0;
+  std::unique_ptr<AsyncWriter> writer_;
+
+  // Step gate: saves hold it shared for their whole duration; step and mode changes hold it
+  // exclusively, so a save never straddles a step boundary.
+  mutable std::shared_mutex gate_;
+  int64_t step_ = -1;
+  Mode mode_ = Mode::kGlobal;
+  std::optional<int64_t> mode_steps_[kNumModes];
+
+  // Collections and caches.
+  mutable std::mutex mu_;
+  bool closed_ = false;
+  SaveConfig save_config_;
+  std::optional<ReductionConfig> reduction_config_;
+  ReductionConfig raw_only_;
+  std::vector<Collection> collections_;
+  std::unordered_map<std::string, size_t> by_name_;
+  std::set<std::string> include_names_;
+  bool save_all_ = false;
+  uint64_t generation_ = 1;
+  struct NameInfo {
+    uint64_t generation = 0;
+    std::vector<uint32_t> members;  // indices of included collections that hold the name
+  };
+  std::unordered_map<std::string, NameInfo> names_;
+  std::vector<char> due_;  // per collection index, for the current step and mode
+  std::atomic<bool> any_due_{false};
+  std::vector<TensorJob> pending_scalars_;
+  bool ever_saved_ = false;  // something was queued at some step
+  bool collections_exported_ = false;
+  std::optional<int64_t> step_with_data_;  // current step has queued data
+};
+
+}  // namespace smd::hook

@@ -1,0 +1,418 @@
+/* The hook through the C API: configuration objects, steps and modes, what gets written where. */
+#include "capi_test.h"
+
+static smd_hook *make_hook(const char *dir, smd_hook_options *opts) {
+  smd_hook *hook = NULL;
+  CHECK_OK(smd_hook_create(dir, opts, &hook));
+  return hook;
+}
+
+static smd_hook_options *options_every_step(void) {
+  smd_hook_options *opts = NULL;
+  smd_save_config *sc = NULL;
+  CHECK_OK(smd_hook_options_create(&opts));
+  CHECK_OK(smd_save_config_create(&sc));
+  CHECK_OK(smd_save_config_set(sc, SMD_ALL_MODES, 1, 0, -1, NULL, 0));
+  CHECK_OK(smd_hook_options_set_save_config(opts, sc));
+  smd_save_config_free(sc);
+  CHECK_OK(smd_hook_options_set_wall_time_base(opts, 1700000000.0));
+  return opts;
+}
+
+static void test_version(void) {
+  int ma = -1, mi = -1, pa = -1;
+  smd_version(&ma, &mi, &pa);
+  CHECK(ma == SMD_VERSION_MAJOR && mi == SMD_VERSION_MINOR && pa == SMD_VERSION_PATCH);
+  CHECK(strcmp(smd_version_string(), SMD_VERSION_STRING) == 0);
+  CHECK(SMD_VERSION_CHECK(0, 0, 1));
+}
+
+static void test_free_functions_accept_null(void) {
+  smd_error_free(NULL);
+  smd_save_config_free(NULL);
+  smd_reduction_config_free(NULL);
+  smd_hook_options_free(NULL);
+  smd_hook_free(NULL);
+  smd_collection_free(NULL);
+  smd_strarray_free(NULL);
+  smd_free(NULL);
+  CHECK(smd_error_code(NULL) == SMD_OK);
+  CHECK(strcmp(smd_error_message(NULL), "") == 0);
+}
+
+static void test_dtypes_and_modes(void) {
+  smd_dtype t;
+  CHECK(smd_dtype_size(SMD_DTYPE_BFLOAT16) == 2);
+  CHECK(smd_dtype_size(SMD_DTYPE_COMPLEX128) == 16);
+  CHECK(strcmp(smd_dtype_name(SMD_DTYPE_UINT32), "uint32") == 0);
+  CHECK(smd_dtype_name((smd_dtype)99) == NULL);
+  CHECK_OK(smd_dtype_from_name("float16", &t));
+  CHECK(t == SMD_DTYPE_FLOAT16);
+  CHECK_ERR(smd_dtype_from_name("float128", &t), SMD_E_INVALID_ARGUMENT, "float128");
+  smd_mode m;
+  CHECK_OK(smd_mode_from_name("eval", &m));
+  CHECK(m == SMD_MODE_EVAL);
+  CHECK(strcmp(smd_mode_name(SMD_MODE_PREDICT), "PREDICT") == 0);
+  CHECK_ERR(smd_mode_from_name("test", &m), SMD_E_INVALID_ARGUMENT, "test");
+}
+
+static void test_save_config_rules(void) {
+  smd_save_config *sc = NULL;
+  bool yes = false;
+  CHECK_OK(smd_save_config_create(&sc));
+  /* unset mode: defaults (every 500 from 0) */
+  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_TRAIN, 500, &yes));
+  CHECK(yes);
+  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_TRAIN, 499, &yes));
+  CHECK(!yes);
+  /* interval 100 from 150: 200, 300 (the modulo is on the absolute step) */
+  CHECK_OK(smd_save_config_set(sc, SMD_MODE_TRAIN, 100, 150, -1, NULL, 0));
+  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_TRAIN, 100, &yes));
+  CHECK(!yes);
+  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_TRAIN, 200, &yes));
+  CHECK(yes);
+  /* end_step exclusive; save_steps a union not limited by start/end */
+  int64_t steps[] = {3, 7};
+  CHECK_OK(smd_save_config_set(sc, SMD_MODE_EVAL, 100, 0, 200, steps, 2));
+  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_EVAL, 200, &yes));
+  CHECK(!yes);
+  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_EVAL, 100, &yes));
+  CHECK(yes);
+  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_EVAL, 7, &yes));
+  CHECK(yes);
+  CHECK_OK(smd_save_config_set(sc, SMD_MODE_PREDICT, 1, 0, 0, steps, 1));
+  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_PREDICT, 0, &yes));
+  CHECK(!yes); /* end_step 0 disables everything but save_steps */
+  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_PREDICT, 3, &yes));
+  CHECK(yes);
+  CHECK_ERR(smd_save_config_set(sc, SMD_MODE_TRAIN, 0, 0, -1, NULL, 0), SMD_E_INVALID_ARGUMENT,
+            "save_interval");
+  CHECK_ERR(smd_save_config_set(sc, 9, 1, 0, -1, NULL, 0), SMD_E_INVALID_ARGUMENT, "mode");
+  CHECK_OK(smd_save_config_unset(sc, SMD_MODE_TRAIN));
+  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_TRAIN, 200, &yes));
+  CHECK(!yes);
+  smd_save_config *copy = NULL;
+  CHECK_OK(smd_save_config_clone(sc, &copy));
+  CHECK_OK(smd_save_config_should_save(copy, SMD_MODE_EVAL, 7, &yes));
+  CHECK(yes);
+  smd_save_config_free(copy);
+  smd_save_config_free(sc);
+}
+
+static void test_reduction_config_strings(void) {
+  smd_reduction_config *rc = NULL;
+  char *s = NULL;
+  CHECK_OK(smd_reduction_config_parse(" abs_l2_norm, min ,mean,l1,abs_max, median,l2", &rc));
+  CHECK_OK(smd_reduction_config_to_string(rc, &s));
+  CHECK(s != NULL && strcmp(s, "min,mean,median,l1_norm,l2_norm,abs_max,abs_l2_norm") == 0);
+  smd_free(s);
+  CHECK_ERR(smd_reduction_config_add(rc, "l3"), SMD_E_INVALID_ARGUMENT, "l3");
+  smd_reduction_config_free(rc);
+  rc = NULL;
+  CHECK_ERR(smd_reduction_config_parse("min,avg", &rc), SMD_E_INVALID_ARGUMENT, "avg");
+  CHECK(rc == NULL);
+}
+
+static void test_steps_and_modes(void) {
+  const char *dir = scratch_path("steps");
+  smd_hook *hook = make_hook(dir, NULL);
+  CHECK(smd_hook_global_step(hook) == -1);
+  CHECK(smd_hook_mode(hook) == SMD_MODE_GLOBAL);
+  CHECK_OK(smd_hook_set_mode(hook, SMD_MODE_TRAIN));
+  for (int i = 0; i < 4; ++i) CHECK_OK(smd_hook_begin_step(hook));
+  CHECK(smd_hook_global_step(hook) == 3 && smd_hook_mode_step(hook) == 3);
+  CHECK_OK(smd_hook_set_mode(hook, SMD_MODE_EVAL));
+  CHECK(smd_hook_mode_step(hook) == -1);
+  CHECK_OK(smd_hook_begin_step(hook));
+  CHECK_OK(smd_hook_begin_step(hook));
+  CHECK(smd_hook_global_step(hook) == 5 && smd_hook_mode_step(hook) == 1);
+  CHECK_OK(smd_hook_set_mode(hook, SMD_MODE_TRAIN)); /* re-entered: continues its count */
+  CHECK_OK(smd_hook_begin_step(hook));
+  CHECK(smd_hook_global_step(hook) == 6 && smd_hook_mode_step(hook) == 4);
+  CHECK_ERR(smd_hook_set_mode(hook, (smd_mode)7), SMD_E_INVALID_ARGUMENT, "mode");
+  CHECK(strcmp(smd_hook_worker(hook), "worker_0") == 0);
+  CHECK_OK(smd_hook_close(hook));
+  CHECK_OK(smd_hook_close(hook)); /* closing twice is harmless */
+  CHECK_ERR(smd_hook_begin_step(hook), SMD_E_INVALID_STATE, "closed");
+  smd_hook_free(hook);
+}
+
+static void test_what_is_written(void) {
+  const char *dir = scratch_path("written");
+  smd_hook_options *opts = options_every_step();
+  CHECK_OK(smd_hook_options_add_include_collection(opts, "weights"));
+  smd_hook *hook = make_hook(dir, opts);
+  smd_hook_options_free(opts);
+  float w[6] = {1, 2, 3, 4, 5, 6};
+  int64_t shape[2] = {2, 3};
+  CHECK_ERR(smd_hook_save_tensor(hook, "fc.weight", SMD_DTYPE_FLOAT32, shape, 2, w, sizeof w, NULL, 0),
+            SMD_E_INVALID_STATE, "begin_step");
+  CHECK_OK(smd_hook_set_mode(hook, SMD_MODE_TRAIN));
+  for (int step = 0; step < 3; ++step) {
+    CHECK_OK(smd_hook_begin_step(hook));
+    CHECK(smd_hook_any_due(hook));
+    CHECK(smd_hook_is_due(hook, "fc.weight"));
+    CHECK(!smd_hook_is_due(hook, "act/relu")); /* matches no saved collection */
+    CHECK_OK(smd_hook_save_tensor(hook, "fc.weight", SMD_DTYPE_FLOAT32, shape, 2, w, sizeof w, NULL, 0));
+    CHECK_OK(smd_hook_save_tensor(hook, "act/relu", SMD_DTYPE_FLOAT32, shape, 2, w, sizeof w, NULL, 0));
+    double loss = 1.0 / (step + 1);
+    CHECK_OK(smd_hook_save_tensor(hook, "loss", SMD_DTYPE_FLOAT64, NULL, 0, &loss, sizeof loss, NULL, 0));
+    CHECK_OK(smd_hook_save_scalar(hook, "acc", 0.5 * step));
+  }
+  CHECK_OK(smd_hook_flush(hook));
+  /* step 2 is still open: its files are not visible yet, step 1's are */
+  CHECK(file_exists(dir, "index/000000000/000000000001_worker_0.json"));
+  CHECK(!file_exists(dir, "index/000000000/000000000002_worker_0.json"));
+  CHECK(file_exists(dir, "collections/000000000/worker_0_collections.json"));
+  CHECK(file_exists(dir, "claim.smd"));
+  CHECK_OK(smd_hook_close(hook));
+  smd_hook_free(hook);
+  CHECK(file_exists(dir, "events/000000000002/000000000002_worker_0.tfevents"));
+  CHECK(file_exists(dir, "training_job_end.ts") && file_size(dir, "training_job_end.ts") == 0);
+  CHECK(!file_exists(dir, "claim.smd"));
+  CHECK(!file_exists(dir, "events/000000000002/000000000002_worker_0.tfevents.tmp"));
+  char *idx = read_file(dir, "index/000000000/000000000001_worker_0.json");
+  CHECK(idx != NULL);
+  if (idx) {
+    CHECK(strstr(idx, "{\"meta\": {\"mode\": \"TRAIN\", \"mode_step\": 1, \"event_file_name\": "
+                      "\"events/000000000001/000000000001_worker_0.tfevents\"}") == idx);
+    CHECK(strstr(idx, "\"tensorname\": \"fc.weight\"") != NULL);
+    CHECK(strstr(idx, "\"tensorname\": \"loss\"") != NULL);
+    CHECK(strstr(idx, "act/relu") == NULL);
+    /* the scalar comes last, in its own step */
+    CHECK(strstr(idx, "\"tensorname\": \"scalar/acc\"") > strstr(idx, "\"tensorname\": \"loss\""));
+    free(idx);
+  }
+  char *colls = read_file(dir, "collections/000000000/worker_0_collections.json");
+  CHECK(colls != NULL);
+  if (colls) {
+    CHECK(strstr(colls, "\"weights\": {\"name\": \"weights\", \"include_regex\": [\"^(?!gradient).*weight\"], "
+                        "\"tensor_names\": [\"fc.weight\"]") != NULL);
+    CHECK(strstr(colls, "\"_meta\": {\"num_workers\": 1}}") != NULL);
+    free(colls);
+  }
+}
+
+static void test_reproducible_output(void) {
+  /* Same inputs and wall time base: byte-identical event files. */
+  const char *dirs[2] = {scratch_path("repro_a"), scratch_path("repro_b")};
+  for (int r = 0; r < 2; ++r) {
+    smd_hook_options *opts = options_every_step();
+    CHECK_OK(smd_hook_options_set_save_all(opts, true));
+    smd_hook *hook = make_hook(dirs[r], opts);
+    smd_hook_options_free(opts);
+    int32_t v[4] = {1, -2, 3, -4};
+    int64_t shape[1] = {4};
+    CHECK_OK(smd_hook_begin_step(hook));
+    CHECK_OK(smd_hook_save_tensor(hook, "x", SMD_DTYPE_INT32, shape, 1, v, sizeof v, NULL, 0));
+    CHECK_OK(smd_hook_close(hook));
+    smd_hook_free(hook);
+  }
+  char *a = read_file(dirs[0], "events/000000000000/000000000000_worker_0.tfevents");
+  char *b = read_file(dirs[1], "events/000000000000/000000000000_worker_0.tfevents");
+  long n = file_size(dirs[0], "events/000000000000/000000000000_worker_0.tfevents");
+  CHECK(a && b && n > 16 && n == file_size(dirs[1], "events/000000000000/000000000000_worker_0.tfevents"));
+  if (a && b) CHECK(memcmp(a, b, (size_t)n) == 0);
+  /* smdebug's constant payload footer by default */
+  if (a && n > 4) CHECK(memcmp(a + n - 4, "\xb3\xc0\x2d\x06", 4) == 0);
+  free(a);
+  free(b);
+}
+
+static void test_real_crc_option(void) {
+  const char *dir = scratch_path("realcrc");
+  smd_hook_options *opts = options_every_step();
+  CHECK_OK(smd_hook_options_set_save_all(opts, true));
+  CHECK_OK(smd_hook_options_set_real_payload_crc(opts, true));
+  smd_hook *hook = make_hook(dir, opts);
+  smd_hook_options_free(opts);
+  float v = 1.5f;
+  CHECK_OK(smd_hook_begin_step(hook));
+  CHECK_OK(smd_hook_save_tensor(hook, "x", SMD_DTYPE_FLOAT32, NULL, 0, &v, sizeof v, NULL, 0));
+  CHECK_OK(smd_hook_close(hook));
+  smd_hook_free(hook);
+  char *a = read_file(dir, "events/000000000000/000000000000_worker_0.tfevents");
+  long n = file_size(dir, "events/000000000000/000000000000_worker_0.tfevents");
+  CHECK(a != NULL && n > 4);
+  if (a && n > 4) CHECK(memcmp(a + n - 4, "\xb3\xc0\x2d\x06", 4) != 0);
+  free(a);
+}
+
+static void test_dry_run_writes_nothing(void) {
+  const char *dir = scratch_path("dry");
+  smd_hook_options *opts = options_every_step();
+  CHECK_OK(smd_hook_options_set_dry_run(opts, true));
+  CHECK_OK(smd_hook_options_set_save_all(opts, true));
+  smd_hook *hook = make_hook(dir, opts);
+  smd_hook_options_free(opts);
+  float v = 1;
+  CHECK_OK(smd_hook_begin_step(hook));
+  CHECK_OK(smd_hook_save_tensor(hook, "x", SMD_DTYPE_FLOAT32, NULL, 0, &v, sizeof v, NULL, 0));
+  CHECK_OK(smd_hook_save_scalar(hook, "s", 1));
+  CHECK_OK(smd_hook_close(hook));
+  smd_hook_free(hook);
+  struct stat st;
+  CHECK(stat(dir, &st) != 0); /* not even the folder */
+}
+
+static void test_include_workers(void) {
+  /* worker_1 of 2 under include_workers=one writes no tensors, only the end marker */
+  const char *dir = scratch_path("workers_one");
+  smd_hook_options *opts = options_every_step();
+  CHECK_OK(smd_hook_options_set_save_all(opts, true));
+  CHECK_OK(smd_hook_options_set_worker(opts, "worker_1"));
+  CHECK_OK(smd_hook_options_set_num_workers(opts, 2));
+  smd_hook *hook = make_hook(dir, opts);
+  float v = 1;
+  CHECK_OK(smd_hook_begin_step(hook));
+  CHECK(!smd_hook_is_due(hook, "x"));
+  CHECK_OK(smd_hook_save_tensor(hook, "x", SMD_DTYPE_FLOAT32, NULL, 0, &v, sizeof v, NULL, 0));
+  CHECK_OK(smd_hook_close(hook));
+  smd_hook_free(hook);
+  CHECK(!file_exists(dir, "events") && !file_exists(dir, "index") && !file_exists(dir, "collections"));
+  CHECK(file_exists(dir, "training_job_end.ts"));
+  /* with include_workers=all each writes its own files and the collections file says 2 */
+  const char *dir2 = scratch_path("workers_all");
+  CHECK_OK(smd_hook_options_set_include_workers(opts, SMD_INCLUDE_WORKERS_ALL));
+  CHECK_OK(smd_hook_options_set_write_end_marker(opts, false));
+  for (int w = 0; w < 2; ++w) {
+    CHECK_OK(smd_hook_options_set_worker(opts, w == 0 ? "worker_0" : "worker_1"));
+    hook = make_hook(dir2, opts);
+    CHECK_OK(smd_hook_begin_step(hook));
+    CHECK_OK(smd_hook_save_tensor(hook, "x", SMD_DTYPE_FLOAT32, NULL, 0, &v, sizeof v, NULL, 0));
+    CHECK_OK(smd_hook_close(hook));
+    smd_hook_free(hook);
+  }
+  smd_hook_options_free(opts);
+  CHECK(file_exists(dir2, "index/000000000/000000000000_worker_0.json"));
+  CHECK(file_exists(dir2, "index/000000000/000000000000_worker_1.json"));
+  CHECK(!file_exists(dir2, "training_job_end.ts"));
+  char *c = read_file(dir2, "collections/000000000/worker_1_collections.json");
+  CHECK(c != NULL && strstr(c, "\"num_workers\": 2") != NULL);
+  free(c);
+}
+
+static void test_collections_api(void) {
+  const char *dir = scratch_path("collections");
+  smd_hook_options *opts = options_every_step();
+  smd_hook *hook = make_hook(dir, opts);
+  smd_hook_options_free(opts);
+  smd_collection *c = NULL;
+  CHECK_OK(smd_hook_get_collection(hook, "acts", &c));
+  CHECK(strcmp(smd_collection_name(c), "acts") == 0);
+  CHECK_OK(smd_collection_include_regex(c, "^act/"));
+  CHECK_ERR(smd_collection_include_regex(c, "(unclosed"), SMD_E_INVALID_ARGUMENT, "(unclosed");
+  smd_reduction_config *rc = NULL;
+  CHECK_OK(smd_reduction_config_parse("max,abs_mean", &rc));
+  CHECK_OK(smd_collection_set_reduction_config(c, rc));
+  smd_reduction_config_free(rc);
+  CHECK_OK(smd_hook_include_collection(hook, "acts"));
+  CHECK_OK(smd_hook_begin_step(hook));
+  CHECK(smd_hook_is_due(hook, "act/relu"));
+  float v[3] = {-1, 0, 2};
+  int64_t shape[1] = {3};
+  CHECK_OK(smd_hook_save_tensor(hook, "act/relu", SMD_DTYPE_FLOAT32, shape, 1, v, sizeof v, NULL, 0));
+  /* explicit collections: the name joins them, and they are saved */
+  const char *colls[] = {"custom"};
+  CHECK_OK(smd_hook_save_tensor(hook, "my/thing", SMD_DTYPE_FLOAT32, shape, 1, v, sizeof v, colls, 1));
+  smd_strarray names = {0};
+  CHECK_OK(smd_collection_tensor_names(c, &names));
+  CHECK(names.count == 1 && strcmp(names.strings[0], "act/relu") == 0);
+  smd_strarray_free(&names);
+  CHECK(names.strings == NULL && names.count == 0);
+  CHECK_OK(smd_hook_collection_names(hook, &names));
+  CHECK(names.count == 8); /* all default weights biases gradients losses acts custom */
+  smd_strarray_free(&names);
+  CHECK_OK(smd_hook_close(hook));
+  smd_hook_free(hook); /* the collection handle outlives the hook */
+  CHECK_ERR(smd_collection_include_regex(c, "x"), SMD_E_INVALID_STATE, "closed");
+  smd_collection_free(c);
+  char *idx = read_file(dir, "index/000000000/000000000000_worker_0.json");
+  CHECK(idx != NULL);
+  if (idx) {
+    CHECK(strstr(idx, "\"smdebug/reductions/max/act/relu\"") != NULL);
+    CHECK(strstr(idx, "\"smdebug/reductions/abs_mean/act/relu\"") != NULL);
+    CHECK(strstr(idx, "\"tensorname\": \"act/relu\"") == NULL); /* no raw: config lacks it */
+    CHECK(strstr(idx, "\"tensorname\": \"my/thing\"") != NULL);
+    free(idx);
+  }
+}
+
+static void test_small_memory_budget_waits_not_drops(void) {
+  const char *dir = scratch_path("budget");
+  smd_hook_options *opts = options_every_step();
+  CHECK_OK(smd_hook_options_set_save_all(opts, true));
+  CHECK_OK(smd_hook_options_set_memory_budget(opts, 100000));
+  smd_hook *hook = make_hook(dir, opts);
+  smd_hook_options_free(opts);
+  size_t n = 250000; /* each tensor alone is bigger than the budget */
+  float *big = calloc(n, sizeof(float));
+  int64_t shape[1] = {(int64_t)n};
+  CHECK_OK(smd_hook_begin_step(hook));
+  for (int i = 0; i < 20; ++i) {
+    char name[32];
+    snprintf(name, sizeof name, "t%02d", i);
+    big[0] = (float)i;
+    CHECK_OK(smd_hook_save_tensor(hook, name, SMD_DTYPE_FLOAT32, shape, 1, big, n * sizeof(float), NULL, 0));
+  }
+  CHECK_OK(smd_hook_close(hook));
+  smd_hook_free(hook);
+  free(big);
+  long sz = file_size(dir, "events/000000000000/000000000000_worker_0.tfevents");
+  CHECK(sz > (long)(20 * n * sizeof(float)));
+  char *idx = read_file(dir, "index/000000000/000000000000_worker_0.json");
+  CHECK(idx != NULL && strstr(idx, "\"t00\"") && strstr(idx, "\"t19\""));
+  free(idx);
+}
+
+static void test_from_json(void) {
+  char json[2048];
+  const char *dir = scratch_path("fromjson");
+  snprintf(json, sizeof json,
+           "{\"LocalPath\": \"%s\", \"HookParameters\": {\"save_interval\": \"2\", "
+           "\"eval.save_interval\": 1, \"reductions\": \"max\", \"save_raw_tensor\": true}, "
+           "\"CollectionConfigurations\": [{\"CollectionName\": \"weights\"}, "
+           "{\"CollectionName\": \"acts\", \"CollectionParameters\": {\"include_regex\": \"^act\", "
+           "\"train.save_interval\": \"3\"}}]}",
+           dir);
+  smd_hook *hook = NULL;
+  CHECK_OK(smd_hook_create_from_json(json, strlen(json), NULL, &hook));
+  CHECK_OK(smd_hook_set_mode(hook, SMD_MODE_TRAIN));
+  CHECK_OK(smd_hook_begin_step(hook)); /* TRAIN 0: both due */
+  CHECK(smd_hook_is_due(hook, "fc.weight") && smd_hook_is_due(hook, "act1"));
+  CHECK_OK(smd_hook_begin_step(hook)); /* TRAIN 1: neither */
+  CHECK(!smd_hook_is_due(hook, "fc.weight") && !smd_hook_is_due(hook, "act1"));
+  CHECK_OK(smd_hook_begin_step(hook)); /* TRAIN 2: weights (every 2), not acts (every 3) */
+  CHECK(smd_hook_is_due(hook, "fc.weight") && !smd_hook_is_due(hook, "act1"));
+  CHECK_OK(smd_hook_begin_step(hook)); /* TRAIN 3: acts */
+  CHECK(!smd_hook_is_due(hook, "fc.weight") && smd_hook_is_due(hook, "act1"));
+  CHECK_OK(smd_hook_set_mode(hook, SMD_MODE_EVAL));
+  CHECK_OK(smd_hook_begin_step(hook));
+  CHECK_OK(smd_hook_begin_step(hook)); /* EVAL 1: eval.save_interval 1 applies to both */
+  CHECK(smd_hook_is_due(hook, "fc.weight") && smd_hook_is_due(hook, "act1"));
+  CHECK_OK(smd_hook_close(hook));
+  smd_hook_free(hook);
+  char *c = read_file(dir, "collections/000000000/worker_0_collections.json");
+  CHECK(c != NULL && strstr(c, "\"reduction_config\": {\"save_raw_tensor\": true, \"reductions\": \"max\"") != NULL);
+  free(c);
+}
+
+int main(int argc, char **argv) {
+  static const struct capi_test tests[] = {
+      TEST_ENTRY(test_version),
+      TEST_ENTRY(test_free_functions_accept_null),
+      TEST_ENTRY(test_dtypes_and_modes),
+      TEST_ENTRY(test_save_config_rules),
+      TEST_ENTRY(test_reduction_config_strings),
+      TEST_ENTRY(test_steps_and_modes),
+      TEST_ENTRY(test_what_is_written),
+      TEST_ENTRY(test_reproducible_output),
+      TEST_ENTRY(test_real_crc_option),
+      TEST_ENTRY(test_dry_run_writes_nothing),
+      TEST_ENTRY(test_include_workers),
+      TEST_ENTRY(test_collections_api),
+      TEST_ENTRY(test_small_memory_budget_waits_not_drops),
+      TEST_ENTRY(test_from_json),
+  };
+  return capi_run(argc, argv, tests, sizeof tests / sizeof tests[0]);
+}
