@@ -169,7 +169,10 @@ std::string_view StripAscii(std::string_view s) {
 
 std::optional<int64_t> ParseInt64(std::string_view s) {
   s = StripAscii(s);
-  if (!s.empty() && s[0] == '+') s.remove_prefix(1);
+  if (!s.empty() && s[0] == '+') {
+    s.remove_prefix(1);
+    if (!s.empty() && s[0] == '-') return std::nullopt;
+  }
   if (s.empty()) return std::nullopt;
   int64_t v = 0;
   auto res = std::from_chars(s.data(), s.data() + s.size(), v);

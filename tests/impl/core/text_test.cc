@@ -49,6 +49,7 @@ TEST(Text, IntegerParsingAndSplitting) {
   EXPECT_EQ(ParseInt64("-7"), -7);
   EXPECT_FALSE(ParseInt64("1.5").has_value());
   EXPECT_FALSE(ParseInt64("").has_value());
+  EXPECT_FALSE(ParseInt64("+-5").has_value());
   EXPECT_FALSE(ParseInt64("99999999999999999999").has_value());
   EXPECT_EQ(SplitAndStrip(" a, b,,c ", ','), (std::vector<std::string>{"a", "b", "c"}));
   EXPECT_EQ(ZeroPad(-1, 12), "-00000000001");
