@@ -99,7 +99,8 @@ void EncodeTensorRecord(const TensorEventFields& f, std::string_view content, Pa
   int dtype = static_cast<int>(f.dtype);
   size_t tensor_len = 0;
   if (dtype != 0) tensor_len += 1 + VarintSize(static_cast<uint64_t>(dtype));
-  if (!shape.empty()) tensor_len += LengthDelimitedSize(2, shape.size());
+  // The shape field is always present, even empty for a 0-d tensor (smdebug writes "12 00").
+  tensor_len += LengthDelimitedSize(2, shape.size());
   if (!content.empty()) tensor_len += LengthDelimitedSize(4, content.size());
 
   prefix->assign(kRecordHeaderSize, '\0');
@@ -108,7 +109,7 @@ void EncodeTensorRecord(const TensorEventFields& f, std::string_view content, Pa
     PutTag(prefix, 1, wire::kVarint);
     PutVarint(prefix, static_cast<uint64_t>(dtype));
   }
-  if (!shape.empty()) PutLengthDelimited(prefix, 2, shape);
+  PutLengthDelimited(prefix, 2, shape);
   if (!content.empty()) {
     PutTag(prefix, 4, wire::kLengthDelimited);
     PutVarint(prefix, content.size());

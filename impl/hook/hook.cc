@@ -136,6 +136,7 @@ Status Hook::Init(const std::string& out_dir, const HookOptions& opts) {
   }
   mode_steps_[ModeIndex(Mode::kGlobal)] = -1;
   RecomputeDueLocked();
+  initialized_ = true;
   return Status::Ok();
 }
 
@@ -284,6 +285,7 @@ Status Hook::BeginStep() {
   }
   step_with_data_.reset();
   ++step_;
+  started_.store(true, std::memory_order_relaxed);
   int64_t& ms = *mode_steps_[ModeIndex(mode_)];
   ++ms;
   if (mode_ != Mode::kGlobal) mode_steps_[ModeIndex(Mode::kGlobal)] = step_;
@@ -302,8 +304,10 @@ Status Hook::Flush() {
 Status Hook::Close() {
   std::unique_lock<std::shared_mutex> g(gate_);
   std::unique_lock<std::mutex> lock(mu_);
-  if (closed_) return Status::Ok();
+  if (closed_ || !initialized_) return Status::Ok();
   closed_ = true;
+  closed_flag_.store(true, std::memory_order_relaxed);
+  any_due_.store(false, std::memory_order_relaxed);
   Status first;
   if (writer_) {
     for (TensorJob& job : pending_scalars_) {
@@ -452,9 +456,10 @@ Status Hook::Save(SaveRequest& req) {
     }
   }
   // Fast path: nothing at all is due at this step.
-  if (req.n_collections == 0 && !any_due_.load(std::memory_order_relaxed)) {
-    std::lock_guard<std::mutex> lock(mu_);
-    return CheckOpenLocked();
+  if (req.n_collections == 0 && !any_due_.load(std::memory_order_relaxed) &&
+      started_.load(std::memory_order_relaxed)) {
+    return closed_flag_.load(std::memory_order_relaxed) ? InvalidState("the hook is closed")
+                                                        : Status::Ok();
   }
 
   std::shared_lock<std::shared_mutex> gate(gate_);

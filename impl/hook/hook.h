@@ -155,6 +155,9 @@ class Hook : public std::enable_shared_from_this<Hook> {
   std::unordered_map<std::string, NameInfo> names_;
   std::vector<char> due_;  // per collection index, for the current step and mode
   std::atomic<bool> any_due_{false};
+  std::atomic<bool> started_{false};      // the first step has begun
+  std::atomic<bool> closed_flag_{false};  // closed_, readable without the lock
+  bool initialized_ = false;
   std::vector<TensorJob> pending_scalars_;
   bool ever_saved_ = false;  // something was queued at some step
   bool collections_exported_ = false;

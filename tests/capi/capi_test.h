@@ -15,6 +15,10 @@
 #include "smd/smd.h"
 
 static int capi_failures = 0;
+
+static int capi_msg_has(const char *msg, const char *needle) {
+  return needle == NULL || strstr(msg, needle) != NULL;
+}
 static int capi_current_failed = 0;
 static char capi_scratch[4096];
 
@@ -50,7 +54,7 @@ static char capi_scratch[4096];
         fprintf(stderr, "%s:%d: %s gave %s (%s), expected %s\n", __FILE__, __LINE__, #expr,   \
                 smd_code_name(smd_error_code(e_)), smd_error_message(e_), #code);             \
         capi_current_failed = 1;                                                              \
-      } else if ((needle) != NULL && strstr(smd_error_message(e_), (needle)) == NULL) {       \
+      } else if (!capi_msg_has(smd_error_message(e_), (needle))) {                            \
         fprintf(stderr, "%s:%d: message \"%s\" lacks \"%s\"\n", __FILE__, __LINE__,           \
                 smd_error_message(e_), (const char *)(needle));                               \
         capi_current_failed = 1;                                                              \
@@ -80,14 +84,14 @@ static void rm_rf(const char *path) {
   if (system(cmd) != 0) fprintf(stderr, "cannot remove %s\n", path);
 }
 
-static int file_exists(const char *dir, const char *rel) {
+__attribute__((unused)) static int file_exists(const char *dir, const char *rel) {
   char p[8192];
   struct stat st;
   snprintf(p, sizeof p, "%s/%s", dir, rel);
   return stat(p, &st) == 0;
 }
 
-static long file_size(const char *dir, const char *rel) {
+__attribute__((unused)) static long file_size(const char *dir, const char *rel) {
   char p[8192];
   struct stat st;
   snprintf(p, sizeof p, "%s/%s", dir, rel);
@@ -95,7 +99,7 @@ static long file_size(const char *dir, const char *rel) {
 }
 
 /* Reads a whole file into a malloc'd NUL-terminated buffer (NULL if missing). */
-static char *read_file(const char *dir, const char *rel) {
+__attribute__((unused)) static char *read_file(const char *dir, const char *rel) {
   char p[8192];
   snprintf(p, sizeof p, "%s/%s", dir, rel);
   FILE *f = fopen(p, "rb");

@@ -252,7 +252,7 @@ static void test_two_writers_one_folder(void) {
   CHECK_OK(smd_hook_flush(a));
   CHECK_OK(smd_hook_begin_step(b));
   CHECK_OK(smd_hook_save_tensor(b, "x", SMD_DTYPE_FLOAT32, NULL, 0, &v, 4, NULL, 0));
-  CHECK_OK(smd_hook_begin_step(b));
+  smd_error_free(smd_hook_begin_step(b)); /* may already report the claim error, or not yet */
   CHECK_ERR(smd_hook_close(b), SMD_E_ALREADY_EXISTS, "claim.smd");
   CHECK_OK(smd_hook_close(a));
   smd_hook_free(a);

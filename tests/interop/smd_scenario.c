@@ -82,6 +82,14 @@ static smd_reduction_config *reduction_config(const char *spec, const char *raw,
   return rc;
 }
 
+static int hexval(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  fprintf(stderr, "smd_scenario: line %d: bad hex digit '%c'\n", line_no, c);
+  exit(2);
+}
+
 struct coll_state {
   char name[256];
   smd_save_config *sc;
@@ -213,11 +221,7 @@ int main(int argc, char **argv) {
       size_t hexlen = strlen(f[4]);
       size_t nbytes = hexlen / 2;
       unsigned char *data = malloc(nbytes ? nbytes : 1);
-      for (size_t i = 0; i < nbytes; ++i) {
-        unsigned v;
-        sscanf(f[4] + 2 * i, "%2x", &v);
-        data[i] = (unsigned char)v;
-      }
+      for (size_t i = 0; i < nbytes; ++i) data[i] = (unsigned char)(hexval(f[4][2 * i]) << 4 | hexval(f[4][2 * i + 1]));
       const char *names[MAX_COLLS];
       size_t nnames = 0;
       if (nf >= 6 && f[5][0] != '\0') {

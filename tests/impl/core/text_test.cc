@@ -29,7 +29,7 @@ TEST(Text, PythonFloatRepr) {
 
 TEST(Text, JsonEscapingLikePython) {
   std::string out;
-  AppendJsonStringAscii(&out, std::string("a\"b\\c\n\x01\x7f\xc3\xa9", 9));
+  AppendJsonStringAscii(&out, std::string("a\"b\\c\n\x01\x7f\xc3\xa9", 10));
   EXPECT_EQ(out, "\"a\\\"b\\\\c\\n\\u0001\\u007f\\u00e9\"");
   out.clear();
   AppendJsonStringUtf8(&out, std::string("\xc3\xa9/\x1f", 4));
