@@ -92,31 +92,150 @@ void FinishRecord(std::string* prefix, std::string_view content, std::string* su
 
 }  // namespace
 
+namespace {
+
+size_t DecimalLength(uint64_t v) {
+  size_t n = 1;
+  while (v >= 10) {
+    v /= 10;
+    ++n;
+  }
+  return n;
+}
+
+size_t SignedDecimalLength(int64_t v) {
+  return v < 0 ? 1 + DecimalLength(0 - static_cast<uint64_t>(v)) : DecimalLength(static_cast<uint64_t>(v));
+}
+
+void AppendDecimal(std::string* out, int64_t v) {
+  char buf[24];
+  char* end = buf + sizeof buf;
+  char* p = end;
+  uint64_t u = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  do {
+    *--p = static_cast<char>('0' + u % 10);
+    u /= 10;
+  } while (u != 0);
+  if (v < 0) *--p = '-';
+  out->append(p, static_cast<size_t>(end - p));
+}
+
+// Sizes of the nested messages, computed without building them.
+struct RecordLayout {
+  size_t dim_len[64];
+  size_t shape_len = 0;
+  size_t pd1_len = 0, pd2_len = 0, md_len = 0;
+  size_t tensor_len = 0;
+};
+
+void ComputeLayout(const TensorEventFields& f, size_t content_len, RecordLayout* L) {
+  L->shape_len = 0;
+  for (size_t i = 0; i < f.ndim; ++i) {
+    const uint64_t d = static_cast<uint64_t>(f.shape[i]);
+    size_t name_len = f.tag.size() + 1 + DecimalLength(d);
+    size_t dim = (d != 0 ? 1 + VarintSize(d) : 0) + LengthDelimitedSize(2, name_len);
+    if (i < 64) L->dim_len[i] = dim;
+    L->shape_len += LengthDelimitedSize(2, dim);
+  }
+  size_t ms_len = SignedDecimalLength(f.mode_step);
+  size_t m_len = DecimalLength(static_cast<uint64_t>(static_cast<int>(f.mode)));
+  L->pd1_len = LengthDelimitedSize(1, 9) + LengthDelimitedSize(2, ms_len);
+  L->pd2_len = LengthDelimitedSize(1, 4) + LengthDelimitedSize(2, m_len);
+  L->md_len = LengthDelimitedSize(1, L->pd1_len) + LengthDelimitedSize(1, L->pd2_len);
+  int dtype = static_cast<int>(f.dtype);
+  L->tensor_len = 0;
+  if (dtype != 0) L->tensor_len += 1 + VarintSize(static_cast<uint64_t>(dtype));
+  L->tensor_len += LengthDelimitedSize(2, L->shape_len);
+  if (content_len > 0) L->tensor_len += LengthDelimitedSize(4, content_len);
+}
+
+void AppendShapeDirect(const TensorEventFields& f, const RecordLayout& L, std::string* out) {
+  PutTag(out, 2, wire::kLengthDelimited);
+  PutVarint(out, L.shape_len);
+  for (size_t i = 0; i < f.ndim; ++i) {
+    const uint64_t d = static_cast<uint64_t>(f.shape[i]);
+    size_t dim = i < 64 ? L.dim_len[i]
+                        : (d != 0 ? 1 + VarintSize(d) : 0) +
+                              LengthDelimitedSize(2, f.tag.size() + 1 + DecimalLength(d));
+    PutTag(out, 2, wire::kLengthDelimited);
+    PutVarint(out, dim);
+    if (d != 0) {
+      PutTag(out, 1, wire::kVarint);
+      PutVarint(out, d);
+    }
+    PutTag(out, 2, wire::kLengthDelimited);
+    PutVarint(out, f.tag.size() + 1 + DecimalLength(d));
+    out->append(f.tag.data(), f.tag.size());
+    out->push_back('_');
+    AppendDecimal(out, static_cast<int64_t>(d));
+  }
+}
+
+void AppendMetadataDirect(const TensorEventFields& f, const RecordLayout& L, std::string* out) {
+  PutTag(out, 9, wire::kLengthDelimited);
+  PutVarint(out, L.md_len);
+  PutTag(out, 1, wire::kLengthDelimited);
+  PutVarint(out, L.pd1_len);
+  PutLengthDelimited(out, 1, "mode_step");
+  PutTag(out, 2, wire::kLengthDelimited);
+  PutVarint(out, SignedDecimalLength(f.mode_step));
+  AppendDecimal(out, f.mode_step);
+  PutTag(out, 1, wire::kLengthDelimited);
+  PutVarint(out, L.pd2_len);
+  PutLengthDelimited(out, 1, "mode");
+  PutTag(out, 2, wire::kLengthDelimited);
+  PutVarint(out, DecimalLength(static_cast<uint64_t>(static_cast<int>(f.mode))));
+  AppendDecimal(out, static_cast<int>(f.mode));
+}
+
+}  // namespace
+
+void AppendTensorRecord(const TensorEventFields& f, std::string_view content, PayloadCrcKind crc,
+                        std::string* out, size_t* prefix_len, size_t* suffix_len) {
+  RecordLayout L;
+  ComputeLayout(f, content.size(), &L);
+  const size_t start = out->size();
+  out->append(kRecordHeaderSize, '\0');
+  EncodeEventHead(f, L.tensor_len, L.md_len, out);
+  const int dtype = static_cast<int>(f.dtype);
+  if (dtype != 0) {
+    PutTag(out, 1, wire::kVarint);
+    PutVarint(out, static_cast<uint64_t>(dtype));
+  }
+  // The shape field is always present, even empty for a 0-d tensor (smdebug writes "12 00").
+  AppendShapeDirect(f, L, out);
+  if (!content.empty()) {
+    PutTag(out, 4, wire::kLengthDelimited);
+    PutVarint(out, content.size());
+  }
+  const size_t suffix_start = out->size();
+  AppendMetadataDirect(f, L, out);
+  const size_t prefix = suffix_start - start;
+  const size_t payload_len = prefix - kRecordHeaderSize + content.size() + (out->size() - suffix_start);
+  unsigned char header[kRecordHeaderSize];
+  EncodeRecordHeader(payload_len, header);
+  std::memcpy(&(*out)[start], header, kRecordHeaderSize);
+  uint32_t footer = kSmdebugPayloadCrc;
+  if (crc == PayloadCrcKind::kReal) {
+    uint32_t c = Crc32c(out->data() + start + kRecordHeaderSize, prefix - kRecordHeaderSize);
+    c = Crc32c(content.data(), content.size(), c);
+    c = Crc32c(out->data() + suffix_start, out->size() - suffix_start, c);
+    footer = MaskCrc(c);
+  }
+  unsigned char fbytes[4];
+  EncodeFixed32(footer, fbytes);
+  out->append(reinterpret_cast<const char*>(fbytes), 4);
+  *prefix_len = prefix;
+  *suffix_len = out->size() - suffix_start;
+}
+
 void EncodeTensorRecord(const TensorEventFields& f, std::string_view content, PayloadCrcKind crc,
                         std::string* prefix, std::string* suffix) {
-  std::string shape = EncodeShape(f.tag, f.shape, f.ndim);
-  std::string md = EncodeMetadata(f.mode, f.mode_step);
-  int dtype = static_cast<int>(f.dtype);
-  size_t tensor_len = 0;
-  if (dtype != 0) tensor_len += 1 + VarintSize(static_cast<uint64_t>(dtype));
-  // The shape field is always present, even empty for a 0-d tensor (smdebug writes "12 00").
-  tensor_len += LengthDelimitedSize(2, shape.size());
-  if (!content.empty()) tensor_len += LengthDelimitedSize(4, content.size());
-
-  prefix->assign(kRecordHeaderSize, '\0');
-  EncodeEventHead(f, tensor_len, md.size(), prefix);
-  if (dtype != 0) {
-    PutTag(prefix, 1, wire::kVarint);
-    PutVarint(prefix, static_cast<uint64_t>(dtype));
-  }
-  PutLengthDelimited(prefix, 2, shape);
-  if (!content.empty()) {
-    PutTag(prefix, 4, wire::kLengthDelimited);
-    PutVarint(prefix, content.size());
-  }
-  suffix->clear();
-  PutLengthDelimited(suffix, 9, md);
-  FinishRecord(prefix, content, suffix, crc);
+  std::string all;
+  size_t p, s;
+  AppendTensorRecord(f, content, crc, &all, &p, &s);
+  prefix->assign(all, 0, p);
+  suffix->assign(all, p, s);
 }
 
 void EncodeStringTensorRecord(const TensorEventFields& f, const std::vector<std::string>& values,

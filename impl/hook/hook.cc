@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "impl/core/copy.h"
 #include "impl/core/text.h"
 #include "impl/format/layout.h"
 
@@ -491,7 +492,7 @@ Status Hook::Save(SaveRequest& req) {
       if (changed) InvalidateLocked();
     }
     bool raw = false, shape = false;
-    std::vector<ReductionName>& reds = job.reductions;
+    SmallVector<ReductionName, 8>& reds = job.reductions;
     for (uint32_t i : MembersLocked(name)) {
       if (!due_[i]) continue;
       const Collection& c = collections_[i];
@@ -532,7 +533,7 @@ Status Hook::Save(SaveRequest& req) {
                                      req.nbytes);
   } else if (need_data) {
     job.data = writer_->pool().Acquire(req.nbytes);
-    if (req.nbytes > 0) std::memcpy(job.data.data(), req.data, req.nbytes);
+    if (req.nbytes > 0) CopyForHandOff(job.data.data(), req.data, req.nbytes);
   }
   return writer_->Enqueue(std::move(job));
 }

@@ -2,6 +2,7 @@
 
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -15,14 +16,16 @@ namespace smd::hook {
 
 namespace {
 
-constexpr size_t kMinPooledBlock = 64u << 10;  // smaller blocks come from malloc each time
+constexpr size_t kMinBlock = 64;                // smallest block class
 constexpr size_t kMaxPooledBytes = 256u << 20;  // idle blocks kept for reuse, at most
 
 size_t BlockClass(size_t n) {
-  size_t c = kMinPooledBlock;
+  size_t c = kMinBlock;
   while (c < n) c <<= 1;
   return c;
 }
+
+int ClassIndex(size_t cap) { return 63 - __builtin_clzll(static_cast<unsigned long long>(cap)); }
 
 }  // namespace
 
@@ -62,48 +65,55 @@ void Payload::Release() {
 }
 
 BufferPool::~BufferPool() {
-  for (auto& kv : free_) {
-    for (char* b : kv.second) std::free(b);
+  for (auto& list : free_) {
+    for (char* b : list) std::free(b);
   }
 }
 
-void BufferPool::Charge(size_t n) {
-  std::unique_lock<std::mutex> lock(mu_);
+void BufferPool::WaitForBudgetLocked(std::unique_lock<std::mutex>& lock, size_t n) {
+  if (in_flight_ == 0 || in_flight_ + n <= budget_) return;
+  if (on_wait_) {
+    lock.unlock();
+    on_wait_();
+    lock.lock();
+  }
   if (in_flight_ > 0 && in_flight_ + n > budget_) {
     ++waits_;
+    ++waiting_;
     cv_.wait(lock, [&] { return in_flight_ == 0 || in_flight_ + n <= budget_; });
+    --waiting_;
   }
-  in_flight_ += n;
-  if (in_flight_ > peak_) peak_ = in_flight_;
+}
+
+bool BufferPool::waiting() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return waiting_ > 0;
 }
 
 Payload BufferPool::Acquire(size_t n) {
-  Charge(n);
+  // Blocks are reused through free lists, so the training thread and the writer thread never
+  // pass memory through malloc/free (whose arena lock they would fight over).
+  const size_t cap = BlockClass(n);
   Payload p;
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    WaitForBudgetLocked(lock, n);
+    in_flight_ += n;
+    if (in_flight_ > peak_) peak_ = in_flight_;
+    std::vector<char*>& list = free_[ClassIndex(cap)];
+    if (!list.empty()) {
+      p.block_ = list.back();
+      list.pop_back();
+      pooled_bytes_ -= cap;
+    }
+  }
   p.pool_ = this;
   p.charged_ = n;
   p.size_ = n;
-  if (n >= kMinPooledBlock) {
-    size_t cap = BlockClass(n);
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = free_.find(cap);
-      if (it != free_.end() && !it->second.empty()) {
-        p.block_ = it->second.back();
-        it->second.pop_back();
-        pooled_bytes_ -= cap;
-      }
-    }
-    if (p.block_ == nullptr) p.block_ = static_cast<char*>(std::malloc(cap));
-    p.block_cap_ = cap;
-  } else {
-    p.block_ = static_cast<char*>(std::malloc(n == 0 ? 1 : n));
-    p.block_cap_ = 0;  // not pooled
-  }
+  p.block_cap_ = cap;
+  if (p.block_ == nullptr) p.block_ = static_cast<char*>(std::malloc(cap));
   if (p.block_ == nullptr) {
-    Return(nullptr, 0, n);
-    p.pool_ = nullptr;
-    p.charged_ = 0;
+    p.Release();
     throw std::bad_alloc();
   }
   p.data_ = p.block_;
@@ -111,7 +121,12 @@ Payload BufferPool::Acquire(size_t n) {
 }
 
 Payload BufferPool::Adopt(DLManagedTensorVersioned* managed, char* data, size_t n) {
-  Charge(n);
+  {
+    std::unique_lock<std::mutex> lock(mu_);
+    WaitForBudgetLocked(lock, n);
+    in_flight_ += n;
+    if (in_flight_ > peak_) peak_ = in_flight_;
+  }
   Payload p;
   p.pool_ = this;
   p.charged_ = n;
@@ -126,9 +141,8 @@ void BufferPool::Return(char* block, size_t cap, size_t charged) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     in_flight_ -= charged;
-    if (block != nullptr && cap >= kMinPooledBlock && pooled_bytes_ + cap <= kMaxPooledBytes &&
-        pooled_bytes_ + cap <= budget_) {
-      free_[cap].push_back(block);
+    if (block != nullptr && pooled_bytes_ + cap <= std::min(kMaxPooledBytes, budget_)) {
+      free_[ClassIndex(cap)].push_back(block);
       pooled_bytes_ += cap;
       keep = true;
     }
@@ -151,19 +165,47 @@ uint64_t BufferPool::waits() const {
 }
 
 // ------------------------------------------------------------------------------------------
-// AsyncWriter
+// AsyncWriter: input side
+
+namespace {
+constexpr uint64_t kChunkBytes = 4u << 20;  // the encoder hands data over at least this often
+}
 
 AsyncWriter::AsyncWriter(io::Storage* storage, WriterOptions options)
-    : storage_(storage), options_(std::move(options)), pool_(options_.memory_budget) {
-  thread_ = std::thread([this] { Run(); });
+    : storage_(storage),
+      options_(std::move(options)),
+      pool_(options_.memory_budget),
+      wake_threshold_(std::min<size_t>(4u << 20, options_.memory_budget / 4)) {
+  pool_.set_on_wait([this] { Wake(); });
+  committer_ = std::thread([this] { RunCommitter(); });
+  encoder_ = std::thread([this] { RunEncoder(); });
 }
 
 AsyncWriter::~AsyncWriter() { (void)Close(); }
 
-void AsyncWriter::Push(Item item) {
+void AsyncWriter::Push(Item item, size_t bytes) {
+  bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    const bool tensor = item.kind == Item::Kind::kTensor;
     queue_.push_back(std::move(item));
+    unannounced_bytes_ += bytes;
+    if (writer_idle_ && (!tensor || unannounced_bytes_ >= wake_threshold_)) {
+      writer_idle_ = false;
+      unannounced_bytes_ = 0;
+      wake = true;
+    }
+  }
+  if (wake) cv_work_.notify_one();
+}
+
+void AsyncWriter::Wake() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    flush_requested_ = true;  // hand over what is encoded, so that its memory is released
+    if (!writer_idle_) return;
+    writer_idle_ = false;
+    unannounced_bytes_ = 0;
   }
   cv_work_.notify_one();
 }
@@ -176,8 +218,9 @@ Status AsyncWriter::Enqueue(TensorJob job) {
   }
   Item item;
   item.kind = Item::Kind::kTensor;
+  size_t bytes = job.data.size() + 256;
   item.job = std::move(job);
-  Push(std::move(item));
+  Push(std::move(item), bytes);
   return Status::Ok();
 }
 
@@ -185,7 +228,7 @@ void AsyncWriter::EndStep(int64_t step) {
   Item item;
   item.kind = Item::Kind::kEndStep;
   item.step = step;
-  Push(std::move(item));
+  Push(std::move(item), 0);
 }
 
 void AsyncWriter::WriteFile(std::string rel, std::string content) {
@@ -193,7 +236,7 @@ void AsyncWriter::WriteFile(std::string rel, std::string content) {
   item.kind = Item::Kind::kWriteFile;
   item.rel = std::move(rel);
   item.content = std::move(content);
-  Push(std::move(item));
+  Push(std::move(item), 0);
 }
 
 Status AsyncWriter::Flush() {
@@ -206,7 +249,7 @@ Status AsyncWriter::Flush() {
   Item item;
   item.kind = Item::Kind::kBarrier;
   item.barrier_id = id;
-  Push(std::move(item));
+  Push(std::move(item), 0);
   std::unique_lock<std::mutex> lock(mu_);
   cv_done_.wait(lock, [&] { return barrier_done_ >= id; });
   return first_error_;
@@ -218,14 +261,12 @@ Status AsyncWriter::Close() {
     if (closed_) return first_error_;
     closed_ = true;
     stopping_ = true;
+    writer_idle_ = false;
   }
   cv_work_.notify_one();
-  if (thread_.joinable()) thread_.join();
-  // The thread finished the open step; release the claim.
-  if (claimed_) {
-    Status st = storage_->Remove(io::kClaimFile);
-    if (!st.ok()) SetError(st);
-  }
+  if (encoder_.joinable()) encoder_.join();  // it finishes the open step and stops the committer
+  if (committer_.joinable()) committer_.join();
+  if (claimed_) SetError(storage_->Remove(io::kClaimFile));
   std::lock_guard<std::mutex> lock(mu_);
   return first_error_;
 }
@@ -236,62 +277,285 @@ Status AsyncWriter::error() const {
 }
 
 WriterStats AsyncWriter::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return stats_;
+  WriterStats s;
+  s.records = stat_records_.load();
+  s.bytes = stat_bytes_.load();
+  s.steps = stat_steps_.load();
+  return s;
 }
 
 void AsyncWriter::SetError(const Status& st) {
   if (st.ok()) return;
   std::lock_guard<std::mutex> lock(mu_);
   if (first_error_.ok()) first_error_ = st;
-  failed_ = true;
+  failed_.store(true);
 }
 
-void AsyncWriter::Run() {
-  std::deque<Item> batch;
+bool AsyncWriter::failed() const { return failed_.load(std::memory_order_relaxed); }
+
+// ------------------------------------------------------------------------------------------
+// Encoder thread
+
+void AsyncWriter::RunEncoder() {
+  std::vector<Item> batch;
   for (;;) {
+    bool flush = false;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_work_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty() && !stopping_ && !flush_requested_) {
+        writer_idle_ = true;
+        cv_work_.wait(lock, [&] { return !writer_idle_ || stopping_; });
+        writer_idle_ = false;
+      }
       if (queue_.empty() && stopping_) break;
       batch.swap(queue_);
+      flush = flush_requested_;
+      flush_requested_ = false;
     }
-    for (Item& item : batch) Process(item);
+    for (Item& item : batch) Encode(item);
     batch.clear();
+    // Someone waits for memory: hand over what is encoded so that the committer releases it.
+    if (flush || pool_.waiting()) FlushChunk();
   }
-  if (open_step_ && !failed_) SetError(FinishStep());
-  if (sink_) sink_->Abort();
+  if (open_step_) FinishStepChunk();
+  {
+    std::lock_guard<std::mutex> lock(commit_mu_);
+    commit_stopping_ = true;
+    committer_idle_ = false;
+  }
+  commit_cv_.notify_one();
 }
 
-void AsyncWriter::Process(Item& item) {
+void AsyncWriter::Encode(Item& item) {
   switch (item.kind) {
     case Item::Kind::kTensor:
-      if (!failed_) {
-        Status st = WriteTensor(item.job);
+      if (!failed()) {
+        Status st = EncodeTensor(item.job);
         if (!st.ok()) {
           SetError(st.WithContext("writing tensor '" + item.job.name + "' at step " +
                                   std::to_string(item.job.step)));
         }
       }
-      item.job.data.Release();
       break;
     case Item::Kind::kEndStep:
-      if (!failed_ && open_step_ && *open_step_ == item.step) SetError(FinishStep());
+      if (open_step_ && *open_step_ == item.step) FinishStepChunk();
       break;
-    case Item::Kind::kWriteFile:
-      if (!failed_) {
+    case Item::Kind::kWriteFile: {
+      Chunk c;
+      c.kind = Chunk::Kind::kWriteFile;
+      c.rel = std::move(item.rel);
+      c.content = std::move(item.content);
+      SendToCommitter(std::move(c));
+      break;
+    }
+    case Item::Kind::kBarrier: {
+      FlushChunk();
+      Chunk c;
+      c.kind = Chunk::Kind::kBarrier;
+      c.barrier_id = item.barrier_id;
+      SendToCommitter(std::move(c));
+      break;
+    }
+  }
+}
+
+Status AsyncWriter::EncodeTensor(TensorJob& job) {
+  if (open_step_ && *open_step_ != job.step) FinishStepChunk();
+  if (!open_step_) {
+    open_step_ = job.step;
+    step_offset_ = 0;
+    chunk_.step = job.step;
+  }
+  if (job.write_shape) {
+    index_shapes_.push_back({job.name, job.name, job.shape.to_vector()});
+    if (!meta_) meta_ = io::IndexMeta{job.mode, job.mode_step, std::nullopt};
+  }
+  for (const ReductionName& r : job.reductions) {
+    Result<ReductionValue> rv =
+        ComputeReduction(r.op, r.abs, job.dtype, job.data.data(), job.num_elements);
+    if (!rv.ok()) {
+      // As smdebug: a reduction that is undefined for this input (min of an empty tensor) is
+      // skipped; anything else is an error.
+      if (rv.status().code() == Code::kInvalidArgument) continue;
+      return rv.status();
+    }
+    const int64_t one = 1;
+    AddRecord(job, ReductionTag(job.name, r.op, r.abs), rv->dtype, &one, 1,
+              std::string_view(reinterpret_cast<const char*>(rv->bytes), DTypeSize(rv->dtype)));
+  }
+  if (job.write_raw && job.num_elements > 0) {
+    AddRecord(job, job.name, job.dtype, job.shape.data(), job.shape.size(),
+              std::string_view(job.data.data(), job.data.size()));
+    chunk_.payloads.push_back(std::move(job.data));  // the record points into it
+  }
+  if (chunk_.bytes >= kChunkBytes) FlushChunk();
+  return Status::Ok();
+}
+
+void AsyncWriter::AddRecord(const TensorJob& job, const std::string& tag, DType dtype,
+                            const int64_t* shape, size_t ndim, std::string_view content) {
+  io::TensorEventFields f;
+  f.wall_time = job.wall_time;
+  f.step = job.step;
+  f.tag = tag;
+  f.dtype = dtype;
+  f.shape = shape;
+  f.ndim = ndim;
+  f.mode = job.mode;
+  f.mode_step = job.mode_step;
+  const size_t off = chunk_.headers.size();
+  size_t prefix_len, suffix_len;
+  io::AppendTensorRecord(f, content, options_.crc, &chunk_.headers, &prefix_len, &suffix_len);
+  // Small contents (reductions, small tensors) are copied next to their headers: fewer pieces.
+  if (content.size() <= 4096) {
+    std::string& h = chunk_.headers;
+    h.insert(off + prefix_len, content.data(), content.size());
+    chunk_.pieces.push_back({true, nullptr, off, prefix_len + content.size() + suffix_len});
+  } else {
+    chunk_.pieces.push_back({true, nullptr, off, prefix_len});
+    chunk_.pieces.push_back({false, content.data(), 0, content.size()});
+    chunk_.pieces.push_back({true, nullptr, off + prefix_len, suffix_len});
+  }
+  const uint64_t length = prefix_len + content.size() + suffix_len;
+  index_tensors_.push_back({tag, step_offset_, length});
+  step_offset_ += length;
+  chunk_.bytes += length;
+  if (!meta_ || !meta_->event_file_name) {
+    meta_ = io::IndexMeta{job.mode, job.mode_step, io::EventFileRelPath(job.step, options_.worker)};
+  }
+  stat_records_.fetch_add(1, std::memory_order_relaxed);
+  stat_bytes_.fetch_add(length, std::memory_order_relaxed);
+}
+
+void AsyncWriter::FlushChunk() {
+  if (chunk_.bytes == 0 && chunk_.pieces.empty()) return;
+  Chunk c = std::move(chunk_);
+  chunk_ = Chunk();
+  chunk_.step = c.step;
+  c.kind = Chunk::Kind::kData;
+  SendToCommitter(std::move(c));
+}
+
+void AsyncWriter::FinishStepChunk() {
+  // The step's last data and its completion travel together.
+  const int64_t step = *open_step_;
+  Chunk c = std::move(chunk_);
+  chunk_ = Chunk();
+  c.kind = Chunk::Kind::kFinishStep;
+  c.step = step;
+  if (meta_) {
+    c.rel = io::IndexFileRelPath(step, options_.worker);
+    c.content = io::BuildIndexJson(*meta_, index_tensors_, index_shapes_);
+  }
+  SendToCommitter(std::move(c));
+  open_step_.reset();
+  index_tensors_.clear();
+  index_shapes_.clear();
+  meta_.reset();
+}
+
+void AsyncWriter::SendToCommitter(Chunk chunk) {
+  bool wake;
+  {
+    std::lock_guard<std::mutex> lock(commit_mu_);
+    commit_queue_.push_back(std::move(chunk));
+    wake = committer_idle_;
+    committer_idle_ = false;
+  }
+  if (wake) commit_cv_.notify_one();
+}
+
+// ------------------------------------------------------------------------------------------
+// Committer thread
+
+void AsyncWriter::RunCommitter() {
+  std::vector<Chunk> batch;
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(commit_mu_);
+      if (commit_queue_.empty() && !commit_stopping_) {
+        committer_idle_ = true;
+        commit_cv_.wait(lock, [&] { return commit_stopping_ || !commit_queue_.empty(); });
+        committer_idle_ = false;
+      }
+      if (commit_queue_.empty() && commit_stopping_) break;
+      batch.swap(commit_queue_);
+    }
+    for (Chunk& c : batch) Commit(c);
+    batch.clear();
+  }
+  if (sink_) sink_->Abort();
+}
+
+void AsyncWriter::Commit(Chunk& chunk) {
+  switch (chunk.kind) {
+    case Chunk::Kind::kData:
+      if (!failed()) {
+        Status st = CommitData(chunk);
+        if (!st.ok()) SetError(st.WithContext("writing step " + std::to_string(chunk.step)));
+      }
+      break;
+    case Chunk::Kind::kFinishStep:
+      if (!failed() && !chunk.pieces.empty()) {
+        Status st = CommitData(chunk);
+        if (!st.ok()) SetError(st.WithContext("writing step " + std::to_string(chunk.step)));
+      }
+      if (!failed()) {
+        Status st = CommitFinish(chunk);
+        if (!st.ok()) SetError(st.WithContext("completing step " + std::to_string(chunk.step)));
+      }
+      if (sink_) sink_->Abort();
+      sink_.reset();
+      sink_step_.reset();
+      break;
+    case Chunk::Kind::kWriteFile:
+      if (!failed()) {
         Status st = EnsureClaim();
-        if (st.ok()) st = storage_->WriteAtomic(item.rel, item.content);
+        if (st.ok()) st = storage_->WriteAtomic(chunk.rel, chunk.content);
         SetError(st);
       }
       break;
-    case Item::Kind::kBarrier: {
+    case Chunk::Kind::kBarrier: {
       std::lock_guard<std::mutex> lock(mu_);
-      barrier_done_ = item.barrier_id;
+      barrier_done_ = chunk.barrier_id;
       cv_done_.notify_all();
       break;
     }
   }
+  chunk.payloads.clear();  // releases the tensors' buffers (and deletes adopted DLPack tensors)
+}
+
+Status AsyncWriter::CommitData(Chunk& chunk) {
+  if (!sink_) {
+    SMD_RETURN_IF_ERROR(EnsureClaim());
+    SMD_ASSIGN_OR_RETURN(sink_, storage_->Create(io::EventFileRelPath(chunk.step, options_.worker)));
+    sink_step_ = chunk.step;
+  }
+  std::vector<struct iovec> iov;
+  iov.reserve(chunk.pieces.size());
+  for (const Chunk::Piece& p : chunk.pieces) {
+    const char* base = p.from_headers ? chunk.headers.data() + p.off : p.ptr;
+    iov.push_back({const_cast<char*>(base), p.len});
+  }
+  for (size_t i = 0; i < iov.size(); i += 512) {
+    SMD_RETURN_IF_ERROR(sink_->Append(iov.data() + i, static_cast<int>(std::min<size_t>(512, iov.size() - i))));
+  }
+  return Status::Ok();
+}
+
+Status AsyncWriter::CommitFinish(Chunk& chunk) {
+  if (sink_) {
+    Status st = sink_->Commit();
+    sink_.reset();
+    sink_step_.reset();
+    SMD_RETURN_IF_ERROR(st);
+  }
+  if (!chunk.rel.empty()) {
+    SMD_RETURN_IF_ERROR(EnsureClaim());
+    SMD_RETURN_IF_ERROR(storage_->WriteAtomic(chunk.rel, chunk.content));
+  }
+  stat_steps_.fetch_add(1, std::memory_order_relaxed);
+  return Status::Ok();
 }
 
 Status AsyncWriter::EnsureClaim() {
@@ -308,97 +572,6 @@ Status AsyncWriter::EnsureClaim() {
   SMD_RETURN_IF_ERROR(st);
   claimed_ = true;
   return Status::Ok();
-}
-
-Status AsyncWriter::WriteTensor(TensorJob& job) {
-  if (open_step_ && *open_step_ != job.step) SMD_RETURN_IF_ERROR(FinishStep());
-  if (!open_step_) {
-    open_step_ = job.step;
-    index_tensors_.clear();
-    index_shapes_.clear();
-    meta_.reset();
-  }
-  if (job.write_shape) {
-    index_shapes_.push_back({job.name, job.name, job.shape});
-    if (!meta_) meta_ = io::IndexMeta{job.mode, job.mode_step, std::nullopt};
-  }
-  for (const ReductionName& r : job.reductions) {
-    Result<ReductionValue> rv =
-        ComputeReduction(r.op, r.abs, job.dtype, job.data.data(), job.num_elements);
-    if (!rv.ok()) {
-      // As smdebug: a reduction that is undefined for this input (min of an empty tensor) is
-      // skipped; anything else is an error.
-      if (rv.status().code() == Code::kInvalidArgument) continue;
-      return rv.status();
-    }
-    const int64_t one = 1;
-    size_t sz = DTypeSize(rv->dtype);
-    SMD_RETURN_IF_ERROR(AppendRecord(job, ReductionTag(job.name, r.op, r.abs), rv->dtype, &one, 1,
-                                     std::string_view(reinterpret_cast<const char*>(rv->bytes), sz)));
-  }
-  if (job.write_raw && job.num_elements > 0) {
-    SMD_RETURN_IF_ERROR(AppendRecord(job, job.name, job.dtype, job.shape.data(), job.shape.size(),
-                                     std::string_view(job.data.data(), job.data.size())));
-  }
-  return Status::Ok();
-}
-
-Status AsyncWriter::AppendRecord(const TensorJob& job, const std::string& tag, DType dtype,
-                                 const int64_t* shape, size_t ndim, std::string_view content) {
-  if (!sink_) {
-    SMD_RETURN_IF_ERROR(EnsureClaim());
-    SMD_ASSIGN_OR_RETURN(sink_, storage_->Create(io::EventFileRelPath(job.step, options_.worker)));
-  }
-  io::TensorEventFields f;
-  f.wall_time = job.wall_time;
-  f.step = job.step;
-  f.tag = tag;
-  f.dtype = dtype;
-  f.shape = shape;
-  f.ndim = ndim;
-  f.mode = job.mode;
-  f.mode_step = job.mode_step;
-  io::EncodeTensorRecord(f, content, options_.crc, &prefix_buf_, &suffix_buf_);
-  uint64_t start = sink_->size();
-  struct iovec v[3] = {{prefix_buf_.data(), prefix_buf_.size()},
-                       {const_cast<char*>(content.data()), content.size()},
-                       {suffix_buf_.data(), suffix_buf_.size()}};
-  SMD_RETURN_IF_ERROR(sink_->Append(v, 3));
-  uint64_t length = prefix_buf_.size() + content.size() + suffix_buf_.size();
-  index_tensors_.push_back({tag, start, length});
-  if (!meta_ || !meta_->event_file_name) {
-    meta_ = io::IndexMeta{job.mode, job.mode_step, io::EventFileRelPath(job.step, options_.worker)};
-  }
-  std::lock_guard<std::mutex> lock(mu_);
-  ++stats_.records;
-  stats_.bytes += length;
-  return Status::Ok();
-}
-
-Status AsyncWriter::FinishStep() {
-  int64_t step = *open_step_;
-  open_step_.reset();
-  Status st;
-  if (sink_) {
-    st = sink_->Commit();
-    if (!st.ok()) sink_->Abort();
-    sink_.reset();
-  }
-  if (st.ok() && meta_) {
-    st = EnsureClaim();
-    if (st.ok()) {
-      st = storage_->WriteAtomic(io::IndexFileRelPath(step, options_.worker),
-                                 io::BuildIndexJson(*meta_, index_tensors_, index_shapes_));
-    }
-  }
-  index_tensors_.clear();
-  index_shapes_.clear();
-  meta_.reset();
-  if (st.ok()) {
-    std::lock_guard<std::mutex> lock(mu_);
-    ++stats_.steps;
-  }
-  return st.WithContext("completing step " + std::to_string(step));
 }
 
 }  // namespace smd::hook

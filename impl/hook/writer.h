@@ -5,10 +5,12 @@
 // full, queueing waits. Nothing is dropped.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,6 +23,7 @@
 #include "impl/core/dtype.h"
 #include "impl/core/mode.h"
 #include "impl/core/reductions.h"
+#include "impl/core/small_vector.h"
 #include "impl/core/status.h"
 #include "impl/format/index_file.h"
 #include "impl/format/record.h"
@@ -66,23 +69,28 @@ class BufferPool {
   Payload Acquire(size_t n);
   // Wraps a DLPack tensor: charges its size (waiting like Acquire) and deletes it on release.
   Payload Adopt(DLManagedTensorVersioned* managed, char* data, size_t n);
+  // Called (without the pool's lock) before a caller starts waiting for budget.
+  void set_on_wait(std::function<void()> fn) { on_wait_ = std::move(fn); }
   size_t in_flight() const;
   size_t peak_in_flight() const;
+  bool waiting() const;  // a caller is waiting for budget
   uint64_t waits() const;
 
  private:
   friend class Payload;
-  void Charge(size_t n);
+  void WaitForBudgetLocked(std::unique_lock<std::mutex>& lock, size_t n);
   void Return(char* block, size_t cap, size_t charged);
 
   const size_t budget_;
+  std::function<void()> on_wait_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   size_t in_flight_ = 0;
   size_t peak_ = 0;
   uint64_t waits_ = 0;
+  int waiting_ = 0;
   size_t pooled_bytes_ = 0;
-  std::map<size_t, std::vector<char*>> free_;  // capacity class -> blocks
+  std::vector<char*> free_[64];  // by log2 of the block capacity
 };
 
 // One tensor to write at a step.
@@ -93,12 +101,12 @@ struct TensorJob {
   double wall_time = 0;
   std::string name;
   DType dtype = DType::kFloat32;
-  std::vector<int64_t> shape;
+  SmallVector<int64_t, 6> shape;
   size_t num_elements = 0;
   Payload data;
   bool write_raw = false;
   bool write_shape = false;
-  std::vector<ReductionName> reductions;  // in write order
+  SmallVector<ReductionName, 8> reductions;  // in write order
 };
 
 struct WriterOptions {
@@ -114,6 +122,11 @@ struct WriterStats {
   uint64_t steps = 0;
 };
 
+// Two threads: the encoder takes queued items in order, computes reductions and encodes records
+// into step chunks (record headers plus the tensors' own buffers, not copied again); the committer
+// appends chunks to the step's event file, and at the step's end completes the event file and then
+// writes the index file. The encoder thus works on step N+1 while the committer does step N's file
+// system work, which is what bounds small-tensor workloads.
 class AsyncWriter {
  public:
   AsyncWriter(io::Storage* storage, WriterOptions options);
@@ -127,10 +140,11 @@ class AsyncWriter {
   void EndStep(int64_t step);
   // Writes a whole file (collections JSON, markers) after everything queued before.
   void WriteFile(std::string rel, std::string content);
-  // Waits until everything queued so far has been processed; returns the sticky error.
+  // Waits until everything queued so far is in the step's (still open) file; returns the sticky
+  // error.
   Status Flush();
-  // Processes everything, stops the thread, removes claim.smd if it created it. Returns the first
-  // error met. Idempotent.
+  // Processes everything, stops both threads, removes claim.smd if it created it. Returns the
+  // first error met. Idempotent.
   Status Close();
   // The first error met so far (OK if none).
   Status error() const;
@@ -144,43 +158,86 @@ class AsyncWriter {
     std::string rel, content;
     uint64_t barrier_id = 0;
   };
+  // What the encoder hands to the committer.
+  struct Chunk {
+    enum class Kind { kData, kFinishStep, kWriteFile, kBarrier } kind = Kind::kData;
+    int64_t step = 0;
+    std::string headers;  // encoded record headers and footers
+    struct Piece {
+      bool from_headers;
+      const char* ptr;  // when !from_headers
+      size_t off, len;  // offset into headers when from_headers
+    };
+    std::vector<Piece> pieces;
+    std::vector<Payload> payloads;  // released once written
+    uint64_t bytes = 0;
+    std::string rel, content;  // kWriteFile; for kFinishStep: the index file and its JSON
+    uint64_t barrier_id = 0;
+  };
 
-  void Push(Item item);
-  void Run();
-  void Process(Item& item);
-  Status WriteTensor(TensorJob& job);
-  Status AppendRecord(const TensorJob& job, const std::string& tag, DType dtype,
-                      const int64_t* shape, size_t ndim, std::string_view content);
-  Status FinishStep();
-  Status EnsureClaim();
+  void Push(Item item, size_t bytes);
+  void Wake();
   void SetError(const Status& st);
+  bool failed() const;
+
+  // Encoder thread.
+  void RunEncoder();
+  void Encode(Item& item);
+  Status EncodeTensor(TensorJob& job);
+  void AddRecord(const TensorJob& job, const std::string& tag, DType dtype, const int64_t* shape,
+                 size_t ndim, std::string_view content);
+  void FlushChunk();
+  void FinishStepChunk();
+  void SendToCommitter(Chunk chunk);
+
+  // Committer thread.
+  void RunCommitter();
+  void Commit(Chunk& chunk);
+  Status CommitData(Chunk& chunk);
+  Status CommitFinish(Chunk& chunk);
+  Status EnsureClaim();
 
   io::Storage* storage_;
   const WriterOptions options_;
   BufferPool pool_;
 
-  mutable std::mutex mu_;
+  mutable std::mutex mu_;  // the input queue, the error, stats, barriers
   std::condition_variable cv_work_;
   std::condition_variable cv_done_;
-  std::deque<Item> queue_;
+  std::vector<Item> queue_;
   bool stopping_ = false;
   bool closed_ = false;
+  bool writer_idle_ = false;      // the encoder is waiting for work
+  bool flush_requested_ = false;  // a caller waits for memory held by the open chunk
+  size_t unannounced_bytes_ = 0;  // queued since the encoder was last woken
+  size_t wake_threshold_;
   uint64_t barrier_issued_ = 0;
   uint64_t barrier_done_ = 0;
   Status first_error_;
-  WriterStats stats_;
-  std::thread thread_;
+  std::atomic<bool> failed_{false};
+  std::atomic<uint64_t> stat_records_{0}, stat_bytes_{0}, stat_steps_{0};
 
-  // Writer-thread state for the step being written.
+  std::mutex commit_mu_;  // the committer's queue
+  std::condition_variable commit_cv_;
+  std::vector<Chunk> commit_queue_;
+  bool commit_stopping_ = false;
+  bool committer_idle_ = false;
+
+  std::thread encoder_, committer_;
+
+  // Encoder state for the step being encoded.
   std::optional<int64_t> open_step_;
-  std::unique_ptr<io::FileSink> sink_;
+  uint64_t step_offset_ = 0;  // bytes of the step's event file so far
+  Chunk chunk_;
   std::vector<io::IndexTensorEntry> index_tensors_;
   std::vector<io::IndexShapeEntry> index_shapes_;
   std::optional<io::IndexMeta> meta_;
+
+  // Committer state.
+  std::unique_ptr<io::FileSink> sink_;
+  std::optional<int64_t> sink_step_;
   bool claim_done_ = false;
   bool claimed_ = false;
-  bool failed_ = false;  // after an error the writer stops touching storage
-  std::string prefix_buf_, suffix_buf_;
 };
 
 }  // namespace smd::hook

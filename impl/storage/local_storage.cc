@@ -10,6 +10,7 @@
 #include <cstring>
 #include <mutex>
 #include <unordered_set>
+#include <vector>
 
 #include "impl/format/layout.h"
 #include "impl/storage/storage.h"
@@ -51,22 +52,22 @@ class LocalSink : public FileSink {
 
   Status Append(const struct iovec* pieces, int count) override {
     if (fd_ < 0) return InvalidState("file '" + tmp_ + "' is already closed");
-    for (int i = 0; i < count; ++i) {
-      const size_t len = pieces[i].iov_len;
-      size_ += len;
-      if (len < kDirectWriteThreshold) {
-        if (buf_.size() + len > kSinkBufferSize) SMD_RETURN_IF_ERROR(FlushBuffer());
-        buf_.append(static_cast<const char*>(pieces[i].iov_base), len);
-        continue;
-      }
-      // Large piece: one writev of what is buffered plus the piece itself.
-      struct iovec v[2];
-      int n = 0;
-      if (!buf_.empty()) v[n++] = {buf_.data(), buf_.size()};
-      v[n++] = {pieces[i].iov_base, len};
-      SMD_RETURN_IF_ERROR(WriteFully(fd_, v, n, tmp_));
-      buf_.clear();
+    size_t total = 0;
+    for (int i = 0; i < count; ++i) total += pieces[i].iov_len;
+    size_ += total;
+    // Small single appends are batched; anything else goes out in one writev, together with
+    // what is batched.
+    if (count == 1 && total < kDirectWriteThreshold) {
+      if (buf_.size() + total > kSinkBufferSize) SMD_RETURN_IF_ERROR(FlushBuffer());
+      buf_.append(static_cast<const char*>(pieces[0].iov_base), total);
+      return Status::Ok();
     }
+    std::vector<struct iovec> v;
+    v.reserve(static_cast<size_t>(count) + 1);
+    if (!buf_.empty()) v.push_back({buf_.data(), buf_.size()});
+    v.insert(v.end(), pieces, pieces + count);
+    SMD_RETURN_IF_ERROR(WriteFully(fd_, v.data(), static_cast<int>(v.size()), tmp_));
+    buf_.clear();
     return Status::Ok();
   }
 
