@@ -171,16 +171,36 @@ class LocalStorage : public Storage {
     return ErrnoStatus("cannot stat", path, errno);
   }
 
+  Result<uint64_t> FileSize(const std::string& rel) override {
+    struct stat st;
+    std::string path = Path(rel);
+    if (::stat(path.c_str(), &st) != 0) return ErrnoStatus("cannot stat", path, errno);
+    if (!S_ISREG(st.st_mode)) return Status(Code::kIO, "'" + path + "' is not a regular file");
+    return static_cast<uint64_t>(st.st_size);
+  }
+
   Result<std::string> ReadAll(const std::string& rel) override {
     std::string path = Path(rel);
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return ErrnoStatus("cannot open", path, errno);
-    std::string out;
     struct stat st;
-    if (::fstat(fd, &st) == 0 && st.st_size > 0) out.reserve(static_cast<size_t>(st.st_size));
-    char buf[65536];
+    if (::fstat(fd, &st) != 0) {
+      int e = errno;
+      ::close(fd);
+      return ErrnoStatus("cannot stat", path, e);
+    }
+    if (S_ISDIR(st.st_mode)) {
+      ::close(fd);
+      return Status(Code::kIO, "cannot read '" + path + "': it is a folder");
+    }
+    // Read straight into the result. A regular file returns a short read only at its end, so one
+    // read of size + 1 bytes usually suffices; a file that grows meanwhile is read to its end.
+    std::string out;
+    size_t done = 0;
+    size_t cap = st.st_size > 0 ? static_cast<size_t>(st.st_size) + 1 : 4096;
+    out.resize(cap);
     for (;;) {
-      ssize_t n = ::read(fd, buf, sizeof buf);
+      ssize_t n = ::read(fd, &out[done], cap - done);
       if (n < 0) {
         if (errno == EINTR) continue;
         int e = errno;
@@ -188,9 +208,15 @@ class LocalStorage : public Storage {
         return ErrnoStatus("cannot read", path, e);
       }
       if (n == 0) break;
-      out.append(buf, static_cast<size_t>(n));
+      done += static_cast<size_t>(n);
+      if (done < cap && S_ISREG(st.st_mode)) break;
+      if (done == cap) {
+        cap *= 2;
+        out.resize(cap);
+      }
     }
     ::close(fd);
+    out.resize(done);
     return out;
   }
 
