@@ -255,6 +255,14 @@ Trial::Trial(std::string path, std::unique_ptr<io::Storage> storage, const Trial
 Trial::~Trial() = default;
 
 Result<std::shared_ptr<Trial>> Trial::Open(const std::string& raw_path, const TrialOptions& options) {
+  std::string path(StripAscii(raw_path));
+  if (path.empty()) return InvalidArgument("empty trial path");
+  SMD_ASSIGN_OR_RETURN(std::unique_ptr<io::Storage> storage, io::Storage::Open(path));
+  return Open(std::move(storage), options);
+}
+
+Result<std::shared_ptr<Trial>> Trial::Open(std::unique_ptr<io::Storage> storage,
+                                           const TrialOptions& options) {
   if (options.range_begin < -1 || options.range_end < -1) {
     return InvalidArgument("range_steps bounds must be >= 0 (or -1 for no bound)");
   }
@@ -266,9 +274,6 @@ Result<std::shared_ptr<Trial>> Trial::Open(const std::string& raw_path, const Tr
   if (options.collection_wait_ms < 0) {
     return InvalidArgument("the collection file wait must be >= 0 ms (waits are never unbounded)");
   }
-  std::string path(StripAscii(raw_path));
-  if (path.empty()) return InvalidArgument("empty trial path");
-  SMD_ASSIGN_OR_RETURN(std::unique_ptr<io::Storage> storage, io::Storage::Open(path));
   SMD_ASSIGN_OR_RETURN(bool exists, storage->Exists(""));
   if (!exists) return NotFound("trial folder '" + storage->root() + "' does not exist");
   std::string root = storage->root();

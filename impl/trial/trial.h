@@ -82,6 +82,9 @@ class Trial : public std::enable_shared_from_this<Trial> {
   // Errors: kNotFound (no such folder), kMissingCollectionFiles, kCorrupt (a malformed
   // collections file), kIO, kUnsupported (s3://), kInvalidArgument (bad options).
   static Result<std::shared_ptr<Trial>> Open(const std::string& path, const TrialOptions& options);
+  // The same over a given storage (tests use it to count listings and reads).
+  static Result<std::shared_ptr<Trial>> Open(std::unique_ptr<io::Storage> storage,
+                                             const TrialOptions& options);
   ~Trial();
   Trial(const Trial&) = delete;
   Trial& operator=(const Trial&) = delete;
