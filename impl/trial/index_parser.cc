@@ -2,6 +2,10 @@
 
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace smd::trial {
 namespace {
 
@@ -110,6 +114,27 @@ class Parser {
     ++p_;
     const char* start = p_;
     // Fast path: scan to the closing quote; bail out to the slow path at the first escape.
+#if defined(__SSE2__)
+    // 16 bytes at a time while they are plain ASCII (no quote, backslash or control character).
+    {
+      const __m128i quote = _mm_set1_epi8('"');
+      const __m128i backslash = _mm_set1_epi8('\\');
+      const __m128i space = _mm_set1_epi8(0x20);
+      while (end_ - p_ >= 16) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p_));
+        // Signed compare: bytes >= 0x80 are negative, so "< 0x20" also flags non-ASCII.
+        const __m128i special =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                         _mm_cmplt_epi8(v, space));
+        const int mask = _mm_movemask_epi8(special);
+        if (mask != 0) {
+          p_ += __builtin_ctz(static_cast<unsigned>(mask));
+          break;
+        }
+        p_ += 16;
+      }
+    }
+#endif
     while (p_ < end_) {
       const unsigned char c = static_cast<unsigned char>(*p_);
       if (c == '"') {
@@ -137,8 +162,8 @@ class Parser {
       const unsigned char c = static_cast<unsigned char>(*p_);
       if (c == '"') {
         ++p_;
-        out_->unescaped.push_back(std::move(s));
-        *out = out_->unescaped.back();
+        out_->unescaped.push_back(std::make_unique<std::string>(std::move(s)));
+        *out = *out_->unescaped.back();
         return true;
       }
       if (c < 0x20) return Fail("control character in a string");
@@ -326,6 +351,7 @@ class Parser {
       if (key == "tensor_payload") {
         seen_tensor_payload_ = true;
         out_->tensors.clear();
+        out_->tensors.reserve(static_cast<size_t>(end_ - p_) / 64 + 1);  // ~70 bytes per entry
         return Array([&] { return ParseTensorEntry(); });
       }
       if (key == "shape_payload") {

@@ -9,7 +9,7 @@
 #pragma once
 
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,7 +42,7 @@ struct ParsedIndex {
   std::vector<IndexTensorRef> tensors;
   std::vector<IndexShapeRef> shapes;
   std::vector<int64_t> dims;
-  std::deque<std::string> unescaped;  // strings that held JSON escapes, decoded
+  std::vector<std::unique_ptr<std::string>> unescaped;  // strings that held escapes, decoded
 
   void Clear();
 };

@@ -57,6 +57,12 @@ void RecordCache::PutBlock(uint32_t file, std::shared_ptr<const std::string> blo
   Insert(Item{Key{file, kBlockOffset}, nullptr, std::move(block), bytes});
 }
 
+bool RecordCache::TouchFile(uint32_t file) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (touched_.size() > (1u << 20)) touched_.clear();  // bounded; forgetting is harmless
+  return !touched_.insert(file).second;
+}
+
 size_t RecordCache::used_bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
   return used_;

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "impl/trial/value.h"
 
@@ -24,6 +25,12 @@ class RecordCache {
   std::shared_ptr<const std::string> GetBlock(uint32_t file);
   void PutBlock(uint32_t file, std::shared_ptr<const std::string> block);
 
+  // Records that `file` was read from; true if it had been before. Reading a whole small event
+  // file only from its second use on keeps a scan of one tensor over many steps reading just its
+  // records, while reading many tensors of one step costs one read of the file.
+  bool TouchFile(uint32_t file);
+  size_t capacity() const { return capacity_; }
+
   size_t used_bytes() const;
 
  private:
@@ -33,9 +40,11 @@ class RecordCache {
     bool operator==(const Key& o) const { return file == o.file && offset == o.offset; }
   };
   struct KeyHash {
-    size_t operator()(const Key& k) const {
-      uint64_t h = k.offset * 0x9e3779b97f4a7c15ull ^ (uint64_t(k.file) << 1);
-      return static_cast<size_t>(h ^ (h >> 29));
+    size_t operator()(const Key& k) const {  // splitmix64 of the two fields
+      uint64_t h = k.offset + 0x9e3779b97f4a7c15ull * (uint64_t(k.file) + 1);
+      h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+      h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+      return static_cast<size_t>(h ^ (h >> 31));
     }
   };
   struct Item {
@@ -53,6 +62,7 @@ class RecordCache {
   size_t used_ = 0;
   std::list<Item> lru_;  // front: most recently used
   std::unordered_map<Key, std::list<Item>::iterator, KeyHash> index_;
+  std::unordered_set<uint32_t> touched_;
 };
 
 }  // namespace smd::trial

@@ -74,6 +74,7 @@ constexpr uint32_t kNone = UINT32_MAX;
 constexpr std::string_view kReductionPrefix = "smdebug/reductions/";
 constexpr size_t kBatchFiles = 512;            // index files parsed before they are applied
 constexpr size_t kParallelMinFiles = 48;       // fewer: parse on the calling thread
+constexpr size_t kParallelMinValues = 32;      // values() reads fewer on the calling thread
 constexpr uint64_t kSmallEventFile = 256 << 10;  // event files read (and cached) whole
 constexpr int kWaitSliceMs = 100;              // longest sleep between checks while waiting
 constexpr int kTrustedRelistEvery = 10;        // with events: list anyway every N slices
@@ -167,6 +168,27 @@ int64_t WindowFromEnv() {
     if (n && *n >= 0) return *n;
   }
   return 1000;
+}
+
+// Runs fn(i) for i in [begin, end) on up to `max_threads` threads (the caller's included) when
+// there are at least min_items items; otherwise on the calling thread.
+template <typename Fn>
+void ParallelFor(size_t begin, size_t end, size_t min_items, unsigned max_threads, Fn fn) {
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned threads = end - begin >= min_items ? std::min(hw, max_threads) : 1;
+  if (threads <= 1) {
+    for (size_t i = begin; i < end; ++i) fn(i);
+    return;
+  }
+  std::atomic<size_t> next{begin};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < end;) fn(i);
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(threads - 1);
+  for (unsigned k = 1; k < threads; ++k) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
 }
 
 // Sleeps for a short poll slice: 5 ms doubling to kWaitSliceMs, never past the deadline.
@@ -609,23 +631,9 @@ Status Trial::ListAndLoadIndex(Status* first_problem) {
     }
   };
 
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   for (size_t begin = 0; begin < files.size(); begin += kBatchFiles) {
     const size_t end = std::min(files.size(), begin + kBatchFiles);
-    const size_t n = end - begin;
-    const unsigned threads = n >= kParallelMinFiles ? std::min<unsigned>(hw, 8) : 1;
-    if (threads > 1) {
-      std::atomic<size_t> next{begin};
-      auto worker = [&] {
-        for (size_t i; (i = next.fetch_add(1)) < end;) parse_one(files[i]);
-      };
-      std::vector<std::thread> pool;
-      for (unsigned k = 1; k < threads; ++k) pool.emplace_back(worker);
-      worker();
-      for (std::thread& t : pool) t.join();
-    } else {
-      for (size_t i = begin; i < end; ++i) parse_one(files[i]);
-    }
+    ParallelFor(begin, end, kParallelMinFiles, 8, [&](size_t i) { parse_one(files[i]); });
     std::vector<std::string> problems;
     {
       std::unique_lock<std::shared_mutex> lock(mu_);
@@ -1245,21 +1253,20 @@ Result<ValuePtr> Trial::ReadRecord(uint32_t file, uint64_t offset, uint64_t leng
   if (ValuePtr v = cache_->GetValue(file, offset)) return v;
   std::string rel;
   uint64_t span;
-  std::string tensor_name;
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
     rel = event_files_[file];
     span = event_file_span_[file];
-    tensor_name = tensors_[tensor_id]->name;
   }
-  const std::string where = storage_->Describe(rel);
+  // Messages are built only on failure.
   auto context = [&](const Status& st) {
-    return Status(st.code(), "event file '" + where + "', record at offset " +
+    return Status(st.code(), "event file '" + storage_->Describe(rel) + "', record at offset " +
                                  std::to_string(offset) + ": " + st.message());
   };
   auto missing = [&]() {
-    Status st = TensorUnavailableForStepError(tensor_name, step, mode);
-    return Status(st.code(), st.message() + " (its event file '" + where + "' is missing)");
+    Status st = TensorUnavailableForStepError(TensorName(tensor_id), step, mode);
+    return Status(st.code(), st.message() + " (its event file '" + storage_->Describe(rel) +
+                                 "' is missing)");
   };
   if (length < io::kRecordOverhead) {
     return context(Corrupt("the index gives a record length of " + std::to_string(length) +
@@ -1268,9 +1275,9 @@ Result<ValuePtr> Trial::ReadRecord(uint32_t file, uint64_t offset, uint64_t leng
   std::string_view record;
   std::shared_ptr<const std::string> block;
   std::string own;
-  if (span <= kSmallEventFile && offset + length <= span) {
+  if (span <= kSmallEventFile && offset + length <= span && cache_->capacity() > 0) {
     block = cache_->GetBlock(file);
-    if (!block) {
+    if (!block && cache_->TouchFile(file)) {
       std::string b(static_cast<size_t>(span), '\0');
       Status st = storage_->ReadRange(rel, 0, span, b.data());
       ++records_read_;
@@ -1284,14 +1291,14 @@ Result<ValuePtr> Trial::ReadRecord(uint32_t file, uint64_t offset, uint64_t leng
     if (block) record = std::string_view(*block).substr(offset, length);
   }
   if (record.empty()) {
-    auto size = storage_->FileSize(rel);
-    if (!size.ok()) {
-      if (size.status().code() == Code::kNotFound) return missing();
-      return context(size.status());
-    }
-    if (offset > size.value() || length > size.value() - offset) {
-      return context(Corrupt("the record ends at byte " + std::to_string(offset + length) +
-                             " but the file has " + std::to_string(size.value()) + " bytes"));
+    if (length > (uint64_t(1) << 24)) {
+      // A large record: check the file really holds it before allocating that much.
+      auto size = storage_->FileSize(rel);
+      if (!size.ok()) return size.status().code() == Code::kNotFound ? missing() : context(size.status());
+      if (offset > size.value() || length > size.value() - offset) {
+        return context(Corrupt("the record ends at byte " + std::to_string(offset + length) +
+                               " but the file has " + std::to_string(size.value()) + " bytes"));
+      }
     }
     own.resize(static_cast<size_t>(length));
     Status st = storage_->ReadRange(rel, offset, length, own.data());
@@ -1323,11 +1330,28 @@ Result<ValuePtr> Trial::TensorValue(uint32_t id, int64_t step, Mode mode, const 
 Result<std::vector<std::pair<int64_t, ValuePtr>>> Trial::TensorValues(uint32_t id, Mode mode,
                                                                       const std::string* worker) {
   SMD_ASSIGN_OR_RETURN(std::vector<int64_t> steps, TensorSteps(id, mode, false));
+  std::vector<Found> found;
+  found.reserve(steps.size());
+  for (int64_t s : steps) {
+    SMD_ASSIGN_OR_RETURN(Found f, Resolve(id, s, mode, worker));
+    found.push_back(std::move(f));
+  }
+  // The records live in different event files: read them in parallel.
+  std::vector<ValuePtr> values(steps.size());
+  std::vector<Status> errors(steps.size());
+  ParallelFor(0, steps.size(), kParallelMinValues, 4, [&](size_t i) {
+    auto v = ValueOf(id, found[i], steps[i], mode);
+    if (v.ok()) {
+      values[i] = std::move(v).value();
+    } else {
+      errors[i] = v.status();
+    }
+  });
   std::vector<std::pair<int64_t, ValuePtr>> out;
   out.reserve(steps.size());
-  for (int64_t s : steps) {
-    SMD_ASSIGN_OR_RETURN(ValuePtr v, TensorValue(id, s, mode, worker));
-    out.emplace_back(s, std::move(v));
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (!errors[i].ok()) return errors[i];  // the first failing step, as a loop would report
+    out.emplace_back(steps[i], std::move(values[i]));
   }
   return out;
 }
