@@ -230,6 +230,10 @@ class LocalStorage : public Storage {
   }
 
   Status ReadRange(const std::string& rel, uint64_t offset, uint64_t len, char* out) override {
+    if (offset > static_cast<uint64_t>(INT64_MAX) - len) {
+      return Corrupt("range at byte " + std::to_string(offset) + " of '" + Path(rel) +
+                     "' is beyond any file size");
+    }
     int fd = OpenAt(rel, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       int e = errno;

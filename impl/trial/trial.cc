@@ -1272,6 +1272,9 @@ Result<ValuePtr> Trial::ReadRecord(uint32_t file, uint64_t offset, uint64_t leng
     return context(Corrupt("the index gives a record length of " + std::to_string(length) +
                            " bytes, less than the 16-byte framing"));
   }
+  if (offset > static_cast<uint64_t>(INT64_MAX) - length) {
+    return context(Corrupt("the index gives a record beyond any file size"));
+  }
   std::string_view record;
   std::shared_ptr<const std::string> block;
   std::string own;
