@@ -310,6 +310,30 @@ TEST(TrialFixes, WaitForStepsRestoresAutoRefresh) {
   EXPECT_FALSE(t->SetAutoRefresh(true));
 }
 
+TEST(TrialFixes, EndSeenWithoutAutomaticRefresh) {
+  TrialOptions o;
+  o.auto_refresh = false;
+  auto t = MustOpen(ModesTrial(), o);
+  ASSERT_TRUE(t);
+  EXPECT_TRUE(t->loaded_all_steps());
+  EXPECT_EQ(t->HasPassedStep(99, Mode::kGlobal).value(), StepState::kUnavailable);
+}
+
+TEST(TrialFixes, GlobalStepsListedOnce) {
+  // x has data at TRAIN step 0 (global 0) and at GLOBAL-mode step 0 (in global step 1's file):
+  // both map to global step 0, which smdebug lists twice.
+  TrialBuilder b(TempDir("t"));
+  b.WriteCollections({"worker_0"}, 1);
+  b.AddFloats(0, "worker_0", Mode::kTrain, 0, "x", {1});
+  b.FinishStep(0);
+  b.AddFloats(1, "worker_0", Mode::kGlobal, 0, "x", {2});
+  b.FinishStep(1);
+  b.End();
+  auto t = MustOpen(b.dir());
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->TensorSteps(Id(*t, "x"), Mode::kGlobal, true).value(), std::vector<int64_t>{0});
+}
+
 // ---------------------------------------------------------------------------- bad input
 
 TEST(TrialBadInput, CorruptIndexFileIsSkippedAndReported) {
@@ -459,6 +483,31 @@ TEST(TrialBadInput, CollectionsFiles) {
     auto t = Trial::Open(b.dir(), TrialOptions());
     EXPECT_EQ(t.status().code(), Code::kCorrupt);
     EXPECT_NE(t.status().message().find("worker_0_collections.json"), std::string::npos);
+  }
+  {
+    // A running job with fewer collection files than _meta.num_workers: smdebug waits forever;
+    // smd opens after the bounded wait and picks the other workers up as their files appear.
+    TrialBuilder b(TempDir("partial"));
+    b.WriteCollections({"worker_0"}, 2);
+    TrialOptions o;
+    o.collection_wait_ms = 20;
+    auto t = Trial::Open(b.dir(), o);
+    ASSERT_TRUE(t.ok()) << t.status().message();
+    EXPECT_EQ(t.value()->Workers().value(), std::vector<std::string>{"worker_0"});
+    b.WriteCollections({"worker_1"}, 2);
+    EXPECT_EQ(t.value()->Workers().value(), (std::vector<std::string>{"worker_0", "worker_1"}));
+  }
+  {
+    // No _meta: smdebug fails with KeyError; smd assumes one worker and says so.
+    TrialBuilder b(TempDir("nometa"));
+    WriteFile(b.dir() + "/collections/000000000/worker_0_collections.json",
+              "{\"collections\": {}, \"extra\": 1}");
+    b.End();
+    auto t = Trial::Open(b.dir(), TrialOptions());
+    ASSERT_TRUE(t.ok()) << t.status().message();
+    EXPECT_EQ(t.value()->num_workers(), 1);
+    ASSERT_EQ(t.value()->Warnings().size(), 1u);
+    EXPECT_NE(t.value()->Warnings()[0].find("num_workers"), std::string::npos);
   }
   EXPECT_EQ(Trial::Open(TempDir("x") + "/missing", TrialOptions()).status().code(), Code::kNotFound);
   TrialOptions bad;
