@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <thread>
 
 #include "impl/core/reductions.h"
@@ -171,7 +172,8 @@ int64_t WindowFromEnv() {
 }
 
 // Runs fn(i) for i in [begin, end) on up to `max_threads` threads (the caller's included) when
-// there are at least min_items items; otherwise on the calling thread.
+// there are at least min_items items; otherwise on the calling thread. An exception thrown by fn
+// (bad_alloc) stops the work and is rethrown on the calling thread.
 template <typename Fn>
 void ParallelFor(size_t begin, size_t end, size_t min_items, unsigned max_threads, Fn fn) {
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
@@ -181,14 +183,23 @@ void ParallelFor(size_t begin, size_t end, size_t min_items, unsigned max_thread
     return;
   }
   std::atomic<size_t> next{begin};
+  std::mutex error_mu;
+  std::exception_ptr error;
   auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < end;) fn(i);
+    try {
+      for (size_t i; (i = next.fetch_add(1)) < end;) fn(i);
+    } catch (...) {
+      next.store(end);
+      std::lock_guard<std::mutex> lock(error_mu);
+      if (!error) error = std::current_exception();
+    }
   };
   std::vector<std::thread> pool;
   pool.reserve(threads - 1);
   for (unsigned k = 1; k < threads; ++k) pool.emplace_back(work);
   work();
   for (std::thread& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
 }
 
 // Sleeps for a short poll slice: 5 ms doubling to kWaitSliceMs, never past the deadline.
@@ -470,11 +481,9 @@ Status Trial::ReadCollectionsFile(const std::string& rel) {
 // ---------------------------------------------------------------------------------------------
 // Refreshing
 
+// Called without mu_ held.
 void Trial::AddWarning(const std::string& message) {
-  // Called with or without mu_ held exclusively by this thread? Always from refresh paths that do
-  // not hold mu_, or from ReadCollectionsFile before publishing; take the lock here.
-  std::unique_lock<std::shared_mutex> lock(mu_, std::defer_lock);
-  lock.lock();
+  std::unique_lock<std::shared_mutex> lock(mu_);
   if (warned_.insert(message).second) warnings_.push_back(message);
 }
 
@@ -559,11 +568,19 @@ Result<std::vector<Trial::PendingFile>> Trial::ListNewIndexFiles(bool* listed_an
     return dirs.status();
   }
   std::sort(dirs->begin(), dirs->end());
+  // Files sort before `floor` are not listed again: those before the cursor, and (a pure
+  // shortcut) those of steps before range_steps' begin, which are never read.
+  std::string floor = cursor_;
+  if (options_.range_begin > 0) {
+    std::string range_floor =
+        io::IndexDirRelPath(options_.range_begin) + ZeroPad(options_.range_begin, 12);
+    if (range_floor > floor) floor = std::move(range_floor);
+  }
   std::string cursor_dir;
-  if (!cursor_.empty()) {
-    size_t a = cursor_.find('/');
-    size_t b = cursor_.find('/', a + 1);
-    cursor_dir = cursor_.substr(a + 1, b - a - 1);
+  if (!floor.empty()) {
+    size_t a = floor.find('/');
+    size_t b = floor.find('/', a + 1);
+    cursor_dir = floor.substr(a + 1, b - a - 1);
   }
   ++listings_;
   for (const std::string& d : dirs.value()) {
@@ -575,7 +592,10 @@ Result<std::vector<Trial::PendingFile>> Trial::ListNewIndexFiles(bool* listed_an
     for (const std::string& name : names.value()) {
       if (name.size() <= 5 || !EndsWith(name, ".json")) continue;
       std::string rel = dir_rel + "/" + name;
-      if (!cursor_.empty() && rel < cursor_) continue;
+      if (rel < floor) {
+        if (rel >= cursor_) *listed_any = true;  // listed by smdebug, skipped by the range
+        continue;
+      }
       *listed_any = true;
       if (read_files_.count(rel)) continue;
       std::optional<int64_t> step = io::StepFromFileName(name);

@@ -640,6 +640,24 @@ TEST(TrialRefresh, CostFollowsNewData) {
   EXPECT_EQ(t.value()->TensorSteps(Id(*t.value(), "a"), Mode::kGlobal, false).value().size(), 502u);
 }
 
+TEST(TrialRefresh, RangeBeginSkipsEarlierFolders) {
+  TrialBuilder b(TempDir("t"));
+  b.WriteCollections({"worker_0"}, 1);
+  for (int s = 0; s < 2500; s += 100) b.SimpleStep(s, {"a"});
+  auto storage = std::make_unique<CountingStorage>(io::MakeLocalStorage(b.dir()));
+  CountingStorage* cs = storage.get();
+  TrialOptions o;
+  o.watch = false;
+  o.range_begin = 2000;
+  auto t = Trial::Open(std::move(storage), o);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_EQ(Steps(*t.value()), (std::vector<int64_t>{2000, 2100, 2200, 2300, 2400}));
+  EXPECT_EQ(cs->index_reads, 5);
+  for (const std::string& d : cs->listed) {
+    EXPECT_TRUE(d == "index" || d == "index/000000002" || d.rfind("collections", 0) == 0) << d;
+  }
+}
+
 TEST(TrialRefresh, AutomaticAndManualRefresh) {
   for (bool watch : {true, false}) {
     TrialBuilder b(TempDir(watch ? "w" : "nw"));
