@@ -355,17 +355,10 @@ void Trial::AddCollectionWorkers(const std::vector<std::string>& files) {
 Status Trial::LoadCollections() {
   const std::optional<Clock::time_point> deadline =
       Clock::now() + std::chrono::milliseconds(options_.collection_wait_ms);
-  int slice = 5;
-  int waits = 0;
-  auto wait_for_change = [&]() {
-    if (watcher_ && waits++ % kTrustedRelistEvery != kTrustedRelistEvery - 1) {
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count();
-      int ms = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(left, kWaitSliceMs)));
-      watcher_->WaitForEvent(ms);
-      watcher_->ConsumeChanges();
-    } else {
-      ShortPoll(&slice, deadline);
-    }
+  WaitState wait;
+  auto wait_for_change = [&] {  // then list again, whatever it says
+    AwaitChange(deadline, &wait);
+    if (watcher_) watcher_->ConsumeChanges();  // (a pending event would end every later wait)
   };
   const std::string where = storage_->Describe("collections/000000000");
 
@@ -1103,8 +1096,7 @@ Status Trial::WaitForSteps(const std::vector<int64_t>& steps, Mode mode, int64_t
 
   std::optional<Clock::time_point> deadline;
   if (timeout_ms >= 0) deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
-  int slice = 5;
-  int waits = 0;
+  WaitState wait;
   for (int64_t step : steps) {
     for (;;) {
       SMD_ASSIGN_OR_RETURN(StepState s, HasPassedStep(step, mode));
@@ -1121,34 +1113,38 @@ Status Trial::WaitForSteps(const std::vector<int64_t>& steps, Mode mode, int64_t
         Status st = StepNotYetAvailableError(step, mode);
         return Status(st.code(), st.message() + " (waited " + std::to_string(timeout_ms) + " ms)");
       }
-      // Sleep until the folder changes (or a slice passes), then look again. With change events
-      // the next HasPassedStep lists only if something changed; every few slices it lists anyway
-      // (events can be missed, e.g. on a folder replaced meanwhile). Without them it always lists.
-      if (watcher_) {
-        int ms = kWaitSliceMs;
-        if (deadline) {
-          auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count();
-          ms = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(left, ms)));
+      // Sleep until the folder changes; the next HasPassedStep lists if a change event came.
+      if (AwaitChange(deadline, &wait)) {
+        std::lock_guard<std::mutex> lock(refresh_mu_);
+        bool done;
+        {
+          std::shared_lock<std::shared_mutex> l(mu_);
+          done = loaded_all_;
         }
-        const bool event = watcher_->WaitForEvent(ms);
-        if (!event && ++waits % kTrustedRelistEvery == 0) {
-          std::lock_guard<std::mutex> lock(refresh_mu_);
-          bool done;
-          {
-            std::shared_lock<std::shared_mutex> l(mu_);
-            done = loaded_all_;
-          }
-          if (!done) {
-            watcher_->ConsumeChanges();
-            SMD_RETURN_IF_ERROR(RefreshLocked(nullptr));
-          }
+        if (!done) {
+          watcher_->ConsumeChanges();
+          SMD_RETURN_IF_ERROR(RefreshLocked(nullptr));
         }
-      } else {
-        ShortPoll(&slice, deadline);
       }
     }
   }
   return Status::Ok();
+}
+
+bool Trial::AwaitChange(const std::optional<std::chrono::steady_clock::time_point>& deadline,
+                        WaitState* w) {
+  if (!watcher_) {
+    ShortPoll(&w->poll_ms, deadline);
+    return false;  // without change events every refresh lists anyway
+  }
+  int ms = kWaitSliceMs;
+  if (deadline) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count();
+    ms = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(left, ms)));
+  }
+  if (watcher_->WaitForEvent(ms)) return false;
+  // Events can be missed (a folder replaced between two listings): list anyway now and then.
+  return ++w->quiet % kTrustedRelistEvery == 0;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -176,6 +177,14 @@ class Trial : public std::enable_shared_from_this<Trial> {
   Result<std::vector<std::string>> ListCollectionFiles();
   void AddCollectionWorkers(const std::vector<std::string>& files);
 
+  struct WaitState {
+    int poll_ms = 5;  // the next short poll (no change events)
+    int quiet = 0;    // slices without an event
+  };
+  // Sleeps until the trial folder changes, or a short slice passes (never past the deadline).
+  // Returns true when a listing is due although no change event came.
+  bool AwaitChange(const std::optional<std::chrono::steady_clock::time_point>& deadline,
+                   WaitState* w);
   Status MaybeRefresh();
   Status RefreshLocked(Status* first_problem);  // with refresh_mu_ held
   Status ListAndLoadIndex(Status* first_problem);
