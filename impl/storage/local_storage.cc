@@ -5,6 +5,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <climits>
 #include <cerrno>
 #include <cstring>
@@ -119,6 +120,10 @@ class LocalStorage : public Storage {
   explicit LocalStorage(std::string root) : root_(std::move(root)) {
     while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
   }
+  ~LocalStorage() override {
+    int fd = root_fd_.load();
+    if (fd >= 0) ::close(fd);
+  }
 
   const std::string& root() const override { return root_; }
   std::string Describe(std::string_view rel) const override { return Path(rel); }
@@ -166,39 +171,75 @@ class LocalStorage : public Storage {
 
   Result<bool> Exists(const std::string& rel) override {
     struct stat st;
-    std::string path = Path(rel);
-    if (::stat(path.c_str(), &st) == 0) return true;
-    if (errno == ENOENT || errno == ENOTDIR) return false;
-    return ErrnoStatus("cannot stat", path, errno);
+    if (StatAt(rel, &st) == 0) return true;
+    const int e = errno;
+    if (e == ENOENT || e == ENOTDIR) return false;
+    return ErrnoStatus("cannot stat", Path(rel), e);
+  }
+
+  Result<uint64_t> FileSize(const std::string& rel) override {
+    struct stat st;
+    if (StatAt(rel, &st) != 0) {
+      const int e = errno;
+      return ErrnoStatus("cannot stat", Path(rel), e);
+    }
+    if (!S_ISREG(st.st_mode)) return Status(Code::kIO, "'" + Path(rel) + "' is not a regular file");
+    return static_cast<uint64_t>(st.st_size);
   }
 
   Result<std::string> ReadAll(const std::string& rel) override {
-    std::string path = Path(rel);
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return ErrnoStatus("cannot open", path, errno);
-    std::string out;
+    int fd = OpenAt(rel, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      int e = errno;
+      return ErrnoStatus("cannot open", Path(rel), e);
+    }
     struct stat st;
-    if (::fstat(fd, &st) == 0 && st.st_size > 0) out.reserve(static_cast<size_t>(st.st_size));
-    char buf[65536];
+    if (::fstat(fd, &st) != 0) {
+      int e = errno;
+      ::close(fd);
+      return ErrnoStatus("cannot stat", Path(rel), e);
+    }
+    if (S_ISDIR(st.st_mode)) {
+      ::close(fd);
+      return Status(Code::kIO, "cannot read '" + Path(rel) + "': it is a folder");
+    }
+    // Read straight into the result. A regular file returns a short read only at its end, so one
+    // read of size + 1 bytes usually suffices; a file that grows meanwhile is read to its end.
+    std::string out;
+    size_t done = 0;
+    size_t cap = st.st_size > 0 ? static_cast<size_t>(st.st_size) + 1 : 4096;
+    out.resize(cap);
     for (;;) {
-      ssize_t n = ::read(fd, buf, sizeof buf);
+      ssize_t n = ::read(fd, &out[done], cap - done);
       if (n < 0) {
         if (errno == EINTR) continue;
         int e = errno;
         ::close(fd);
-        return ErrnoStatus("cannot read", path, e);
+        return ErrnoStatus("cannot read", Path(rel), e);
       }
       if (n == 0) break;
-      out.append(buf, static_cast<size_t>(n));
+      done += static_cast<size_t>(n);
+      if (done < cap && S_ISREG(st.st_mode)) break;
+      if (done == cap) {
+        cap *= 2;
+        out.resize(cap);
+      }
     }
     ::close(fd);
+    out.resize(done);
     return out;
   }
 
   Status ReadRange(const std::string& rel, uint64_t offset, uint64_t len, char* out) override {
-    std::string path = Path(rel);
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return ErrnoStatus("cannot open", path, errno);
+    if (offset > static_cast<uint64_t>(INT64_MAX) - len) {
+      return Corrupt("range at byte " + std::to_string(offset) + " of '" + Path(rel) +
+                     "' is beyond any file size");
+    }
+    int fd = OpenAt(rel, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      int e = errno;
+      return ErrnoStatus("cannot open", Path(rel), e);
+    }
     uint64_t done = 0;
     while (done < len) {
       ssize_t n = ::pread(fd, out + done, len - done, static_cast<off_t>(offset + done));
@@ -206,12 +247,12 @@ class LocalStorage : public Storage {
         if (errno == EINTR) continue;
         int e = errno;
         ::close(fd);
-        return ErrnoStatus("cannot read", path, e);
+        return ErrnoStatus("cannot read", Path(rel), e);
       }
       if (n == 0) {
         ::close(fd);
-        return Corrupt("'" + path + "' ends at byte " + std::to_string(offset + done) + ", before " +
-                       std::to_string(offset + len));
+        return Corrupt("'" + Path(rel) + "' ends at byte " + std::to_string(offset + done) +
+                       ", before " + std::to_string(offset + len));
       }
       done += static_cast<uint64_t>(n);
     }
@@ -220,9 +261,13 @@ class LocalStorage : public Storage {
   }
 
   Result<std::vector<std::string>> ListDir(const std::string& rel_dir) override {
-    std::string path = Path(rel_dir);
-    DIR* d = ::opendir(path.c_str());
-    if (d == nullptr) return ErrnoStatus("cannot list", path, errno);
+    int fd = OpenAt(rel_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR* d = fd < 0 ? nullptr : ::fdopendir(fd);
+    if (d == nullptr) {
+      int e = errno;
+      if (fd >= 0) ::close(fd);
+      return ErrnoStatus("cannot list", Path(rel_dir), e);
+    }
     std::vector<std::string> out;
     while (struct dirent* e = ::readdir(d)) {
       if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
@@ -273,7 +318,33 @@ class LocalStorage : public Storage {
     return Status::Ok();
   }
 
+  // Reads resolve paths relative to a descriptor of the root (opened at the first read that
+  // finds the root), which spares the kernel walking the root's own components on every open.
+  int RootFd() {
+    int fd = root_fd_.load(std::memory_order_acquire);
+    if (fd >= 0) return fd;
+    int nfd = ::open(root_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (nfd < 0) return -1;
+    int expected = -1;
+    if (!root_fd_.compare_exchange_strong(expected, nfd)) {
+      ::close(nfd);
+      return expected;
+    }
+    return nfd;
+  }
+  int OpenAt(const std::string& rel, int flags) {
+    int root = rel.empty() ? -1 : RootFd();
+    if (root >= 0) return ::openat(root, rel.c_str(), flags);
+    return ::open(Path(rel).c_str(), flags);
+  }
+  int StatAt(const std::string& rel, struct stat* st) {
+    int root = rel.empty() ? -1 : RootFd();
+    if (root >= 0) return ::fstatat(root, rel.c_str(), st, 0);
+    return ::stat(Path(rel).c_str(), st);
+  }
+
   std::string root_;
+  std::atomic<int> root_fd_{-1};
   std::mutex mu_;
   std::unordered_set<std::string> known_dirs_;
 };

@@ -55,6 +55,8 @@ class Storage {
   virtual Status Remove(const std::string& rel) = 0;
 
   virtual Result<bool> Exists(const std::string& rel) = 0;
+  // Size in bytes of a file. Errors: kNotFound, kIO.
+  virtual Result<uint64_t> FileSize(const std::string& rel) = 0;
   // Whole file. Errors: kNotFound, kIO.
   virtual Result<std::string> ReadAll(const std::string& rel) = 0;
   // Exactly `len` bytes at `offset` into `out`. Errors: kNotFound, kIO, kCorrupt if the file is

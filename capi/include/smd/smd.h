@@ -28,5 +28,7 @@
 #include "smd/common.h"
 #include "smd/dlpack.h"
 #include "smd/hook.h"
+#include "smd/trial.h"
+#include "smd/tensor.h"
 
 #endif /* SMD_SMD_H */

@@ -1,0 +1,430 @@
+// The C glue for trials: options, opening, refreshing, steps, tensor names, collections.
+#include <cstdlib>
+#include <cstring>
+
+#include "capi/src/trial_internal.h"
+
+struct smd_tensor_filter {
+  smd::trial::TensorFilter filter;
+};
+
+struct smd_collection_info {
+  smd::trial::CollectionInfo info;
+};
+
+namespace smd::capi {
+
+void FillStrArray(const std::vector<std::string>& in, smd_strarray* out) {
+  smd_strarray tmp{nullptr, 0};
+  if (!in.empty()) {
+    tmp.strings = static_cast<char**>(std::calloc(in.size(), sizeof(char*)));
+    if (tmp.strings == nullptr) throw std::bad_alloc();
+    try {
+      for (const std::string& s : in) tmp.strings[tmp.count++] = DupString(s);
+    } catch (...) {
+      smd_strarray_free(&tmp);
+      throw;
+    }
+  }
+  *out = tmp;
+}
+
+int64_t* DupInt64s(const std::vector<int64_t>& v) {
+  if (v.empty()) return nullptr;
+  int64_t* p = static_cast<int64_t*>(std::malloc(v.size() * sizeof(int64_t)));
+  if (p == nullptr) throw std::bad_alloc();
+  std::memcpy(p, v.data(), v.size() * sizeof(int64_t));
+  return p;
+}
+
+}  // namespace smd::capi
+
+using smd::capi::DupInt64s;
+using smd::capi::FillStrArray;
+using smd::capi::MakeError;
+using smd::capi::ToMode;
+using smd::capi::ValidMode;
+
+#define SMD_CHECK_MODE(m) \
+  SMD_CHECK_ARG(ValidMode(m), "unknown mode " + std::to_string(static_cast<int>(m)))
+
+extern "C" {
+
+// ---- options --------------------------------------------------------------------------------
+
+smd_error* smd_trial_options_create(smd_trial_options** out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  *out = new smd_trial_options();
+  return nullptr;
+  SMD_CAPI_END
+}
+
+void smd_trial_options_free(smd_trial_options* options) noexcept { delete options; }
+
+smd_error* smd_trial_options_set_range_steps(smd_trial_options* options, int64_t begin,
+                                             int64_t end) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(options != nullptr, "options is NULL");
+  SMD_CHECK_ARG(begin >= -1 && end >= -1,
+                "range_steps bounds must be >= 0, or -1 for no bound");
+  SMD_CHECK_ARG(begin < 0 || end < 0 || end > begin,
+                "range_steps must be (begin, end) with begin < end (end is exclusive), got (" +
+                    std::to_string(begin) + ", " + std::to_string(end) + ")");
+  options->options.range_begin = begin;
+  options->options.range_end = end;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_trial_options_set_auto_refresh(smd_trial_options* options, bool on) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(options != nullptr, "options is NULL");
+  options->options.auto_refresh = on;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_trial_options_set_collection_wait_ms(smd_trial_options* options,
+                                                    int64_t wait_ms) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(options != nullptr, "options is NULL");
+  SMD_CHECK_ARG(wait_ms >= 0, "the collection file wait must be >= 0 ms");
+  options->options.collection_wait_ms = wait_ms;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_trial_options_set_cache_bytes(smd_trial_options* options, size_t bytes) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(options != nullptr, "options is NULL");
+  options->options.cache_bytes = bytes;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+// ---- trial ----------------------------------------------------------------------------------
+
+smd_error* smd_trial_open(const char* path, const smd_trial_options* options,
+                          smd_trial** out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(path != nullptr, "path is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  smd::trial::TrialOptions opts = options ? options->options : smd::trial::TrialOptions();
+  auto t = smd::trial::Trial::Open(path, opts);
+  if (!t.ok()) return smd::capi::FromStatus(t.status());
+  *out = new smd_trial{std::move(t).value()};
+  return nullptr;
+  SMD_CAPI_END
+}
+
+void smd_trial_free(smd_trial* trial) noexcept { delete trial; }
+
+const char* smd_trial_path(const smd_trial* trial) noexcept {
+  return trial ? trial->trial->path().c_str() : nullptr;
+}
+
+smd_error* smd_trial_refresh(smd_trial* trial) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
+  SMD_RETURN_STATUS(trial->trial->Refresh());
+  return nullptr;
+  SMD_CAPI_END
+}
+
+bool smd_trial_set_auto_refresh(smd_trial* trial, bool on) noexcept {
+  return trial ? trial->trial->SetAutoRefresh(on) : false;
+}
+
+smd_error* smd_trial_warnings(const smd_trial* trial, smd_strarray* out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  FillStrArray(trial->trial->Warnings(), out);
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_trial_has_ended(const smd_trial* trial, bool* out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  auto r = trial->trial->HasEnded();
+  if (!r.ok()) return smd::capi::FromStatus(r.status());
+  *out = r.value();
+  return nullptr;
+  SMD_CAPI_END
+}
+
+int64_t smd_trial_num_workers(const smd_trial* trial) noexcept {
+  return trial ? trial->trial->num_workers() : 0;
+}
+
+smd_error* smd_trial_steps(smd_trial* trial, smd_mode mode, bool show_incomplete,
+                           int64_t** steps_out, size_t* n_out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
+  SMD_CHECK_ARG(steps_out != nullptr && n_out != nullptr, "steps_out or n_out is NULL");
+  SMD_CHECK_MODE(mode);
+  auto r = trial->trial->Steps(ToMode(mode), show_incomplete);
+  if (!r.ok()) return smd::capi::FromStatus(r.status());
+  *steps_out = DupInt64s(r.value());
+  *n_out = r.value().size();
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_trial_modes(const smd_trial* trial, smd_mode* modes_out, size_t capacity,
+                           size_t* n_out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
+  SMD_CHECK_ARG(n_out != nullptr, "n_out is NULL");
+  SMD_CHECK_ARG(modes_out != nullptr || capacity == 0, "modes_out is NULL");
+  std::vector<smd::Mode> modes = trial->trial->Modes();
+  for (size_t i = 0; i < modes.size() && i < capacity; ++i) {
+    modes_out[i] = static_cast<smd_mode>(modes[i]);
+  }
+  *n_out = modes.size();
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_trial_mode(smd_trial* trial, int64_t global_step, smd_mode* out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  auto r = trial->trial->ModeOf(global_step);
+  if (!r.ok()) return smd::capi::FromStatus(r.status());
+  if (!r.value()) {
+    return MakeError(SMD_E_NOT_FOUND, "global step " + std::to_string(global_step) +
+                                          " is not known to the trial");
+  }
+  *out = static_cast<smd_mode>(r.value()->first);
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_trial_mode_step(smd_trial* trial, int64_t global_step, int64_t* out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  auto r = trial->trial->ModeOf(global_step);
+  if (!r.ok()) return smd::capi::FromStatus(r.status());
+  if (!r.value()) {
+    return MakeError(SMD_E_NOT_FOUND, "global step " + std::to_string(global_step) +
+                                          " is not known to the trial");
+  }
+  *out = r.value()->second;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_trial_global_step(smd_trial* trial, smd_mode mode, int64_t mode_step,
+                                 int64_t* out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  SMD_CHECK_MODE(mode);
+  auto r = trial->trial->GlobalStep(ToMode(mode), mode_step);
+  if (!r.ok()) return smd::capi::FromStatus(r.status());
+  if (!r.value()) {
+    return MakeError(SMD_E_NOT_FOUND, std::string("step ") + std::to_string(mode_step) +
+                                          " of mode " + smd::ModeName(ToMode(mode)) +
+                                          " is not known to the trial");
+  }
+  *out = *r.value();
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_trial_workers(smd_trial* trial, smd_strarray* out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  auto r = trial->trial->Workers();
+  if (!r.ok()) return smd::capi::FromStatus(r.status());
+  FillStrArray(r.value(), out);
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_trial_has_passed_step(smd_trial* trial, int64_t step, smd_mode mode,
+                                     smd_step_state* out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  SMD_CHECK_MODE(mode);
+  auto r = trial->trial->HasPassedStep(step, ToMode(mode));
+  if (!r.ok()) return smd::capi::FromStatus(r.status());
+  *out = static_cast<smd_step_state>(r.value());
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_trial_wait_for_steps(smd_trial* trial, const int64_t* steps, size_t n,
+                                    smd_mode mode, int64_t timeout_ms) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
+  SMD_CHECK_ARG(steps != nullptr || n == 0, "steps is NULL");
+  SMD_CHECK_MODE(mode);
+  std::vector<int64_t> v(steps, steps + n);
+  SMD_RETURN_STATUS(trial->trial->WaitForSteps(v, ToMode(mode), timeout_ms));
+  return nullptr;
+  SMD_CAPI_END
+}
+
+// ---- tensor names ---------------------------------------------------------------------------
+
+smd_error* smd_tensor_filter_create(smd_tensor_filter** out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  *out = new smd_tensor_filter();
+  return nullptr;
+  SMD_CAPI_END
+}
+
+void smd_tensor_filter_free(smd_tensor_filter* filter) noexcept { delete filter; }
+
+smd_error* smd_tensor_filter_set_step(smd_tensor_filter* filter, int64_t step) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(filter != nullptr, "filter is NULL");
+  filter->filter.step = step;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_tensor_filter_set_mode(smd_tensor_filter* filter, smd_mode mode) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(filter != nullptr, "filter is NULL");
+  SMD_CHECK_MODE(mode);
+  filter->filter.mode = ToMode(mode);
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_tensor_filter_add_regex(smd_tensor_filter* filter, const char* regex) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(filter != nullptr, "filter is NULL");
+  SMD_CHECK_ARG(regex != nullptr, "regex is NULL");
+  filter->filter.regexes.emplace_back(regex);
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_tensor_filter_set_collection(smd_tensor_filter* filter,
+                                            const char* collection) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(filter != nullptr, "filter is NULL");
+  SMD_CHECK_ARG(collection != nullptr, "collection is NULL");
+  filter->filter.collection = std::string(collection);
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_trial_tensor_names(smd_trial* trial, const smd_tensor_filter* filter,
+                                  smd_strarray* out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  static const smd::trial::TensorFilter kAll;
+  auto r = trial->trial->TensorNames(filter ? filter->filter : kAll);
+  if (!r.ok()) return smd::capi::FromStatus(r.status());
+  FillStrArray(r.value(), out);
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_trial_has_tensor(smd_trial* trial, const char* name, bool* out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
+  SMD_CHECK_ARG(name != nullptr, "name is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  auto r = trial->trial->HasTensor(name);
+  if (!r.ok()) return smd::capi::FromStatus(r.status());
+  *out = r.value();
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_trial_tensor(smd_trial* trial, const char* name, smd_tensor** out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
+  SMD_CHECK_ARG(name != nullptr, "name is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  auto id = trial->trial->TensorId(name);
+  if (!id.ok()) return smd::capi::FromStatus(id.status());
+  *out = new smd_tensor{trial->trial, id.value(), trial->trial->TensorName(id.value())};
+  return nullptr;
+  SMD_CAPI_END
+}
+
+// ---- collections ----------------------------------------------------------------------------
+
+smd_error* smd_trial_collection_names(const smd_trial* trial, smd_strarray* out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  FillStrArray(trial->trial->CollectionNames(), out);
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_trial_collection(const smd_trial* trial, const char* name,
+                                smd_collection_info** out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
+  SMD_CHECK_ARG(name != nullptr, "name is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  const smd::trial::CollectionInfo* c = trial->trial->Collection(name);
+  if (c == nullptr) {
+    return MakeError(SMD_E_NOT_FOUND, std::string("the trial has no collection '") + name + "'");
+  }
+  *out = new smd_collection_info{*c};
+  return nullptr;
+  SMD_CAPI_END
+}
+
+void smd_collection_info_free(smd_collection_info* info) noexcept { delete info; }
+
+const char* smd_collection_info_name(const smd_collection_info* info) noexcept {
+  return info ? info->info.name.c_str() : nullptr;
+}
+
+smd_error* smd_collection_info_include_regex(const smd_collection_info* info,
+                                             smd_strarray* out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(info != nullptr, "info is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  FillStrArray(info->info.include_regex, out);
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_collection_info_tensor_names(const smd_collection_info* info,
+                                            smd_strarray* out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(info != nullptr, "info is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  FillStrArray(info->info.tensor_names, out);
+  return nullptr;
+  SMD_CAPI_END
+}
+
+const char* smd_collection_info_reductions(const smd_collection_info* info) noexcept {
+  if (info == nullptr || !info->info.has_reduction_config) return nullptr;
+  return info->info.reductions.c_str();
+}
+
+bool smd_collection_info_save_raw_tensor(const smd_collection_info* info) noexcept {
+  return info && info->info.save_raw_tensor;
+}
+
+bool smd_collection_info_save_shape(const smd_collection_info* info) noexcept {
+  return info && info->info.save_shape;
+}
+
+bool smd_collection_info_save_histogram(const smd_collection_info* info) noexcept {
+  return info && info->info.save_histogram;
+}
+
+}  // extern "C"

@@ -1,0 +1,39 @@
+// Handle structs of the trial and tensor modules, shared by capi/src/trial.cc and tensor.cc.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "capi/src/capi_internal.h"
+#include "impl/trial/trial.h"
+
+struct smd_trial_options {
+  smd::trial::TrialOptions options;
+};
+
+struct smd_trial {
+  std::shared_ptr<smd::trial::Trial> trial;
+};
+
+struct smd_tensor {
+  std::shared_ptr<smd::trial::Trial> trial;  // keeps the trial's tables alive
+  uint32_t id;
+  std::string name;
+};
+
+struct smd_value {
+  smd::trial::ValuePtr value;
+};
+
+namespace smd::capi {
+
+// Copies strings into an smd_strarray (malloc'd; the caller frees it with smd_strarray_free).
+void FillStrArray(const std::vector<std::string>& in, smd_strarray* out);
+// Copies int64s into a malloc'd array (NULL for an empty one).
+int64_t* DupInt64s(const std::vector<int64_t>& v);
+inline bool ValidMode(smd_mode m) { return IsValidMode(static_cast<int>(m)); }
+inline Mode ToMode(smd_mode m) { return static_cast<Mode>(m); }
+
+}  // namespace smd::capi

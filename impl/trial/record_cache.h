@@ -1,0 +1,68 @@
+// A bounded, thread-safe LRU cache for what a trial reads from event files: decoded values keyed
+// by (event file, record offset), and whole small event files keyed by file (so that reading many
+// tensors of one step costs one read of the file).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "impl/trial/value.h"
+
+namespace smd::trial {
+
+class RecordCache {
+ public:
+  explicit RecordCache(size_t capacity_bytes) : capacity_(capacity_bytes) {}
+
+  ValuePtr GetValue(uint32_t file, uint64_t offset);
+  void PutValue(uint32_t file, uint64_t offset, ValuePtr value);
+  std::shared_ptr<const std::string> GetBlock(uint32_t file);
+  void PutBlock(uint32_t file, std::shared_ptr<const std::string> block);
+
+  // Records that `file` was read from; true if it had been before. Reading a whole small event
+  // file only from its second use on keeps a scan of one tensor over many steps reading just its
+  // records, while reading many tensors of one step costs one read of the file.
+  bool TouchFile(uint32_t file);
+  size_t capacity() const { return capacity_; }
+
+  size_t used_bytes() const;
+
+ private:
+  struct Key {
+    uint32_t file;
+    uint64_t offset;  // UINT64_MAX for a whole-file block
+    bool operator==(const Key& o) const { return file == o.file && offset == o.offset; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {  // splitmix64 of the two fields
+      uint64_t h = k.offset + 0x9e3779b97f4a7c15ull * (uint64_t(k.file) + 1);
+      h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull;
+      h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+      return static_cast<size_t>(h ^ (h >> 31));
+    }
+  };
+  struct Item {
+    Key key;
+    ValuePtr value;
+    std::shared_ptr<const std::string> block;
+    size_t bytes;
+  };
+
+  void Insert(Item item);  // with mu_ held
+  Item* Find(const Key& key);  // with mu_ held; moves it to the front
+
+  const size_t capacity_;
+  mutable std::mutex mu_;
+  size_t used_ = 0;
+  std::list<Item> lru_;  // front: most recently used
+  std::unordered_map<Key, std::list<Item>::iterator, KeyHash> index_;
+  std::unordered_set<uint32_t> touched_;
+};
+
+}  // namespace smd::trial

@@ -1,0 +1,284 @@
+// Trial and Tensor: the analysis side of smdebug (BEHAVIOR.md §6-7, §10) over a local folder,
+// finished or still being written.
+//
+// Loading is index-first: opening a trial reads the collections file and every index file, and
+// builds compact in-memory tables (steps per mode, the global <-> mode step maps, and per tensor
+// the (mode step, worker) -> record location / saved shape / saved reductions). Event files are
+// only read when a value is asked for, one record at a time. A refresh lists only index files
+// after a cursor that trails the last complete step, so its cost follows the new data.
+//
+// Thread safety: every method may be called from any thread concurrently; refreshes are
+// serialized internally and readers see either the state before or after one.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "impl/core/mode.h"
+#include "impl/core/status.h"
+#include "impl/storage/storage.h"
+#include "impl/trial/value.h"
+
+namespace smd::trial {
+
+class DirWatcher;
+class RecordCache;
+struct ParsedIndex;
+
+// smdebug's StepState, same values.
+enum class StepState : int { kUnavailable = 0, kAvailable = 1, kNotYetAvailable = 2 };
+
+struct TrialOptions {
+  // range_steps: only global steps begin <= s < end are loaded; -1 means no bound.
+  int64_t range_begin = -1;
+  int64_t range_end = -1;
+  // Whether queries may refresh the trial when they need data it does not have yet.
+  bool auto_refresh = true;
+  // How long opening waits for the collections file(s) of a job that has not ended. 0: not at
+  // all (MissingCollectionFiles at once); never unbounded.
+  int64_t collection_wait_ms = 0;
+  // Bytes of decoded values and event-file blocks kept in memory.
+  size_t cache_bytes = size_t(64) << 20;
+  // smdebug's SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW; -1: the environment variable, else 1000.
+  int64_t incomplete_step_window = -1;
+  // Use file-system change notification (inotify) to skip listings when nothing changed and to
+  // wake waits; off, every refresh lists and waits short-poll.
+  bool watch = true;
+};
+
+struct CollectionInfo {
+  std::string name;
+  std::vector<std::string> include_regex;  // as stored (order and duplicates kept)
+  std::vector<std::string> tensor_names;   // as stored
+  bool has_reduction_config = false;
+  std::string reductions;                  // smdebug's string form, e.g. "min,l2_norm,abs_mean"
+  bool save_raw_tensor = false;
+  bool save_shape = false;
+  bool save_histogram = true;
+};
+
+struct TensorFilter {
+  std::optional<int64_t> step;  // a step of `mode` (a global step for GLOBAL)
+  Mode mode = Mode::kGlobal;
+  std::vector<std::string> regexes;          // any of them must match (search semantics)
+  std::optional<std::string> collection;     // members of this collection
+};
+
+class Trial : public std::enable_shared_from_this<Trial> {
+ public:
+  // Opens the trial at `path` (a local folder; "~" is expanded, surrounding whitespace dropped).
+  // Errors: kNotFound (no such folder), kMissingCollectionFiles, kCorrupt (a malformed
+  // collections file), kIO, kUnsupported (s3://), kInvalidArgument (bad options).
+  static Result<std::shared_ptr<Trial>> Open(const std::string& path, const TrialOptions& options);
+  // The same over a given storage (tests use it to count listings and reads).
+  static Result<std::shared_ptr<Trial>> Open(std::unique_ptr<io::Storage> storage,
+                                             const TrialOptions& options);
+  ~Trial();
+  Trial(const Trial&) = delete;
+  Trial& operator=(const Trial&) = delete;
+
+  const std::string& path() const { return path_; }
+
+  // Reads whatever was added since the last refresh (always lists, whatever auto_refresh says).
+  // Index files that cannot be parsed are skipped, remembered in Warnings(), and the first such
+  // problem of this refresh is returned as kCorrupt after everything else was loaded.
+  Status Refresh();
+  // Turns automatic refresh on or off; returns the previous setting.
+  bool SetAutoRefresh(bool on);
+  bool auto_refresh() const { return auto_refresh_.load(); }
+  // Messages about files skipped so far (malformed index files, unreadable collection files).
+  std::vector<std::string> Warnings() const;
+
+  // training_job_end.ts exists now.
+  Result<bool> HasEnded() const;
+  // Whether the trial has seen the end of the job and loaded everything (no more auto refresh).
+  bool loaded_all_steps() const;
+  int64_t num_workers() const { return num_workers_; }
+  int64_t last_complete_step() const;
+
+  Result<std::vector<std::string>> Workers();
+  std::vector<Mode> Modes() const;
+  Result<std::vector<int64_t>> Steps(Mode mode, bool show_incomplete);
+  // (mode, mode step) of a global step; nullopt if unknown even after a refresh.
+  Result<std::optional<std::pair<Mode, int64_t>>> ModeOf(int64_t global_step);
+  // The global step of a mode step (GLOBAL: the step itself); nullopt if unknown.
+  Result<std::optional<int64_t>> GlobalStep(Mode mode, int64_t mode_step);
+
+  Result<std::vector<std::string>> TensorNames(const TensorFilter& filter);
+  Result<bool> HasTensor(const std::string& name);
+  // Errors: kTensorUnavailable.
+  Result<uint32_t> TensorId(const std::string& name);
+  const std::string& TensorName(uint32_t id) const;
+
+  std::vector<std::string> CollectionNames() const;  // sorted
+  const CollectionInfo* Collection(const std::string& name) const;  // nullptr if absent
+
+  Result<StepState> HasPassedStep(int64_t step, Mode mode);
+  // Waits until each step is available. timeout_ms < 0 waits forever. Errors: kStepUnavailable,
+  // kNoMoreData, kStepNotYetAvailable (timeout).
+  Status WaitForSteps(const std::vector<int64_t>& steps, Mode mode, int64_t timeout_ms);
+
+  // ---- per tensor (id from TensorId) ----
+  Result<std::vector<int64_t>> TensorSteps(uint32_t id, Mode mode, bool show_incomplete);
+  Result<ValuePtr> TensorValue(uint32_t id, int64_t step, Mode mode, const std::string* worker);
+  Result<std::vector<std::pair<int64_t, ValuePtr>>> TensorValues(uint32_t id, Mode mode,
+                                                                 const std::string* worker);
+  Result<std::vector<int64_t>> TensorShape(uint32_t id, int64_t step, Mode mode,
+                                           const std::string* worker);
+  Result<std::vector<std::pair<int64_t, std::vector<int64_t>>>> TensorShapes(
+      uint32_t id, Mode mode, const std::string* worker);
+  // Reduction names as "min", "abs_l2", ... Any saved name is accepted, plus (computed from the
+  // raw value when that is all there is) every spelling core/reductions.h parses.
+  Result<ValuePtr> TensorReductionValue(uint32_t id, int64_t step, std::string_view reduction,
+                                        Mode mode, const std::string* worker);
+  // The reductions saved at that step for that worker, sorted by name.
+  Result<std::vector<std::string>> TensorReductionNames(uint32_t id, int64_t step, Mode mode,
+                                                        const std::string* worker);
+  Result<std::vector<std::string>> TensorWorkers(uint32_t id, int64_t step, Mode mode);
+  Result<std::vector<int64_t>> TensorPrevSteps(uint32_t id, int64_t step, size_t n, Mode mode);
+
+  // Statistics for tests and benchmarks.
+  struct Stats {
+    uint64_t index_files_read = 0;
+    uint64_t listings = 0;       // index folder listings done by refreshes
+    uint64_t records_read = 0;   // event-file reads (records or small whole files)
+    size_t entries = 0;          // (tensor, mode step, worker) entries
+    size_t reduction_entries = 0;
+    size_t table_bytes = 0;      // memory of the step and tensor tables
+  };
+  Stats GetStats() const;
+
+ private:
+  struct StepEntry;
+  struct RedEntry;
+  struct TensorData;
+  struct StepInfo;
+  struct Found;
+  struct PendingFile;
+  struct Prediction;
+
+  Trial(std::string path, std::unique_ptr<io::Storage> storage, const TrialOptions& options);
+
+  Status LoadCollections();
+  Status ReadCollectionsFile(const std::string& rel);
+  Result<std::vector<std::string>> ListCollectionFiles();
+  void AddCollectionWorkers(const std::vector<std::string>& files);
+
+  struct WaitState {
+    int poll_ms = 5;  // the next short poll (no change events)
+    int quiet = 0;    // slices without an event
+  };
+  // Sleeps until the trial folder changes, or a short slice passes (never past the deadline).
+  // Returns true when a listing is due although no change event came.
+  bool AwaitChange(const std::optional<std::chrono::steady_clock::time_point>& deadline,
+                   WaitState* w);
+  Status MaybeRefresh();
+  Status RefreshLocked(Status* first_problem);  // with refresh_mu_ held
+  Status ListAndLoadIndex(Status* first_problem);
+  Result<std::vector<PendingFile>> ListNewIndexFiles(bool* listed_any);
+  void ApplyIndexFile(const ParsedIndex& p, int64_t global_step, const std::string& worker);
+  void UpdateCursor();
+  void AddWarning(const std::string& message);
+
+  uint32_t InternWorker(const std::string& w);
+  uint32_t InternTensor(std::string_view name);
+  uint32_t InternReduction(std::string_view name);
+  uint32_t InternShape(const int64_t* dims, uint32_t ndim);
+  uint32_t InternEventFile(std::string_view rel);
+
+  bool IsCompleteLocked(int64_t global_step) const;
+  std::vector<int64_t> StepsLocked(Mode mode, bool show_incomplete) const;
+  std::optional<int64_t> GlobalStepLocked(Mode mode, int64_t mode_step) const;
+  StepState HasPassedStepLocked(int64_t step, Mode mode) const;
+  std::vector<int64_t> TensorStepsLocked(uint32_t id, Mode mode, bool show_incomplete) const;
+  // 0 found, 1 not found, 2 worker absent at a found step
+  int FindLocked(uint32_t id, int64_t step, Mode mode, const std::string* worker, Found* out) const;
+  Result<Found> Resolve(uint32_t id, int64_t step, Mode mode, const std::string* worker);
+  Result<ValuePtr> ReadRecord(uint32_t file, uint64_t offset, uint64_t length,
+                              const std::string& tag, uint32_t tensor_id, int64_t step, Mode mode);
+  Result<ValuePtr> ValueOf(uint32_t id, const Found& f, int64_t step, Mode mode);
+
+  const std::string path_;
+  std::unique_ptr<io::Storage> storage_;
+  const TrialOptions options_;
+  int64_t window_ = 1000;
+  std::unique_ptr<DirWatcher> watcher_;
+  std::unique_ptr<RecordCache> cache_;
+
+  std::atomic<bool> auto_refresh_{true};
+  std::mutex refresh_mu_;  // serializes refreshes (listing, parsing, applying)
+
+  mutable std::shared_mutex mu_;  // guards everything below
+  int64_t num_workers_ = 1;
+  std::map<std::string, CollectionInfo> collections_;
+  std::set<std::string> worker_set_;  // from collection file names
+  std::vector<std::string> warnings_;
+  std::unordered_set<std::string> warned_;
+
+  std::vector<std::string> workers_;  // worker names from index file names, by id
+  std::unordered_map<std::string, uint32_t> worker_ids_;
+  std::vector<std::unique_ptr<TensorData>> tensors_;
+  std::unordered_map<std::string_view, uint32_t> tensor_ids_;  // keys view TensorData::name
+  std::vector<std::string> red_names_;
+  std::unordered_map<std::string, uint32_t> red_ids_;
+  std::vector<int64_t> shape_dims_;
+  std::vector<std::pair<uint32_t, uint32_t>> shapes_;  // (first dim, ndim)
+  std::unordered_multimap<uint64_t, uint32_t> shape_ids_;
+  std::vector<std::string> event_files_;  // relative paths, by id
+  std::vector<uint64_t> event_file_span_;  // bytes covered by the records the index names
+  std::unordered_map<std::string, uint32_t> event_file_ids_;
+
+  std::map<int64_t, StepInfo> steps_;                // global step -> info
+  std::map<int64_t, int64_t> mode_to_global_[3];     // TRAIN, EVAL, PREDICT
+  int64_t last_complete_step_ = -1;
+  bool loaded_all_ = false;
+
+  // Refresh bookkeeping (guarded by refresh_mu_, read under mu_ by GetStats).
+  std::string cursor_;                        // relative index path; empty: none yet
+  std::unordered_set<std::string> read_files_;  // read index files at or after the cursor
+  std::vector<Prediction> predicted_;         // how the previous file's entries were resolved
+  std::atomic<uint64_t> index_files_read_{0};
+  std::atomic<uint64_t> listings_{0};
+  std::atomic<uint64_t> records_read_{0};
+};
+
+// A named tensor of a trial; keeps the trial alive.
+class Tensor {
+ public:
+  Tensor(std::shared_ptr<Trial> trial, uint32_t id)
+      : trial_(std::move(trial)), id_(id), name_(trial_->TensorName(id)) {}
+  const std::string& name() const { return name_; }
+  Trial& trial() const { return *trial_; }
+  uint32_t id() const { return id_; }
+
+ private:
+  std::shared_ptr<Trial> trial_;
+  uint32_t id_;
+  std::string name_;
+};
+
+// smdebug's messages (BEHAVIOR.md §8) with their codes.
+Status TensorUnavailableForStepError(const std::string& tensor, int64_t step, Mode mode,
+                                     bool has_reductions = false);
+Status TensorUnavailableError(const std::string& tensor);
+Status StepUnavailableError(int64_t step, Mode mode);
+Status StepNotYetAvailableError(int64_t step, Mode mode);
+Status NoMoreDataError(int64_t step, Mode mode, int64_t last_step);
+Status ShapeUnavailableForStepError(const std::string& tensor, int64_t step, Mode mode);
+Status InvalidWorkerError(const std::string& worker);
+Status MissingCollectionFilesError(const std::string& detail);
+
+}  // namespace smd::trial

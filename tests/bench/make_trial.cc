@@ -1,0 +1,87 @@
+// Writes a synthetic trial in smdebug's layout with smd's encoders (fast, for benchmarks):
+//   make_trial OUT_DIR STEPS TENSORS [ELEMENTS=4] [WORKERS=1]
+// Tensors "layer<i>/weight", float32 [ELEMENTS], TRAIN mode, every step, one event file and one
+// index file per (step, worker), a collections file per worker, and training_job_end.ts.
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "impl/format/event.h"
+#include "impl/format/index_file.h"
+#include "impl/format/layout.h"
+
+namespace {
+
+void MakeDirs(const std::string& path) {
+  for (size_t i = 1; i <= path.size(); ++i) {
+    if (i == path.size() || path[i] == '/') ::mkdir(path.substr(0, i).c_str(), 0755);
+  }
+}
+
+void Write(const std::string& path, const std::string& data) {
+  MakeDirs(path.substr(0, path.rfind('/')));
+  std::ofstream f(path, std::ios::binary);
+  f.write(data.data(), static_cast<std::streamsize>(data.size()));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 4) {
+    std::fprintf(stderr, "usage: make_trial OUT_DIR STEPS TENSORS [ELEMENTS] [WORKERS]\n");
+    return 2;
+  }
+  const std::string out = argv[1];
+  const int steps = std::atoi(argv[2]), tensors = std::atoi(argv[3]);
+  const int elements = argc > 4 ? std::atoi(argv[4]) : 4;
+  const int workers = argc > 5 ? std::atoi(argv[5]) : 1;
+  std::vector<std::string> names;
+  for (int i = 0; i < tensors; ++i) names.push_back("layer" + std::to_string(i) + "/weight");
+  for (int w = 0; w < workers; ++w) {
+    const std::string worker = "worker_" + std::to_string(w);
+    std::string colls = "{\"collections\": {\"weights\": {\"name\": \"weights\", \"include_regex\": "
+                        "[\"weight\"], \"tensor_names\": [], \"reduction_config\": null, "
+                        "\"save_config\": null, \"save_histogram\": true}}, \"_meta\": "
+                        "{\"num_workers\": " + std::to_string(workers) + "}}";
+    Write(out + "/" + smd::io::CollectionsFileRelPath(worker), colls);
+    for (int s = 0; s < steps; ++s) {
+      std::string event;
+      std::vector<smd::io::IndexTensorEntry> entries;
+      std::vector<float> v(static_cast<size_t>(elements));
+      const int64_t shape[1] = {elements};
+      for (int i = 0; i < tensors; ++i) {
+        for (int k = 0; k < elements; ++k) v[static_cast<size_t>(k)] = float(s + i + k);
+        smd::io::TensorEventFields f;
+        f.wall_time = 1.7e9 + s;
+        f.step = s;
+        f.tag = names[static_cast<size_t>(i)];
+        f.dtype = smd::DType::kFloat32;
+        f.shape = shape;
+        f.ndim = 1;
+        f.mode = smd::Mode::kTrain;
+        f.mode_step = s;
+        std::string prefix, suffix;
+        std::string_view content(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+        smd::io::EncodeTensorRecord(f, content, smd::io::PayloadCrcKind::kSmdebugConstant, &prefix,
+                                    &suffix);
+        entries.push_back({names[static_cast<size_t>(i)], event.size(),
+                           prefix.size() + content.size() + suffix.size()});
+        event += prefix;
+        event.append(content.data(), content.size());
+        event += suffix;
+      }
+      smd::io::IndexMeta meta;
+      meta.mode = smd::Mode::kTrain;
+      meta.mode_step = s;
+      meta.event_file_name = smd::io::EventFileRelPath(s, worker);
+      Write(out + "/" + *meta.event_file_name, event);
+      Write(out + "/" + smd::io::IndexFileRelPath(s, worker), smd::io::BuildIndexJson(meta, entries, {}));
+    }
+  }
+  Write(out + "/training_job_end.ts", "");
+  return 0;
+}

@@ -1,0 +1,382 @@
+/* C API tests of smd/trial.h, on fixture trials written by the real smdebug (tests/data). */
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "capi_check.h"
+
+static const char *scratch;
+
+/* ---- file helpers for the live test ---- */
+static void mkdirs(const char *path) {
+  char buf[2048];
+  size_t n = strlen(path);
+  if (n >= sizeof buf) return;
+  memcpy(buf, path, n + 1);
+  for (size_t i = 1; i <= n; ++i) {
+    if (buf[i] == '/' || buf[i] == '\0') {
+      char c = buf[i];
+      buf[i] = '\0';
+      mkdir(buf, 0755);
+      buf[i] = c;
+    }
+  }
+}
+
+static int copy_file(const char *from, const char *to) {
+  char tmp[2048], dir[2048];
+  FILE *in = fopen(from, "rb"), *out;
+  char buf[65536];
+  size_t n;
+  if (in == NULL) return 0;
+  snprintf(dir, sizeof dir, "%s", to);
+  *strrchr(dir, '/') = '\0';
+  mkdirs(dir);
+  snprintf(tmp, sizeof tmp, "%s.tmp", to);
+  out = fopen(tmp, "wb");
+  if (out == NULL) {
+    fclose(in);
+    return 0;
+  }
+  while ((n = fread(buf, 1, sizeof buf, in)) > 0) fwrite(buf, 1, n, out);
+  fclose(in);
+  fclose(out);
+  return rename(tmp, to) == 0;
+}
+
+/* Copies step `step`'s event file then its index file from fixture `src` into `dst`. */
+static void copy_step(const char *src, const char *dst, int step) {
+  char a[2048], b[2048];
+  snprintf(a, sizeof a, "%s/events/%012d/%012d_worker_0.tfevents", src, step, step);
+  snprintf(b, sizeof b, "%s/events/%012d/%012d_worker_0.tfevents", dst, step, step);
+  CHECK(copy_file(a, b));
+  snprintf(a, sizeof a, "%s/index/000000000/%012d_worker_0.json", src, step);
+  snprintf(b, sizeof b, "%s/index/000000000/%012d_worker_0.json", dst, step);
+  CHECK(copy_file(a, b));
+}
+
+static int strarray_equals(const smd_strarray *a, const char *const *want, size_t n) {
+  if (a->count != n) return 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (strcmp(a->strings[i], want[i]) != 0) return 0;
+  }
+  return 1;
+}
+
+static void test_null_safety(void) {
+  smd_trial_options *o = NULL;
+  smd_trial *t = NULL;
+  smd_strarray a = {NULL, 0};
+  int64_t *steps = NULL;
+  size_t n = 0;
+  bool b = false;
+
+  /* every _free accepts NULL */
+  smd_trial_free(NULL);
+  smd_trial_options_free(NULL);
+  smd_tensor_filter_free(NULL);
+  smd_collection_info_free(NULL);
+  smd_tensor_free(NULL);
+  smd_strarray_free(NULL);
+  smd_free(NULL);
+
+  CHECK_CODE(smd_trial_options_create(NULL), SMD_E_INVALID_ARGUMENT);
+  CHECK_CODE(smd_trial_options_set_range_steps(NULL, 0, 1), SMD_E_INVALID_ARGUMENT);
+  CHECK_CODE(smd_trial_options_set_auto_refresh(NULL, true), SMD_E_INVALID_ARGUMENT);
+  CHECK_CODE(smd_trial_options_set_collection_wait_ms(NULL, 1), SMD_E_INVALID_ARGUMENT);
+  CHECK_CODE(smd_trial_options_set_cache_bytes(NULL, 1), SMD_E_INVALID_ARGUMENT);
+  CHECK_CODE(smd_trial_open(NULL, NULL, &t), SMD_E_INVALID_ARGUMENT);
+  CHECK_CODE(smd_trial_open("x", NULL, NULL), SMD_E_INVALID_ARGUMENT);
+  CHECK_CODE(smd_trial_open("   ", NULL, &t), SMD_E_INVALID_ARGUMENT);
+  CHECK(t == NULL);
+  CHECK_CODE(smd_trial_refresh(NULL), SMD_E_INVALID_ARGUMENT);
+  CHECK_CODE(smd_trial_warnings(NULL, &a), SMD_E_INVALID_ARGUMENT);
+  CHECK_CODE(smd_trial_has_ended(NULL, &b), SMD_E_INVALID_ARGUMENT);
+  CHECK_CODE(smd_trial_steps(NULL, SMD_MODE_GLOBAL, false, &steps, &n), SMD_E_INVALID_ARGUMENT);
+  CHECK_CODE(smd_trial_workers(NULL, &a), SMD_E_INVALID_ARGUMENT);
+  CHECK_CODE(smd_trial_tensor_names(NULL, NULL, &a), SMD_E_INVALID_ARGUMENT);
+  CHECK_CODE(smd_trial_collection_names(NULL, &a), SMD_E_INVALID_ARGUMENT);
+  CHECK_CODE(smd_tensor_filter_create(NULL), SMD_E_INVALID_ARGUMENT);
+  CHECK_CODE(smd_tensor_filter_add_regex(NULL, "x"), SMD_E_INVALID_ARGUMENT);
+  CHECK(smd_trial_path(NULL) == NULL);
+  CHECK(smd_trial_num_workers(NULL) == 0);
+  CHECK(smd_trial_set_auto_refresh(NULL, true) == false);
+  CHECK(smd_collection_info_name(NULL) == NULL);
+  CHECK(smd_collection_info_reductions(NULL) == NULL);
+  CHECK(!smd_collection_info_save_histogram(NULL));
+
+  CHECK_OK(smd_trial_options_create(&o));
+  CHECK_CODE(smd_trial_options_set_range_steps(o, 5, 5), SMD_E_INVALID_ARGUMENT);
+  CHECK_CODE(smd_trial_options_set_range_steps(o, -2, 5), SMD_E_INVALID_ARGUMENT);
+  CHECK_CODE(smd_trial_options_set_collection_wait_ms(o, -1), SMD_E_INVALID_ARGUMENT);
+  CHECK_OK(smd_trial_options_set_range_steps(o, -1, -1));
+  smd_trial_options_free(o);
+}
+
+static void test_open_errors(void) {
+  smd_trial *t = NULL;
+  char path[2048];
+  snprintf(path, sizeof path, "%s/does/not/exist", scratch);
+  CHECK_CODE(smd_trial_open(path, NULL, &t), SMD_E_NOT_FOUND);
+  snprintf(path, sizeof path, "%s/empty", scratch);
+  mkdirs(path);
+  CHECK_CODE_MSG(smd_trial_open(path, NULL, &t), SMD_E_MISSING_COLLECTION_FILES, "collections");
+  CHECK(t == NULL);
+}
+
+static void test_finished_trial(void) {
+  smd_trial *t = NULL;
+  smd_trial_options *o = NULL;
+  smd_strarray a = {NULL, 0};
+  int64_t *steps = NULL, g = 0;
+  size_t n = 0;
+  smd_mode modes[3], m;
+  bool b = false;
+  smd_step_state state;
+  smd_tensor_filter *f = NULL;
+  smd_collection_info *c = NULL;
+  smd_tensor *tensor = NULL;
+  const int64_t want3[] = {3};
+  const char *both[] = {"fc.weight", "loss"};
+
+  CHECK_OK(smd_trial_options_create(&o));
+  CHECK_OK(smd_trial_options_set_cache_bytes(o, 1 << 20));
+  CHECK_OK(smd_trial_open(capi_fixture("modes_reentry"), o, &t));
+  smd_trial_options_free(o); /* options are copied */
+  if (t == NULL) return;
+  CHECK(strstr(smd_trial_path(t), "modes_reentry") != NULL);
+  CHECK(smd_trial_num_workers(t) == 1);
+  CHECK_OK(smd_trial_has_ended(t, &b));
+  CHECK(b);
+
+  CHECK_OK(smd_trial_steps(t, SMD_MODE_GLOBAL, false, &steps, &n));
+  CHECK_STEPS(steps, n, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9);
+  smd_free(steps);
+  CHECK_OK(smd_trial_steps(t, SMD_MODE_TRAIN, true, &steps, &n));
+  CHECK_STEPS(steps, n, 0, 1, 2, 3, 4);
+  smd_free(steps);
+  CHECK_CODE(smd_trial_steps(t, (smd_mode)9, false, &steps, &n), SMD_E_INVALID_ARGUMENT);
+
+  CHECK_OK(smd_trial_modes(t, modes, 3, &n));
+  CHECK(n == 3 && modes[0] == SMD_MODE_TRAIN && modes[1] == SMD_MODE_EVAL && modes[2] == SMD_MODE_PREDICT);
+  CHECK_OK(smd_trial_modes(t, NULL, 0, &n));
+  CHECK(n == 3);
+
+  CHECK_OK(smd_trial_mode(t, 3, &m));
+  CHECK(m == SMD_MODE_EVAL);
+  CHECK_OK(smd_trial_mode_step(t, 6, &g));
+  CHECK(g == 4);
+  CHECK_OK(smd_trial_mode(t, 9, &m));
+  CHECK(m == SMD_MODE_GLOBAL);
+  CHECK_OK(smd_trial_global_step(t, SMD_MODE_TRAIN, 4, &g));
+  CHECK(g == 6);
+  CHECK_OK(smd_trial_global_step(t, SMD_MODE_GLOBAL, 42, &g));
+  CHECK(g == 42);
+  CHECK_CODE(smd_trial_mode(t, 99, &m), SMD_E_NOT_FOUND);
+  CHECK_CODE(smd_trial_mode_step(t, -5, &g), SMD_E_NOT_FOUND);
+  CHECK_CODE(smd_trial_global_step(t, SMD_MODE_EVAL, 2, &g), SMD_E_NOT_FOUND);
+
+  CHECK_OK(smd_trial_workers(t, &a));
+  CHECK(a.count == 1 && strcmp(a.strings[0], "worker_0") == 0);
+  smd_strarray_free(&a);
+  CHECK(a.strings == NULL && a.count == 0);
+
+  CHECK_OK(smd_trial_has_passed_step(t, 4, SMD_MODE_GLOBAL, &state));
+  CHECK(state == SMD_STEP_AVAILABLE);
+  CHECK_OK(smd_trial_has_passed_step(t, 10, SMD_MODE_GLOBAL, &state));
+  CHECK(state == SMD_STEP_UNAVAILABLE);
+  CHECK_OK(smd_trial_wait_for_steps(t, want3, 1, SMD_MODE_GLOBAL, 0));
+  CHECK_OK(smd_trial_wait_for_steps(t, NULL, 0, SMD_MODE_GLOBAL, 0));
+  {
+    const int64_t past[] = {20};
+    CHECK_CODE_MSG(smd_trial_wait_for_steps(t, past, 1, SMD_MODE_GLOBAL, -1), SMD_E_NO_MORE_DATA,
+                   "Max step available is 9");
+    CHECK_CODE(smd_trial_wait_for_steps(t, past, 1, (smd_mode)0, -1), SMD_E_INVALID_ARGUMENT);
+  }
+
+  /* tensor names and filters */
+  CHECK_OK(smd_trial_tensor_names(t, NULL, &a));
+  CHECK(strarray_equals(&a, both, 2));
+  smd_strarray_free(&a);
+  CHECK_OK(smd_tensor_filter_create(&f));
+  CHECK_OK(smd_tensor_filter_set_mode(f, SMD_MODE_PREDICT));
+  CHECK_OK(smd_tensor_filter_set_step(f, 1));
+  CHECK_OK(smd_trial_tensor_names(t, f, &a));
+  CHECK(strarray_equals(&a, both, 2));
+  smd_strarray_free(&a);
+  CHECK_OK(smd_tensor_filter_set_step(f, 7)); /* PREDICT has no step 7 */
+  CHECK_OK(smd_trial_tensor_names(t, f, &a));
+  CHECK(a.count == 0);
+  smd_strarray_free(&a);
+  CHECK_CODE(smd_tensor_filter_set_mode(f, (smd_mode)7), SMD_E_INVALID_ARGUMENT);
+  smd_tensor_filter_free(f);
+
+  CHECK_OK(smd_tensor_filter_create(&f));
+  CHECK_OK(smd_tensor_filter_add_regex(f, "^lo"));
+  CHECK_OK(smd_trial_tensor_names(t, f, &a));
+  CHECK(a.count == 1 && strcmp(a.strings[0], "loss") == 0);
+  smd_strarray_free(&a);
+  CHECK_OK(smd_tensor_filter_set_collection(f, "weights"));
+  CHECK_CODE_MSG(smd_trial_tensor_names(t, f, &a), SMD_E_INVALID_ARGUMENT, "Only one of");
+  smd_tensor_filter_free(f);
+  CHECK_OK(smd_tensor_filter_create(&f));
+  CHECK_OK(smd_tensor_filter_add_regex(f, "(bad"));
+  CHECK_CODE_MSG(smd_trial_tensor_names(t, f, &a), SMD_E_INVALID_ARGUMENT, "(bad");
+  smd_tensor_filter_free(f);
+  CHECK_OK(smd_tensor_filter_create(&f));
+  CHECK_OK(smd_tensor_filter_set_collection(f, "weights"));
+  CHECK_OK(smd_trial_tensor_names(t, f, &a));
+  CHECK(a.count == 1 && strcmp(a.strings[0], "fc.weight") == 0);
+  smd_strarray_free(&a);
+  smd_tensor_filter_free(f);
+
+  CHECK_OK(smd_trial_has_tensor(t, "loss", &b));
+  CHECK(b);
+  CHECK_OK(smd_trial_has_tensor(t, "nope", &b));
+  CHECK(!b);
+  CHECK_CODE_MSG(smd_trial_tensor(t, "nope", &tensor), SMD_E_TENSOR_UNAVAILABLE, "Tensor nope was not saved.");
+  CHECK(tensor == NULL);
+
+  /* collections */
+  CHECK_OK(smd_trial_collection_names(t, &a));
+  CHECK(a.count >= 6);
+  smd_strarray_free(&a);
+  CHECK_CODE(smd_trial_collection(t, "nope", &c), SMD_E_NOT_FOUND);
+  CHECK_OK(smd_trial_collection(t, "weights", &c));
+  if (c != NULL) {
+    CHECK(strcmp(smd_collection_info_name(c), "weights") == 0);
+    CHECK_OK(smd_collection_info_include_regex(c, &a));
+    CHECK(a.count == 1 && strcmp(a.strings[0], "^(?!gradient).*weight") == 0);
+    smd_strarray_free(&a);
+    CHECK_OK(smd_collection_info_tensor_names(c, &a));
+    CHECK(a.count == 1 && strcmp(a.strings[0], "fc.weight") == 0);
+    smd_strarray_free(&a);
+    CHECK(smd_collection_info_reductions(c) != NULL);
+    CHECK(smd_collection_info_save_raw_tensor(c));
+    CHECK(!smd_collection_info_save_shape(c));
+  }
+
+  CHECK_OK(smd_trial_warnings(t, &a));
+  CHECK(a.count == 0);
+  smd_strarray_free(&a);
+  CHECK(smd_trial_set_auto_refresh(t, false) == true);
+  CHECK(smd_trial_set_auto_refresh(t, true) == false);
+  CHECK_OK(smd_trial_refresh(t));
+
+  /* borrowed-pointer lifetimes: a tensor (and its name) and a collection outlive the trial */
+  CHECK_OK(smd_trial_tensor(t, "loss", &tensor));
+  smd_trial_free(t);
+  if (tensor != NULL) {
+    CHECK(strcmp(smd_tensor_name(tensor), "loss") == 0);
+    CHECK_OK(smd_tensor_steps(tensor, SMD_MODE_EVAL, false, &steps, &n));
+    CHECK_STEPS(steps, n, 0, 1);
+    smd_free(steps);
+    smd_tensor_free(tensor);
+  }
+  if (c != NULL) {
+    CHECK(strcmp(smd_collection_info_name(c), "weights") == 0);
+    smd_collection_info_free(c);
+  }
+}
+
+static void test_running_multiworker(void) {
+  smd_trial *t = NULL;
+  int64_t *steps = NULL;
+  size_t n = 0;
+  smd_step_state state;
+  const int64_t want[] = {5};
+  smd_strarray a = {NULL, 0};
+  CHECK_OK(smd_trial_open(capi_fixture("workers3_running"), NULL, &t));
+  if (t == NULL) return;
+  CHECK(smd_trial_num_workers(t) == 3);
+  CHECK_OK(smd_trial_workers(t, &a));
+  CHECK(a.count == 3);
+  smd_strarray_free(&a);
+  CHECK_OK(smd_trial_steps(t, SMD_MODE_GLOBAL, false, &steps, &n));
+  CHECK_STEPS(steps, n, 0, 1, 2, 3);
+  smd_free(steps);
+  CHECK_OK(smd_trial_steps(t, SMD_MODE_GLOBAL, true, &steps, &n));
+  CHECK_STEPS(steps, n, 0, 1, 2, 3, 4, 5);
+  smd_free(steps);
+  CHECK_OK(smd_trial_has_passed_step(t, 3, SMD_MODE_GLOBAL, &state));
+  CHECK(state == SMD_STEP_AVAILABLE);
+  CHECK_OK(smd_trial_has_passed_step(t, 4, SMD_MODE_GLOBAL, &state));
+  CHECK(state == SMD_STEP_NOT_YET_AVAILABLE);
+  CHECK_OK(smd_trial_has_passed_step(t, 40, SMD_MODE_GLOBAL, &state));
+  CHECK(state == SMD_STEP_NOT_YET_AVAILABLE);
+  CHECK_CODE_MSG(smd_trial_wait_for_steps(t, want, 1, SMD_MODE_GLOBAL, 30),
+                 SMD_E_STEP_NOT_YET_AVAILABLE, "Step 5 of mode GLOBAL not yet available");
+  smd_trial_free(t);
+}
+
+static void test_live_copies(void) {
+  char dst[2048], a[4096], b[4096];
+  const char *src = capi_fixture("modes_reentry");
+  smd_trial *t = NULL;
+  int64_t *steps = NULL;
+  size_t n = 0;
+  smd_step_state state;
+  const int64_t want[] = {2};
+  snprintf(dst, sizeof dst, "%s/live", scratch);
+  mkdirs(dst);
+  snprintf(a, sizeof a, "%s/collections/000000000/worker_0_collections.json", src);
+  snprintf(b, sizeof b, "%s/collections/000000000/worker_0_collections.json", dst);
+  CHECK(copy_file(a, b));
+  copy_step(src, dst, 0);
+  CHECK_OK(smd_trial_open(dst, NULL, &t));
+  if (t == NULL) return;
+  CHECK_OK(smd_trial_steps(t, SMD_MODE_GLOBAL, false, &steps, &n));
+  CHECK_STEPS(steps, n, 0);
+  smd_free(steps);
+  CHECK_OK(smd_trial_has_passed_step(t, 1, SMD_MODE_GLOBAL, &state));
+  CHECK(state == SMD_STEP_NOT_YET_AVAILABLE);
+  copy_step(src, dst, 1);
+  copy_step(src, dst, 2);
+  CHECK_OK(smd_trial_wait_for_steps(t, want, 1, SMD_MODE_GLOBAL, 5000));
+  CHECK_OK(smd_trial_steps(t, SMD_MODE_TRAIN, false, &steps, &n));
+  CHECK_STEPS(steps, n, 0, 1, 2);
+  smd_free(steps);
+  /* a corrupt index file: skipped and reported, the rest still loads */
+  snprintf(b, sizeof b, "%s/index/000000000/000000000003_worker_0.json", dst);
+  {
+    FILE *f = fopen(b, "wb");
+    fputs("{\"meta\": {\"mode\": \"EVAL\"", f);
+    fclose(f);
+  }
+  copy_step(src, dst, 4);
+  CHECK_CODE_MSG(smd_trial_refresh(t), SMD_E_CORRUPT, "000000000003_worker_0.json");
+  CHECK_OK(smd_trial_steps(t, SMD_MODE_GLOBAL, true, &steps, &n));
+  CHECK_STEPS(steps, n, 0, 1, 2, 4);
+  smd_free(steps);
+  {
+    smd_strarray w = {NULL, 0};
+    CHECK_OK(smd_trial_warnings(t, &w));
+    CHECK(w.count == 1 && strstr(w.strings[0], "000000000003_worker_0.json") != NULL);
+    smd_strarray_free(&w);
+  }
+  snprintf(b, sizeof b, "%s/training_job_end.ts", dst);
+  {
+    FILE *f = fopen(b, "wb");
+    fclose(f);
+  }
+  {
+    const int64_t later[] = {6};
+    CHECK_CODE(smd_trial_wait_for_steps(t, later, 1, SMD_MODE_GLOBAL, 5000), SMD_E_NO_MORE_DATA);
+  }
+  smd_trial_free(t);
+}
+
+int main(int argc, char **argv) {
+  scratch = argc > 1 ? argv[1] : "/tmp/smd_capi_test_trial";
+  {
+    char cmd[2100];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch);
+    if (system(cmd) != 0) return 2;
+    mkdirs(scratch);
+  }
+  test_null_safety();
+  test_open_errors();
+  test_finished_trial();
+  test_running_multiworker();
+  test_live_copies();
+  return capi_finish("test_trial");
+}

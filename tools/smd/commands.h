@@ -1,0 +1,26 @@
+// Subcommands of the smd tool. Each takes the arguments after its name and returns an exit code.
+#pragma once
+
+namespace smdtool {
+
+// Exit codes shared by every subcommand.
+enum ExitCode {
+  kExitOk = 0,
+  kExitTrialError = 1,        // the trial could not be read (the message says why)
+  kExitUsage = 2,             // bad command line
+  kExitNoCollections = 3,     // MissingCollectionFiles: no (or too few) collection files
+  kExitOutput = 4,            // the output could not be written
+  kExitPartial = 5,           // output written, but some data could not be read (see stderr)
+};
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(int argc, char** argv);  // argv[0] is the subcommand name
+  void (*help)();
+};
+
+int RunDump(int argc, char** argv);
+void HelpDump();
+
+}  // namespace smdtool

@@ -1,0 +1,53 @@
+// A small JSON document model for the smd tool, serialized exactly like Python's
+// json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) (shared/spec/DUMP.md).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace smdtool {
+
+class Json {
+ public:
+  enum class Kind { kNull, kBool, kInt, kString, kArray, kObject };
+
+  Json() = default;  // null
+  static Json Bool(bool b);
+  static Json Int(int64_t v);
+  static Json Str(std::string s);
+  static Json Array();
+  static Json Object();
+
+  Kind kind() const { return kind_; }
+  // Arrays: appends. Objects: sets a member (keys are kept sorted by their UTF-8 bytes).
+  Json& Push(Json v);
+  Json& Set(const std::string& key, Json v);
+  bool empty() const { return kind_ == Kind::kArray ? items_.empty() : members_.empty(); }
+
+  // The document text, with a final newline.
+  std::string Dump() const;
+
+ private:
+  void Write(std::string* out, int indent) const;
+
+  Kind kind_ = Kind::kNull;
+  bool b_ = false;
+  int64_t i_ = 0;
+  std::string s_;
+  std::vector<Json> items_;
+  std::map<std::string, Json> members_;  // std::string compares bytes as unsigned char
+};
+
+// Python's repr(float(x)) for finite x; "nan", "inf", "-inf" otherwise (DUMP.md's float rule).
+std::string PythonFloat(double x);
+
+// Lower-case hex SHA-256 of n bytes.
+std::string Sha256Hex(const void* data, size_t n);
+
+// True if s is valid UTF-8.
+bool IsUtf8(const std::string& s);
+
+}  // namespace smdtool

@@ -1,0 +1,64 @@
+// smd: command-line access to smdebug trials, built on the public C API of libsmd.
+#include <cstdio>
+#include <cstring>
+
+#include "commands.h"
+#include "smd/smd.h"
+
+namespace smdtool {
+namespace {
+
+const Command kCommands[] = {
+    {"dump", "print the canonical JSON view of a trial (smd-dump/1)", RunDump, HelpDump},
+};
+
+void Usage(FILE* out) {
+  std::fprintf(out,
+               "usage: smd <command> [options]\n"
+               "\n"
+               "Reads SageMaker Debugger (smdebug) trials.\n"
+               "\n"
+               "commands:\n");
+  for (const Command& c : kCommands) std::fprintf(out, "  %-8s %s\n", c.name, c.summary);
+  std::fprintf(out,
+               "\n"
+               "smd <command> --help shows a command's options. smd --version prints the version.\n"
+               "\n"
+               "exit status: 0 ok; 1 the trial could not be read; 2 bad usage; 3 the trial has no\n"
+               "collections file (MissingCollectionFiles); 4 the output could not be written;\n"
+               "5 output written but some data could not be read (details on stderr).\n");
+}
+
+}  // namespace
+}  // namespace smdtool
+
+int main(int argc, char** argv) {
+  using namespace smdtool;
+  if (argc < 2) {
+    Usage(stderr);
+    return kExitUsage;
+  }
+  const char* cmd = argv[1];
+  if (std::strcmp(cmd, "--help") == 0 || std::strcmp(cmd, "-h") == 0 || std::strcmp(cmd, "help") == 0) {
+    if (argc >= 3) {
+      for (const Command& c : kCommands) {
+        if (std::strcmp(argv[2], c.name) == 0) {
+          c.help();
+          return kExitOk;
+        }
+      }
+    }
+    Usage(stdout);
+    return kExitOk;
+  }
+  if (std::strcmp(cmd, "--version") == 0) {
+    std::printf("smd %s\n", smd_version_string());
+    return kExitOk;
+  }
+  for (const Command& c : kCommands) {
+    if (std::strcmp(cmd, c.name) == 0) return c.run(argc - 1, argv + 1);
+  }
+  std::fprintf(stderr, "smd: unknown command '%s'\n\n", cmd);
+  Usage(stderr);
+  return kExitUsage;
+}
