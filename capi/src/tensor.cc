@@ -140,6 +140,28 @@ smd_error* smd_tensor_shape(const smd_tensor* tensor, int64_t step, smd_mode mod
   SMD_CAPI_END
 }
 
+smd_error* smd_tensor_value_info(const smd_tensor* tensor, int64_t step, smd_mode mode,
+                                 const char* worker, smd_dtype* dtype_out, int64_t** dims_out,
+                                 size_t* ndim_out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(tensor != nullptr, "tensor is NULL");
+  SMD_CHECK_ARG(dtype_out != nullptr && dims_out != nullptr && ndim_out != nullptr,
+                "dtype_out, dims_out or ndim_out is NULL");
+  SMD_CHECK_MODE(mode);
+  std::string w = worker ? worker : "";
+  auto r = tensor->trial->TensorValueInfo(tensor->id, step, ToMode(mode), worker ? &w : nullptr);
+  if (!r.ok()) return smd::capi::FromStatus(r.status());
+  const std::vector<int64_t>& dims = r.value().shape;
+  int64_t* p = static_cast<int64_t*>(std::malloc(std::max<size_t>(1, dims.size()) * sizeof(int64_t)));
+  if (p == nullptr) throw std::bad_alloc();
+  if (!dims.empty()) std::memcpy(p, dims.data(), dims.size() * sizeof(int64_t));
+  *dtype_out = static_cast<smd_dtype>(r.value().dtype);
+  *dims_out = p;
+  *ndim_out = dims.size();
+  return nullptr;
+  SMD_CAPI_END
+}
+
 smd_error* smd_tensor_shapes(const smd_tensor* tensor, smd_mode mode, const char* worker,
                              int64_t** steps_out, size_t** offsets_out, int64_t** dims_out,
                              size_t* n_out) noexcept {

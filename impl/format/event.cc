@@ -316,7 +316,7 @@ bool ReadBool(Reader* r, uint8_t* v) {
   return true;
 }
 
-Status DecodeShape(std::string_view data, DecodedEvent* out) {
+Status DecodeShape(std::string_view data, std::vector<int64_t>* out) {
   Reader r(data);
   while (!r.done()) {
     uint32_t field;
@@ -340,7 +340,7 @@ Status DecodeShape(std::string_view data, DecodedEvent* out) {
         }
       }
       if (size < 0) return Bad("negative dimension size");
-      out->shape.push_back(size);
+      out->push_back(size);
     } else if (!r.Skip(wt)) {
       return Bad("tensor shape");
     }
@@ -367,7 +367,7 @@ Status DecodeTensor(std::string_view data, DecodedEvent* out) {
         ok = wt == wire::kLengthDelimited && r.ReadBytes(&shape);
         if (ok) {
           out->shape.clear();
-          SMD_RETURN_IF_ERROR(DecodeShape(shape, out));
+          SMD_RETURN_IF_ERROR(DecodeShape(shape, &out->shape));
         }
         break;
       }
@@ -507,6 +507,86 @@ Status DecodeEvent(std::string_view payload, DecodedEvent* out) {
     if (!ok) return Bad("event field");
   }
   return Status::Ok();
+}
+
+namespace {
+
+bool DecodeTensorHead(std::string_view data, TensorEventHead* out) {
+  Reader r(data);
+  bool have_dtype = false;
+  while (!r.done()) {
+    uint32_t field;
+    WireType wt;
+    if (!r.ReadTag(&field, &wt)) return false;
+    if (field == 1 && wt == wire::kVarint) {
+      uint64_t v;
+      if (!r.ReadVarint(&v)) return false;
+      out->dtype = static_cast<int>(static_cast<int32_t>(v));
+      have_dtype = true;
+    } else if (field == 2 && wt == wire::kLengthDelimited) {
+      std::string_view shape;
+      if (!r.ReadBytes(&shape)) return false;
+      out->shape.clear();
+      if (!DecodeShape(shape, &out->shape).ok()) return false;
+    } else if (field == 4 && wt == wire::kLengthDelimited) {
+      return have_dtype && r.ReadVarint(&out->content_size);
+    } else if (!r.Skip(wt)) {
+      return false;
+    }
+  }
+  return false;
+}
+
+bool DecodeValueHead(std::string_view data, TensorEventHead* out) {
+  Reader r(data);
+  bool have_tag = false;
+  while (!r.done()) {
+    uint32_t field;
+    WireType wt;
+    if (!r.ReadTag(&field, &wt)) return false;
+    if (field == 1 && wt == wire::kLengthDelimited) {
+      if (!r.ReadBytes(&out->tag)) return false;
+      have_tag = true;
+    } else if (field == 8 && wt == wire::kLengthDelimited) {
+      std::string_view tensor;
+      if (!r.ReadBytesPrefix(&tensor)) return false;
+      return have_tag && DecodeTensorHead(tensor, out);
+    } else if (!r.Skip(wt)) {
+      return false;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool DecodeTensorEventHead(std::string_view prefix, TensorEventHead* out) {
+  *out = TensorEventHead();
+  Reader r(prefix);
+  while (!r.done()) {
+    uint32_t field;
+    WireType wt;
+    if (!r.ReadTag(&field, &wt)) return false;
+    if (field == 5 && wt == wire::kLengthDelimited) {
+      std::string_view summary;
+      if (!r.ReadBytesPrefix(&summary)) return false;
+      Reader sr(summary);
+      while (!sr.done()) {  // the first summary value, as DecodeEvent
+        uint32_t sf;
+        WireType swt;
+        if (!sr.ReadTag(&sf, &swt)) return false;
+        if (sf == 1 && swt == wire::kLengthDelimited) {
+          std::string_view value;
+          if (!sr.ReadBytesPrefix(&value)) return false;
+          return DecodeValueHead(value, out);
+        }
+        if (!sr.Skip(swt)) return false;
+      }
+      return false;
+    }
+    if (!r.Skip(wt)) return false;
+  }
+  return false;
 }
 
 }  // namespace smd::io

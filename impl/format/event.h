@@ -70,4 +70,19 @@ struct DecodedEvent {
 // Decodes an Event payload. Errors: kCorrupt naming the malformed field.
 Status DecodeEvent(std::string_view payload, DecodedEvent* out);
 
+// The start of a tensor event, up to its tensor_content: enough to know what a record holds
+// without reading the tensor's bytes. Views point into the decoded bytes.
+struct TensorEventHead {
+  std::string_view tag;
+  int dtype = 0;  // raw DataType number
+  std::vector<int64_t> shape;
+  uint64_t content_size = 0;  // the declared length of tensor_content
+};
+
+// Decodes the first bytes of an Event payload (any prefix of it) as far as tensor_content.
+// Returns true when the tag, dtype and shape came before tensor_content within `prefix`; false
+// when the prefix ends first, the event is laid out otherwise (no tensor_content, e.g. strings),
+// or the bytes are malformed: decode the whole event then (DecodeEvent says what is wrong).
+bool DecodeTensorEventHead(std::string_view prefix, TensorEventHead* out);
+
 }  // namespace smd::io

@@ -90,6 +90,17 @@ class Reader {
     p_ += len;
     return true;
   }
+  // Reads a length prefix and returns the bytes of the field that are there: all of them, or the
+  // rest of the data when the field extends past its end (decoding the start of a message).
+  bool ReadBytesPrefix(std::string_view* out) {
+    uint64_t len;
+    if (!ReadVarint(&len)) return false;
+    const uint64_t have = static_cast<uint64_t>(end_ - p_);
+    const size_t n = static_cast<size_t>(len < have ? len : have);
+    *out = std::string_view(p_, n);
+    p_ += n;
+    return true;
+  }
   bool Skip(WireType wt) {
     uint64_t u64;
     uint32_t u32;

@@ -14,6 +14,7 @@
 #include "impl/core/reductions.h"
 #include "impl/core/regex.h"
 #include "impl/core/text.h"
+#include "impl/format/event.h"
 #include "impl/format/layout.h"
 #include "impl/format/record.h"
 #include "impl/trial/index_parser.h"
@@ -77,6 +78,8 @@ constexpr size_t kBatchFiles = 512;            // index files parsed before they
 constexpr size_t kParallelMinFiles = 48;       // fewer: parse on the calling thread
 constexpr size_t kParallelMinValues = 32;      // values() reads fewer on the calling thread
 constexpr uint64_t kSmallEventFile = 256 << 10;  // event files read (and cached) whole
+constexpr size_t kRecordHeadBytes = 4096;      // read to learn a large record's dtype and shape
+constexpr uint64_t kWholeRecordInfoMax = 64 << 10;  // smaller records are decoded whole for that
 constexpr int kWaitSliceMs = 100;              // longest sleep between checks while waiting
 constexpr int kTrustedRelistEvery = 10;        // with events: list anyway every N slices
 
@@ -1275,15 +1278,8 @@ Result<ValuePtr> Trial::ReadRecord(uint32_t file, uint64_t offset, uint64_t leng
     span = event_file_span_[file];
   }
   // Messages are built only on failure.
-  auto context = [&](const Status& st) {
-    return Status(st.code(), "event file '" + storage_->Describe(rel) + "', record at offset " +
-                                 std::to_string(offset) + ": " + st.message());
-  };
-  auto missing = [&]() {
-    Status st = TensorUnavailableForStepError(TensorName(tensor_id), step, mode);
-    return Status(st.code(), st.message() + " (its event file '" + storage_->Describe(rel) +
-                                 "' is missing)");
-  };
+  auto context = [&](const Status& st) { return RecordError(rel, offset, st); };
+  auto missing = [&]() { return MissingEventFileError(rel, tensor_id, step, mode); };
   if (length < io::kRecordOverhead) {
     return context(Corrupt("the index gives a record length of " + std::to_string(length) +
                            " bytes, less than the 16-byte framing"));
@@ -1331,6 +1327,84 @@ Result<ValuePtr> Trial::ReadRecord(uint32_t file, uint64_t offset, uint64_t leng
   if (!value.ok()) return context(value.status());
   cache_->PutValue(file, offset, value.value());
   return value;
+}
+
+Status Trial::RecordError(const std::string& rel, uint64_t offset, const Status& st) const {
+  return Status(st.code(), "event file '" + storage_->Describe(rel) + "', record at offset " +
+                               std::to_string(offset) + ": " + st.message());
+}
+
+Status Trial::MissingEventFileError(const std::string& rel, uint32_t tensor_id, int64_t step,
+                                    Mode mode) const {
+  Status st = TensorUnavailableForStepError(TensorName(tensor_id), step, mode);
+  return Status(st.code(), st.message() + " (its event file '" + storage_->Describe(rel) +
+                               "' is missing)");
+}
+
+Result<std::optional<Trial::ValueInfo>> Trial::ReadRecordHead(uint32_t file, uint64_t offset,
+                                                              uint64_t length,
+                                                              const std::string& tag,
+                                                              uint32_t tensor_id, int64_t step,
+                                                              Mode mode) {
+  std::string rel;
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    rel = event_files_[file];
+  }
+  if (length <= kRecordHeadBytes || offset > static_cast<uint64_t>(INT64_MAX) - length) {
+    return std::optional<ValueInfo>();  // the whole read reports it
+  }
+  char head[kRecordHeadBytes];
+  Status st = storage_->ReadRange(rel, offset, kRecordHeadBytes, head);
+  ++records_read_;
+  if (!st.ok()) {
+    if (st.code() == Code::kNotFound) return MissingEventFileError(rel, tensor_id, step, mode);
+    return RecordError(rel, offset, st);
+  }
+  auto len = io::ParseRecordHeader(reinterpret_cast<const unsigned char*>(head));
+  if (!len.ok()) return RecordError(rel, offset, len.status());
+  if (len.value() != length - io::kRecordOverhead) {
+    return RecordError(rel, offset,
+                       Corrupt("record length field says " + std::to_string(len.value()) +
+                               " payload bytes but the index gives " +
+                               std::to_string(length - io::kRecordOverhead)));
+  }
+  io::TensorEventHead h;
+  if (!io::DecodeTensorEventHead(
+          std::string_view(head + io::kRecordHeaderSize, kRecordHeadBytes - io::kRecordHeaderSize),
+          &h)) {
+    return std::optional<ValueInfo>();
+  }
+  const DTypeInfo* info = GetDTypeInfo(h.dtype);
+  size_t count = 1;
+  for (int64_t d : h.shape) {
+    if (d != 0 && count > SIZE_MAX / static_cast<size_t>(d)) return std::optional<ValueInfo>();
+    count *= static_cast<size_t>(d);
+  }
+  if (h.tag != tag || info == nullptr || info->size == 0 ||
+      (count != 0 && info->size > SIZE_MAX / count) || count * info->size != h.content_size) {
+    return std::optional<ValueInfo>();  // decoding the whole record says what is wrong
+  }
+  ValueInfo out;
+  out.dtype = info->dtype;
+  out.shape = std::move(h.shape);
+  return std::optional<ValueInfo>(std::move(out));
+}
+
+Result<Trial::ValueInfo> Trial::TensorValueInfo(uint32_t id, int64_t step, Mode mode,
+                                                const std::string* worker) {
+  SMD_ASSIGN_OR_RETURN(Found f, Resolve(id, step, mode, worker));
+  const StepEntry& e = f.entry;
+  if (e.file != kNone && e.length > kWholeRecordInfoMax && !cache_->GetValue(e.file, e.offset)) {
+    SMD_ASSIGN_OR_RETURN(std::optional<ValueInfo> head,
+                         ReadRecordHead(e.file, e.offset, e.length, TensorName(id), id, step, mode));
+    if (head) return std::move(*head);
+  }
+  SMD_ASSIGN_OR_RETURN(ValuePtr v, ValueOf(id, f, step, mode));
+  ValueInfo out;
+  out.dtype = v->dtype();
+  out.shape = v->shape();
+  return out;
 }
 
 Result<ValuePtr> Trial::ValueOf(uint32_t id, const Found& f, int64_t step, Mode mode) {

@@ -136,6 +136,13 @@ class Trial : public std::enable_shared_from_this<Trial> {
   Result<ValuePtr> TensorValue(uint32_t id, int64_t step, Mode mode, const std::string* worker);
   Result<std::vector<std::pair<int64_t, ValuePtr>>> TensorValues(uint32_t id, Mode mode,
                                                                  const std::string* worker);
+  // The dtype and shape of the value saved at a step, from the start of its record only (a
+  // cached value, or a small record, is decoded whole). Errors: as TensorValue.
+  struct ValueInfo {
+    DType dtype = DType::kInvalid;
+    std::vector<int64_t> shape;
+  };
+  Result<ValueInfo> TensorValueInfo(uint32_t id, int64_t step, Mode mode, const std::string* worker);
   Result<std::vector<int64_t>> TensorShape(uint32_t id, int64_t step, Mode mode,
                                            const std::string* worker);
   Result<std::vector<std::pair<int64_t, std::vector<int64_t>>>> TensorShapes(
@@ -210,6 +217,15 @@ class Trial : public std::enable_shared_from_this<Trial> {
   Result<ValuePtr> ReadRecord(uint32_t file, uint64_t offset, uint64_t length,
                               const std::string& tag, uint32_t tensor_id, int64_t step, Mode mode);
   Result<ValuePtr> ValueOf(uint32_t id, const Found& f, int64_t step, Mode mode);
+  // The info of a large record from its first bytes; nullopt when they do not suffice.
+  Result<std::optional<ValueInfo>> ReadRecordHead(uint32_t file, uint64_t offset, uint64_t length,
+                                                  const std::string& tag, uint32_t tensor_id,
+                                                  int64_t step, Mode mode);
+  // Messages of failed reads: the event file and record offset in front of `st`, and
+  // TensorUnavailableForStep naming the missing event file.
+  Status RecordError(const std::string& rel, uint64_t offset, const Status& st) const;
+  Status MissingEventFileError(const std::string& rel, uint32_t tensor_id, int64_t step,
+                               Mode mode) const;
 
   const std::string path_;
   std::unique_ptr<io::Storage> storage_;

@@ -148,6 +148,19 @@ static void test_shapes_and_errors(void) {
   smd_free(steps);
   smd_free(offsets);
   smd_free(dims);
+  /* value info: dtype and shape without the data; nothing for a shape-only entry */
+  {
+    smd_dtype dt = SMD_DTYPE_INVALID;
+    CHECK_OK(smd_tensor_value_info(bmat, 1, SMD_MODE_EVAL, NULL, &dt, &dims, &ndim));
+    CHECK(dt == SMD_DTYPE_FLOAT32 && ndim == 2 && dims[0] == 3 && dims[1] == 2);
+    smd_free(dims);
+    CHECK_CODE(smd_tensor_value_info(sh4, 1, SMD_MODE_EVAL, NULL, &dt, &dims, &ndim),
+               SMD_E_TENSOR_UNAVAILABLE_FOR_STEP);
+    CHECK_CODE(smd_tensor_value_info(bmat, 1, SMD_MODE_EVAL, NULL, NULL, &dims, &ndim),
+               SMD_E_INVALID_ARGUMENT);
+    CHECK_CODE(smd_tensor_value_info(bmat, 7, SMD_MODE_EVAL, NULL, &dt, &dims, &ndim),
+               SMD_E_STEP_UNAVAILABLE);
+  }
   /* per-step errors */
   CHECK_CODE_MSG(smd_tensor_value(bmat, 0, SMD_MODE_TRAIN, NULL, &v), SMD_E_STEP_UNAVAILABLE,
                  "Step 0 of mode TRAIN is not available as it was not saved");

@@ -78,6 +78,17 @@ SMD_API SMD_MUST_USE smd_error *smd_tensor_shape(const smd_tensor *tensor, int64
                                                  smd_mode mode, const char *worker,
                                                  int64_t **dims_out, size_t *ndim_out) SMD_NOEXCEPT;
 
+/* The dtype and shape of the value saved at a step, without reading the value: only the first
+ * bytes of its record are read (length CRC checked), and nothing is decoded into memory or cached
+ * (small records, and values already cached, are decoded whole). The cheap way to describe a
+ * tensor of any size. *dims_out (freed with smd_free; never NULL on success) holds *ndim_out
+ * dimensions. Errors: those of smd_tensor_value, e.g. SMD_E_TENSOR_UNAVAILABLE_FOR_STEP when only
+ * reductions or a shape were saved there. */
+SMD_API SMD_MUST_USE smd_error *smd_tensor_value_info(const smd_tensor *tensor, int64_t step,
+                                                      smd_mode mode, const char *worker,
+                                                      smd_dtype *dtype_out, int64_t **dims_out,
+                                                      size_t *ndim_out) SMD_NOEXCEPT;
+
 /* The shapes of every complete step of `mode`, in compressed form: step i has shape
  * dims[offsets[i] .. offsets[i+1]). steps (n entries), offsets (n + 1 entries) and dims are each
  * freed with smd_free(). */

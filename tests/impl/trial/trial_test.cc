@@ -597,6 +597,11 @@ class CountingStorage : public io::Storage {
     return s_->ReadAll(rel);
   }
   Status ReadRange(const std::string& rel, uint64_t o, uint64_t n, char* out) override {
+    {
+      std::lock_guard<std::mutex> l(mu);
+      range_bytes += n;
+      ++range_reads;
+    }
     return s_->ReadRange(rel, o, n, out);
   }
   Result<std::vector<std::string>> ListDir(const std::string& rel) override {
@@ -606,11 +611,85 @@ class CountingStorage : public io::Storage {
   }
   std::mutex mu;
   int index_reads = 0;
+  uint64_t range_bytes = 0;
+  int range_reads = 0;
   std::vector<std::string> listed;
 
  private:
   std::unique_ptr<io::Storage> s_;
 };
+
+TEST(TrialValueInfo, ReadsOnlyTheStartOfLargeRecords) {
+  TrialBuilder b(TempDir("t"));
+  b.UseRealCrc(true);
+  b.WriteCollections({"worker_0"}, 1);
+  std::vector<float> big(100000);
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i);
+  b.AddFloats(0, "worker_0", Mode::kTrain, 0, "big", big, {100, 1000});
+  b.AddFloats(0, "worker_0", Mode::kTrain, 0, "small", {1, 2, 3});
+  b.AddStrings(0, "worker_0", Mode::kTrain, 0, "s", {"a", "b"});
+  b.AddShape(0, "worker_0", Mode::kTrain, 0, "shape_only", {4, 5});
+  b.FinishStep(0);
+  b.End();
+  // Damage the middle of big's content: its real payload CRC no longer matches.
+  const std::string ev = b.dir() + "/events/000000000000/000000000000_worker_0.tfevents";
+  std::string data = testing::ReadFile(ev);
+  data[200000] ^= 1;
+  WriteFile(ev, data);
+
+  auto storage = std::make_unique<CountingStorage>(io::MakeLocalStorage(b.dir()));
+  CountingStorage* cs = storage.get();
+  auto opened = Trial::Open(std::move(storage), TrialOptions());
+  ASSERT_TRUE(opened.ok()) << opened.status().message();
+  Trial& t = *opened.value();
+  auto info = t.TensorValueInfo(Id(t, "big"), 0, Mode::kGlobal, nullptr);
+  ASSERT_TRUE(info.ok()) << info.status().message();
+  EXPECT_EQ(info->dtype, DType::kFloat32);
+  EXPECT_EQ(info->shape, (std::vector<int64_t>{100, 1000}));
+  EXPECT_EQ(cs->range_reads, 1);
+  EXPECT_EQ(cs->range_bytes, 4096u);  // not the 400 KB record
+  EXPECT_EQ(t.TensorValue(Id(t, "big"), 0, Mode::kGlobal, nullptr).status().code(), Code::kCorrupt);
+
+  auto small = t.TensorValueInfo(Id(t, "small"), 0, Mode::kGlobal, nullptr);
+  ASSERT_TRUE(small.ok()) << small.status().message();
+  EXPECT_EQ(small->shape, std::vector<int64_t>{3});
+  auto str = t.TensorValueInfo(Id(t, "s"), 0, Mode::kGlobal, nullptr);
+  ASSERT_TRUE(str.ok()) << str.status().message();
+  EXPECT_EQ(str->dtype, DType::kString);
+  EXPECT_EQ(str->shape, std::vector<int64_t>{2});
+  EXPECT_EQ(t.TensorValueInfo(Id(t, "shape_only"), 0, Mode::kGlobal, nullptr).status().code(),
+            Code::kTensorUnavailableForStep);
+}
+
+TEST(TrialValueInfo, LargeRecordsWithAWrongIndexAreCorrupt) {
+  TrialBuilder b(TempDir("t"));
+  b.WriteCollections({"worker_0"}, 1);
+  b.AddFloats(0, "worker_0", Mode::kTrain, 0, "big", std::vector<float>(50000, 1.0f));
+  b.AddFloats(0, "worker_0", Mode::kTrain, 0, "big2", std::vector<float>(50000, 2.0f));
+  b.FinishStep(0);
+  b.End();
+  const std::string ev = "events/000000000000/000000000000_worker_0.tfevents";
+  const uint64_t size = testing::ReadFile(b.dir() + "/" + ev).size();
+  const uint64_t rec = size / 2;  // both records have the same size
+  // "len+8": the index's length disagrees with the record's length field; "other": the offset
+  // of big2's record under another name; "past": a record beyond the end of the file.
+  WriteFile(b.dir() + "/index/000000000/000000000001_worker_0.json",
+            "{\"meta\": {\"mode\": \"TRAIN\", \"mode_step\": 1, \"event_file_name\": \"" + ev +
+                "\"}, \"tensor_payload\": [{\"tensorname\": \"len8\", \"start_idx\": 0, \"length\": " +
+                std::to_string(rec + 8) + "}, {\"tensorname\": \"other\", \"start_idx\": " +
+                std::to_string(rec) + ", \"length\": " + std::to_string(rec) +
+                "}, {\"tensorname\": \"past\", \"start_idx\": " + std::to_string(size) +
+                ", \"length\": " + std::to_string(rec) + "}]}");
+  auto t = MustOpen(b.dir());
+  ASSERT_TRUE(t);
+  for (const char* n : {"len8", "other", "past"}) {
+    auto info = t->TensorValueInfo(Id(*t, n), 1, Mode::kGlobal, nullptr);
+    EXPECT_EQ(info.status().code(), Code::kCorrupt) << n;
+    EXPECT_NE(info.status().message().find("000000000000_worker_0.tfevents"), std::string::npos)
+        << info.status().message();
+  }
+  EXPECT_TRUE(t->TensorValueInfo(Id(*t, "big2"), 0, Mode::kGlobal, nullptr).ok());
+}
 
 TEST(TrialRefresh, CostFollowsNewData) {
   TrialBuilder b(TempDir("t"));
