@@ -287,3 +287,69 @@ def index_folders(out):
             hook.record("fc.weight", weight(step))
             hook.record("loss", np.float32(step))
     hook.close()
+
+
+def print_arrays():
+    """name -> array for case `printing`: what numpy's printing rules distinguish (positional and
+    scientific floats, padding, nan/inf, summarization, line wrapping, dtypes smdebug can read)."""
+    rng = np.random.default_rng(7)
+    mags = 10.0 ** rng.uniform(-12, 12, 40) * rng.choice([-1.0, 1.0], 40)
+    return {
+        "p_f32_mixed": np.array([0.3, 1 / 3, 100.5], np.float32),
+        "p_f32_exp": np.array([1e-5, 1 / 3], np.float32),
+        "p_f64_exp": np.array([1e-5, 1 / 3, 2.5e10, -7.0]),
+        "p_f64_big_exp": np.array([1e-300, 1.0, -2e200]),
+        "p_f64_ints": np.array([[1.0, 2.0], [-30.0, 4.0]]),
+        "p_f64_tie": np.array([0.001953125, 1.0, 2.0 / 3.0]),
+        "p_f64_negzero": np.array([-0.0, 1.5, 0.0]),
+        "p_f64_mags": mags,
+        "p_f32_normal": rng.standard_normal((4, 5, 6)).astype(np.float32),
+        "p_f32_nonfinite": np.array([[1.5, np.nan], [-np.inf, 2.0]], np.float32),
+        "p_f64_allnan": np.array([np.nan, np.inf]),
+        "p_f16": np.array([0.1, 0.2, 1e-3, 65504.0, -3.0], np.float16),
+        "p_f16_rand": rng.standard_normal(30).astype(np.float16),
+        "p_f16_exp": np.array([1e-5, 0.333, 6e4], np.float16),
+        "p_c128": np.array([1 + 2j, 3.5 - 4j, -1e-7 + 1e7j]),
+        "p_c128_rand": (rng.standard_normal(7) + 1j * rng.standard_normal(7)),
+        "p_i64": np.array([-5, 12345678901, 7], np.int64),
+        "p_u8_big": (np.arange(3000) % 251).astype(np.uint8),
+        "p_bool_true": np.array([True, True]),
+        "p_f64_wrap": np.linspace(-1.0, 1.0, 60),
+        "p_f64_summary": np.arange(2000, dtype=np.float64) * 0.5,
+        "p_f64_2d_summary": rng.standard_normal((50, 50)),
+        "p_f32_3d_summary": np.arange(8 * 9 * 20, dtype=np.float32).reshape(8, 9, 20),
+        "p_f64_0d": np.array(-2.25),
+        "p_str": np.array(["it's", 'say "hi"', "tab\there", "caf\u00e9"]),
+        **random_print_arrays(rng, 120),
+    }
+
+
+def random_print_arrays(rng, n):
+    """Float arrays of random magnitudes, signs, zeros, roundings and nan/inf."""
+    out = {}
+    for i in range(n):
+        dtype = ["float16", "float32", "float64", "complex128"][i % 4]
+        size = int(rng.integers(1, 12))
+        lo, hi = sorted(rng.uniform(-20, 20, 2))
+        a = 10.0 ** rng.uniform(lo, hi, size) * rng.choice([-1, 1, 0], size, p=[.45, .45, .1])
+        if rng.random() < 0.3:
+            a = np.round(a, int(rng.integers(0, 5)))
+        if dtype == "complex128":
+            a = a + 1j * a[::-1] * rng.uniform(0, 3)
+        with np.errstate(over="ignore"):
+            a = a.astype(dtype)
+        if rng.random() < 0.1:
+            a[0] = np.nan
+        out[f"p_rand_{i:03d}"] = a
+    return out
+
+
+@case
+def printing(out):
+    """Arrays for checking `smd cat` against numpy's printing (see print_arrays)."""
+    hook = _hook(out, save_config=_sc(save_interval=1), include_regex=["^p_"])
+    hook.set_mode(_modes().TRAIN)
+    hook.begin_step()
+    for name, a in print_arrays().items():
+        hook.record(name, a)
+    hook.close()

@@ -178,6 +178,7 @@ CORRECTIONS = {
     "workers3_running": [("tensor_steps_completeness", tensor_steps_completeness, ())],
     "running_single": [],
     "index_folders": [],
+    "printing": [],
 }
 # reductions_smallint saves reductions only, so there are no values to correct.
 CORRECTIONS["reductions_smallint"] = CORRECTIONS["reductions_smallint"][1:]

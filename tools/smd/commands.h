@@ -11,6 +11,7 @@ enum ExitCode {
   kExitNoCollections = 3,     // MissingCollectionFiles: no (or too few) collection files
   kExitOutput = 4,            // the output could not be written
   kExitPartial = 5,           // output written, but some data could not be read (see stderr)
+  kExitNotFound = 6,          // the tensor, step, worker or reduction asked for is not in the trial
 };
 
 struct Command {
@@ -22,5 +23,9 @@ struct Command {
 
 int RunDump(int argc, char** argv);
 void HelpDump();
+int RunLs(int argc, char** argv);
+void HelpLs();
+int RunCat(int argc, char** argv);
+void HelpCat();
 
 }  // namespace smdtool

@@ -12,65 +12,13 @@
 #include <string>
 #include <vector>
 
+#include "capi_util.h"
 #include "commands.h"
 #include "json.h"
 #include "smd/smd.h"
 
 namespace smdtool {
 namespace {
-
-// ---- small RAII helpers over the C API --------------------------------------------------------
-
-struct Err {
-  smd_error* e = nullptr;
-  explicit Err(smd_error* err) : e(err) {}
-  ~Err() { smd_error_free(e); }
-  Err(const Err&) = delete;
-  Err& operator=(const Err&) = delete;
-  explicit operator bool() const { return e != nullptr; }
-  smd_code code() const { return smd_error_code(e); }
-  std::string message() const {
-    return std::string(smd_code_name(code())) + ": " + smd_error_message(e);
-  }
-};
-
-struct StrArray {
-  smd_strarray a{nullptr, 0};
-  ~StrArray() { smd_strarray_free(&a); }
-  std::vector<std::string> vec() const {
-    std::vector<std::string> v;
-    for (size_t i = 0; i < a.count; ++i) v.emplace_back(a.strings[i]);
-    return v;
-  }
-};
-
-struct Steps {
-  int64_t* p = nullptr;
-  size_t n = 0;
-  ~Steps() { smd_free(p); }
-  std::vector<int64_t> vec() const { return std::vector<int64_t>(p, p + n); }
-};
-
-template <typename T, void (*Free)(T*)>
-struct Owned {
-  T* p = nullptr;
-  ~Owned() { Free(p); }
-};
-using TrialPtr = Owned<smd_trial, smd_trial_free>;
-using TensorPtr = Owned<smd_tensor, smd_tensor_free>;
-using ValuePtr = Owned<smd_value, smd_value_free>;
-using OptionsPtr = Owned<smd_trial_options, smd_trial_options_free>;
-
-// A failure of the trial as a whole: ends the dump.
-struct Fatal {
-  int exit_code;
-  std::string message;
-};
-
-[[noreturn]] void ThrowFatal(const Err& err, const std::string& what) {
-  int code = err.code() == SMD_E_MISSING_COLLECTION_FILES ? kExitNoCollections : kExitTrialError;
-  throw Fatal{code, what + ": " + err.message()};
-}
 
 Json IntArray(const std::vector<int64_t>& v) {
   Json a = Json::Array();
