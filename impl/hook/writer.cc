@@ -136,6 +136,29 @@ Payload BufferPool::Adopt(DLManagedTensorVersioned* managed, char* data, size_t 
   return p;
 }
 
+void BufferPool::ReleaseAll(std::vector<Payload>* payloads) {
+  std::vector<char*> to_free;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (Payload& p : *payloads) {
+      if (p.pool_ != this || p.managed_ != nullptr) continue;  // adopted tensors: below
+      in_flight_ -= p.charged_;
+      if (p.block_ != nullptr && pooled_bytes_ + p.block_cap_ <= std::min(kMaxPooledBytes, budget_)) {
+        free_[ClassIndex(p.block_cap_)].push_back(p.block_);
+        pooled_bytes_ += p.block_cap_;
+      } else if (p.block_ != nullptr) {
+        to_free.push_back(p.block_);
+      }
+      p.pool_ = nullptr;
+      p.block_ = p.data_ = nullptr;
+      p.size_ = p.charged_ = p.block_cap_ = 0;
+    }
+  }
+  cv_.notify_all();
+  for (char* b : to_free) std::free(b);
+  payloads->clear();  // the rest (adopted DLPack tensors) release themselves
+}
+
 void BufferPool::Return(char* block, size_t cap, size_t charged) {
   bool keep = false;
   {
@@ -522,7 +545,7 @@ void AsyncWriter::Commit(Chunk& chunk) {
       break;
     }
   }
-  chunk.payloads.clear();  // releases the tensors' buffers (and deletes adopted DLPack tensors)
+  pool_.ReleaseAll(&chunk.payloads);  // the tensors' buffers, and adopted DLPack tensors
 }
 
 Status AsyncWriter::CommitData(Chunk& chunk) {

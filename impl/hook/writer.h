@@ -67,6 +67,8 @@ class BufferPool {
   // A block of at least n bytes, charged to the budget; waits while the budget is exhausted (a
   // request larger than the budget is granted once nothing else is held).
   Payload Acquire(size_t n);
+  // Releases many payloads at once (one lock, one wake-up).
+  void ReleaseAll(std::vector<Payload>* payloads);
   // Wraps a DLPack tensor: charges its size (waiting like Acquire) and deletes it on release.
   Payload Adopt(DLManagedTensorVersioned* managed, char* data, size_t n);
   // Called (without the pool's lock) before a caller starts waiting for budget.
