@@ -1,4 +1,5 @@
 // The C glue for the hook: save/reduction configurations, hook options, the hook, collections.
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -577,6 +578,29 @@ smd_error* smd_hook_save_scalar(smd_hook* hook, const char* name, double value) 
   SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
   SMD_CHECK_ARG(name != nullptr, "name is NULL");
   SMD_RETURN_STATUS(hook->hook->SaveScalar(name, value));
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_get_stats(const smd_hook* hook, smd_hook_stats* out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  SMD_CHECK_ARG(out->struct_size >= offsetof(smd_hook_stats, bytes),
+                "struct_size is not set (set it to sizeof(smd_hook_stats))");
+  smd::hook::WriterStats w = hook->hook->writer_stats();
+  smd_hook_stats s;
+  s.struct_size = sizeof s;
+  s.records = w.records;
+  s.bytes = w.bytes;
+  s.steps = w.steps;
+  s.budget_waits = w.budget_waits;
+  s.peak_pending_bytes = w.peak_pending_bytes;
+  s.encoder_cpu_seconds = w.encoder_cpu_seconds;
+  s.committer_cpu_seconds = w.committer_cpu_seconds;
+  const size_t n = out->struct_size < sizeof s ? out->struct_size : sizeof s;
+  std::memcpy(out, &s, n);
+  out->struct_size = n;
   return nullptr;
   SMD_CAPI_END
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include "impl/format/event.h"
 #include "impl/format/layout.h"
@@ -192,7 +193,14 @@ uint64_t BufferPool::waits() const {
 
 namespace {
 constexpr uint64_t kChunkBytes = 4u << 20;  // the encoder hands data over at least this often
+constexpr size_t kChunkHeadersReserve = 64u << 10;
+
+double ThreadCpuSeconds() {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
+}  // namespace
 
 AsyncWriter::AsyncWriter(io::Storage* storage, WriterOptions options)
     : storage_(storage),
@@ -304,6 +312,10 @@ WriterStats AsyncWriter::stats() const {
   s.records = stat_records_.load();
   s.bytes = stat_bytes_.load();
   s.steps = stat_steps_.load();
+  s.budget_waits = pool_.waits();
+  s.peak_pending_bytes = pool_.peak_in_flight();
+  s.encoder_cpu_seconds = encoder_cpu_.load();
+  s.committer_cpu_seconds = committer_cpu_.load();
   return s;
 }
 
@@ -337,6 +349,8 @@ void AsyncWriter::RunEncoder() {
     }
     for (Item& item : batch) Encode(item);
     batch.clear();
+    if (!done_payloads_.empty()) pool_.ReleaseAll(&done_payloads_);
+    encoder_cpu_.store(ThreadCpuSeconds(), std::memory_order_relaxed);
     // Someone waits for memory: hand over what is encoded so that the committer releases it.
     if (flush || pool_.waiting()) FlushChunk();
   }
@@ -359,6 +373,7 @@ void AsyncWriter::Encode(Item& item) {
                                   std::to_string(item.job.step)));
         }
       }
+      if (item.job.data.data() != nullptr) done_payloads_.push_back(std::move(item.job.data));
       break;
     case Item::Kind::kEndStep:
       if (open_step_ && *open_step_ == item.step) FinishStepChunk();
@@ -393,7 +408,8 @@ Status AsyncWriter::EncodeTensor(TensorJob& job) {
     index_shapes_.push_back({job.name, job.name, job.shape.to_vector()});
     if (!meta_) meta_ = io::IndexMeta{job.mode, job.mode_step, std::nullopt};
   }
-  for (const ReductionName& r : job.reductions) {
+  for (size_t ri = 0; ri < job.reductions.size(); ++ri) {
+    const ReductionName r = job.reductions[ri];
     Result<ReductionValue> rv =
         ComputeReduction(r.op, r.abs, job.dtype, job.data.data(), job.num_elements);
     if (!rv.ok()) {
@@ -409,7 +425,8 @@ Status AsyncWriter::EncodeTensor(TensorJob& job) {
   if (job.write_raw && job.num_elements > 0) {
     AddRecord(job, job.name, job.dtype, job.shape.data(), job.shape.size(),
               std::string_view(job.data.data(), job.data.size()));
-    chunk_.payloads.push_back(std::move(job.data));  // the record points into it
+    // A big tensor's record points into its buffer, which lives until the committer wrote it.
+    if (job.data.size() > 4096) chunk_.payloads.push_back(std::move(job.data));
   }
   if (chunk_.bytes >= kChunkBytes) FlushChunk();
   return Status::Ok();
@@ -426,13 +443,14 @@ void AsyncWriter::AddRecord(const TensorJob& job, const std::string& tag, DType 
   f.ndim = ndim;
   f.mode = job.mode;
   f.mode_step = job.mode_step;
+  if (chunk_.headers.capacity() < kChunkHeadersReserve) chunk_.headers.reserve(kChunkHeadersReserve);
   const size_t off = chunk_.headers.size();
   size_t prefix_len, suffix_len;
-  io::AppendTensorRecord(f, content, options_.crc, &chunk_.headers, &prefix_len, &suffix_len);
   // Small contents (reductions, small tensors) are copied next to their headers: fewer pieces.
-  if (content.size() <= 4096) {
-    std::string& h = chunk_.headers;
-    h.insert(off + prefix_len, content.data(), content.size());
+  const bool inline_content = content.size() <= 4096;
+  io::AppendTensorRecord(f, content, options_.crc, inline_content, &chunk_.headers, &prefix_len,
+                         &suffix_len);
+  if (inline_content) {
     chunk_.pieces.push_back({true, nullptr, off, prefix_len + content.size() + suffix_len});
   } else {
     chunk_.pieces.push_back({true, nullptr, off, prefix_len});
@@ -506,6 +524,7 @@ void AsyncWriter::RunCommitter() {
     }
     for (Chunk& c : batch) Commit(c);
     batch.clear();
+    committer_cpu_.store(ThreadCpuSeconds(), std::memory_order_relaxed);
   }
   if (sink_) sink_->Abort();
 }

@@ -166,6 +166,16 @@ static void test_what_is_written(void) {
   CHECK(file_exists(dir, "collections/000000000/worker_0_collections.json"));
   CHECK(file_exists(dir, "claim.smd"));
   CHECK_OK(smd_hook_close(hook));
+  smd_hook_stats st;
+  memset(&st, 0, sizeof st);
+  st.struct_size = sizeof st;
+  CHECK_OK(smd_hook_get_stats(hook, &st));
+  CHECK(st.steps == 3);
+  CHECK(st.records == 9); /* fc.weight, loss, scalar/acc at each step */
+  CHECK(st.bytes > 3 * (6 * 4 + 8 + 8));
+  CHECK(st.budget_waits == 0);
+  st.struct_size = 0;
+  CHECK_ERR(smd_hook_get_stats(hook, &st), SMD_E_INVALID_ARGUMENT, "struct_size");
   smd_hook_free(hook);
   CHECK(file_exists(dir, "events/000000000002/000000000002_worker_0.tfevents"));
   CHECK(file_exists(dir, "training_job_end.ts") && file_size(dir, "training_job_end.ts") == 0);
