@@ -492,7 +492,7 @@ Status Hook::Save(SaveRequest& req) {
       if (changed) InvalidateLocked();
     }
     bool raw = false, shape = false;
-    SmallVector<ReductionName, 8>& reds = job.reductions;
+    ReductionList& reds = job.reductions;
     for (uint32_t i : MembersLocked(name)) {
       if (!due_[i]) continue;
       const Collection& c = collections_[i];
@@ -501,11 +501,7 @@ Status Hook::Save(SaveRequest& req) {
       shape = shape || rc.save_shape;
       if (IsScalarCollection(c.name)) continue;
       auto add = [&](const std::vector<ReductionOp>& ops, bool abs) {
-        for (ReductionOp op : ops) {
-          bool seen = false;
-          for (const ReductionName& r : reds) seen = seen || (r.op == op && r.abs == abs);
-          if (!seen) reds.push_back({op, abs});
-        }
+        for (ReductionOp op : ops) reds.Add(op, abs);
       };
       add(rc.reductions(), false);
       add(rc.norms(), false);

@@ -264,6 +264,24 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_save_dlpack_managed(smd_hook *hook, con
 SMD_API SMD_MUST_USE smd_error *smd_hook_save_scalar(smd_hook *hook, const char *name,
                                                      double value) SMD_NOEXCEPT;
 
+/* What the hook's writer has done so far. Set struct_size to sizeof(smd_hook_stats) before the
+ * call; fields are only ever appended, and a caller compiled against an older, shorter struct gets
+ * the fields it knows. */
+typedef struct smd_hook_stats {
+  size_t struct_size;
+  uint64_t records;              /* records written to event files */
+  uint64_t bytes;                /* bytes of those records */
+  uint64_t steps;                /* steps whose files are complete */
+  uint64_t budget_waits;         /* saves that waited for the memory budget */
+  uint64_t peak_pending_bytes;   /* the most tensor bytes held at once */
+  double encoder_cpu_seconds;    /* CPU time of the writer's encoder thread */
+  double committer_cpu_seconds;  /* CPU time of the writer's file-writing thread */
+} smd_hook_stats;
+
+/* Fills *out (see smd_hook_stats). A hook that writes nothing (dry run, non-chief worker) reports
+ * zeros. Errors: SMD_E_INVALID_ARGUMENT (NULL, or struct_size smaller than its first two fields). */
+SMD_API SMD_MUST_USE smd_error *smd_hook_get_stats(const smd_hook *hook, smd_hook_stats *out) SMD_NOEXCEPT;
+
 /* ---------------------------------------------------------------------------------------------
  * Collections: named groups of tensors with their own configuration. Built-in names (seed 002):
  * all, default, weights, biases, gradients, losses, inputs, outputs, layers, sm_metrics,
