@@ -1,7 +1,5 @@
 #include "impl/trial/trial.h"
 
-#include <cjson/cJSON.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -396,81 +394,16 @@ Status Trial::LoadCollections() {
   return Status::Ok();
 }
 
-namespace {
-
-Status BadCollections(const std::string& file, const std::string& what) {
-  return Corrupt("malformed collections file '" + file + "': " + what);
-}
-
-Result<std::vector<std::string>> StringList(const cJSON* item, const std::string& file,
-                                            const std::string& what) {
-  std::vector<std::string> out;
-  if (item == nullptr || cJSON_IsNull(item) || cJSON_IsFalse(item)) return out;
-  if (cJSON_IsString(item)) {
-    if (!IsValidUtf8(item->valuestring)) return BadCollections(file, what + " is not UTF-8");
-    out.emplace_back(item->valuestring);
-    return out;
-  }
-  if (!cJSON_IsArray(item)) return BadCollections(file, what + " is not a list of strings");
-  for (const cJSON* e = item->child; e != nullptr; e = e->next) {
-    if (!cJSON_IsString(e)) return BadCollections(file, what + " holds a non-string");
-    if (!IsValidUtf8(e->valuestring)) return BadCollections(file, what + " is not UTF-8");
-    out.emplace_back(e->valuestring);
-  }
-  return out;
-}
-
-}  // namespace
-
 Status Trial::ReadCollectionsFile(const std::string& rel) {
   const std::string file = storage_->Describe(rel);
   SMD_ASSIGN_OR_RETURN(std::string text, storage_->ReadAll(rel));
-  std::unique_ptr<cJSON, void (*)(cJSON*)> root(cJSON_ParseWithLength(text.data(), text.size()),
-                                                cJSON_Delete);
-  if (!root || !cJSON_IsObject(root.get())) return BadCollections(file, "not a JSON object");
-  const cJSON* colls = cJSON_GetObjectItemCaseSensitive(root.get(), "collections");
-  if (colls == nullptr || !cJSON_IsObject(colls)) {
-    return BadCollections(file, "no \"collections\" object");
-  }
-  std::map<std::string, CollectionInfo> out;
-  for (const cJSON* c = colls->child; c != nullptr; c = c->next) {
-    const std::string key = c->string ? c->string : "";
-    if (!cJSON_IsObject(c)) return BadCollections(file, "collection '" + key + "' is not an object");
-    CollectionInfo info;
-    const cJSON* name = cJSON_GetObjectItemCaseSensitive(c, "name");
-    info.name = cJSON_IsString(name) ? name->valuestring : key;
-    if (!IsValidUtf8(info.name)) return BadCollections(file, "a collection name is not UTF-8");
-    SMD_ASSIGN_OR_RETURN(info.include_regex,
-                         StringList(cJSON_GetObjectItemCaseSensitive(c, "include_regex"), file,
-                                    "include_regex of '" + info.name + "'"));
-    SMD_ASSIGN_OR_RETURN(info.tensor_names,
-                         StringList(cJSON_GetObjectItemCaseSensitive(c, "tensor_names"), file,
-                                    "tensor_names of '" + info.name + "'"));
-    const cJSON* rc = cJSON_GetObjectItemCaseSensitive(c, "reduction_config");
-    if (cJSON_IsObject(rc)) {
-      info.has_reduction_config = true;
-      const cJSON* r = cJSON_GetObjectItemCaseSensitive(rc, "reductions");
-      if (cJSON_IsString(r)) info.reductions = r->valuestring;
-      info.save_raw_tensor = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rc, "save_raw_tensor"));
-      info.save_shape = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(rc, "save_shape"));
-    }
-    const cJSON* sh = cJSON_GetObjectItemCaseSensitive(c, "save_histogram");
-    info.save_histogram = sh == nullptr || cJSON_IsNull(sh) || cJSON_IsTrue(sh);
-    std::string n = info.name;
-    out[n] = std::move(info);  // the last of a repeated name wins, as in smdebug
-  }
-  int64_t num_workers = 1;
-  const cJSON* meta = cJSON_GetObjectItemCaseSensitive(root.get(), "_meta");
-  const cJSON* nw = cJSON_IsObject(meta) ? cJSON_GetObjectItemCaseSensitive(meta, "num_workers") : nullptr;
-  if (cJSON_IsNumber(nw) && nw->valuedouble >= 1 && nw->valuedouble < 1e9 &&
-      std::floor(nw->valuedouble) == nw->valuedouble) {
-    num_workers = static_cast<int64_t>(nw->valuedouble);
-  } else {
+  SMD_ASSIGN_OR_RETURN(CollectionsFile parsed, ParseCollectionsFile(text, file));
+  if (!parsed.num_workers) {
     AddWarning("collections file '" + file + "' has no valid _meta.num_workers; assuming 1");
   }
   std::unique_lock<std::shared_mutex> lock(mu_);
-  collections_ = std::move(out);
-  num_workers_ = num_workers;
+  collections_ = std::move(parsed.collections);
+  num_workers_ = parsed.num_workers.value_or(1);
   return Status::Ok();
 }
 

@@ -30,6 +30,7 @@
 #include "impl/core/mode.h"
 #include "impl/core/status.h"
 #include "impl/storage/storage.h"
+#include "impl/trial/collections_file.h"
 #include "impl/trial/value.h"
 
 namespace smd::trial {
@@ -57,17 +58,6 @@ struct TrialOptions {
   // Use file-system change notification (inotify) to skip listings when nothing changed and to
   // wake waits; off, every refresh lists and waits short-poll.
   bool watch = true;
-};
-
-struct CollectionInfo {
-  std::string name;
-  std::vector<std::string> include_regex;  // as stored (order and duplicates kept)
-  std::vector<std::string> tensor_names;   // as stored
-  bool has_reduction_config = false;
-  std::string reductions;                  // smdebug's string form, e.g. "min,l2_norm,abs_mean"
-  bool save_raw_tensor = false;
-  bool save_shape = false;
-  bool save_histogram = true;
 };
 
 struct TensorFilter {

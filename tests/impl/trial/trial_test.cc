@@ -290,6 +290,7 @@ TEST(TrialFixes, MissingEventFileFailsAtOnce) {
   TrialBuilder b(TempDir("t"));
   b.WriteCollections({"worker_0"}, 1);
   b.SimpleStep(0, {"a"});
+  b.SimpleStep(1, {"a"});
   b.End();
   ASSERT_EQ(0, std::remove((b.dir() + "/events/000000000000/000000000000_worker_0.tfevents").c_str()));
   auto t = MustOpen(b.dir());
@@ -299,6 +300,9 @@ TEST(TrialFixes, MissingEventFileFailsAtOnce) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
   EXPECT_EQ(v.status().code(), Code::kTensorUnavailableForStep);
   EXPECT_NE(v.status().message().find("000000000000_worker_0.tfevents' is missing"), std::string::npos);
+  EXPECT_EQ(t->TensorValueInfo(Id(*t, "a"), 0, Mode::kGlobal, nullptr).status().code(),
+            Code::kTensorUnavailableForStep);
+  EXPECT_EQ(FloatAt(t->TensorValue(Id(*t, "a"), 1, Mode::kGlobal, nullptr).value()), 1.0f);
 }
 
 TEST(TrialFixes, WaitForStepsRestoresAutoRefresh) {
@@ -396,6 +400,8 @@ TEST(TrialBadInput, DamagedEventFiles) {
   EXPECT_TRUE(t->TensorValue(Id(*t, "a"), 1, Mode::kGlobal, nullptr).ok());
   auto b1 = t->TensorValue(Id(*t, "b"), 1, Mode::kGlobal, nullptr);
   EXPECT_EQ(b1.status().code(), Code::kCorrupt);
+  EXPECT_NE(b1.status().message().find("000000000001_worker_0.tfevents"), std::string::npos)
+      << b1.status().message();
 }
 
 TEST(TrialBadInput, PayloadCrcConstantOrReal) {
@@ -438,6 +444,202 @@ TEST(TrialBadInput, HostileOffsetsAndLengths) {
   }
 }
 
+// Every single-bit flip anywhere in a step's event file: with real payload CRCs each one is
+// SMD_E_CORRUPT naming the file; with smdebug's constant "CRC" a flip in the tensor's bytes
+// cannot be seen (as in smdebug), but none crashes, and every error is a format error naming the
+// file. The other step stays readable throughout.
+TEST(TrialBadInput, EveryFlippedBitOfAnEventFile) {
+  for (bool real_crc : {true, false}) {
+    TrialBuilder b(TempDir(real_crc ? "real" : "const"));
+    b.UseRealCrc(real_crc);
+    b.WriteCollections({"worker_0"}, 1);
+    b.AddFloats(0, "worker_0", Mode::kTrain, 0, "a", {1, 2, 3, 4, 5, 6}, {2, 3});
+    b.AddStrings(0, "worker_0", Mode::kTrain, 0, "s", {"x", "yz"});
+    b.AddFloats(0, "worker_0", Mode::kTrain, 0, "smdebug/reductions/max/a", {6}, {1});
+    b.FinishStep(0);
+    b.SimpleStep(1, {"a"});
+    b.End();
+    const std::string ev = b.dir() + "/events/000000000000/000000000000_worker_0.tfevents";
+    const std::string good = testing::ReadFile(ev);
+    int undetected = 0;
+    TrialOptions o;
+    o.watch = false;
+    for (size_t i = 0; i < good.size(); ++i) {
+      for (int bit : {0, 5}) {
+        std::string bad = good;
+        bad[i] = static_cast<char>(bad[i] ^ (1 << bit));
+        WriteFile(ev, bad);
+        auto t = MustOpen(b.dir(), o);
+        ASSERT_TRUE(t);
+        int failed = 0;
+        for (const char* n : {"a", "s"}) {
+          auto v = t->TensorValue(Id(*t, n), 0, Mode::kGlobal, nullptr);
+          if (!v.ok()) {
+            ++failed;
+            EXPECT_TRUE(v.status().code() == Code::kCorrupt || v.status().code() == Code::kUnsupported)
+                << i << ": " << v.status().message();
+            EXPECT_NE(v.status().message().find("000000000000_worker_0.tfevents"), std::string::npos)
+                << v.status().message();
+          }
+        }
+        auto r = t->TensorReductionValue(Id(*t, "a"), 0, "max", Mode::kGlobal, nullptr);
+        if (!r.ok()) {
+          ++failed;
+          EXPECT_TRUE(r.status().code() == Code::kCorrupt || r.status().code() == Code::kUnsupported)
+              << i << ": " << r.status().message();
+        }
+        if (real_crc) EXPECT_EQ(failed, 1) << "byte " << i << " bit " << bit;
+        if (failed == 0) ++undetected;
+        EXPECT_EQ(FloatAt(t->TensorValue(Id(*t, "a"), 1, Mode::kGlobal, nullptr).value()), 1.0f);
+      }
+    }
+    if (!real_crc) EXPECT_GT(undetected, 0);  // the tensor's own bytes: nothing to check them with
+  }
+}
+
+// Index files that are not what smdebug writes: each is skipped with a warning naming it, the
+// explicit refresh that meets it fails with SMD_E_CORRUPT, and every other step stays readable.
+TEST(TrialBadInput, MalformedIndexFilesAreSkipped) {
+  const std::string ev = "events/000000000001/000000000001_worker_0.tfevents";
+  const std::string meta = "{\"meta\": {\"mode\": \"TRAIN\", \"mode_step\": 1, \"event_file_name\": \"" + ev + "\"}";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"not JSON", "not json"},
+      {"truncated", meta + ", \"tensor_payload\": [{\"tensorname\": \"a\", \"start_"},
+      {"empty", ""},
+      {"no meta", "{\"tensor_payload\": []}"},
+      {"empty meta", "{\"meta\": {}, \"tensor_payload\": []}"},
+      {"no payload", meta + "}"},
+      {"start_idx a string", meta + ", \"tensor_payload\": [{\"tensorname\": \"a\", \"start_idx\": \"0\", \"length\": 20}]}"},
+      {"negative length", meta + ", \"tensor_payload\": [{\"tensorname\": \"a\", \"start_idx\": 0, \"length\": -20}]}"},
+      {"fractional length", meta + ", \"tensor_payload\": [{\"tensorname\": \"a\", \"start_idx\": 0, \"length\": 20.5}]}"},
+      {"no length", meta + ", \"tensor_payload\": [{\"tensorname\": \"a\", \"start_idx\": 0}]}"},
+      {"tensorname a number", meta + ", \"tensor_payload\": [{\"tensorname\": 7, \"start_idx\": 0, \"length\": 20}]}"},
+      {"payload an object", meta + ", \"tensor_payload\": {\"tensorname\": \"a\"}}"},
+      {"unknown mode", "{\"meta\": {\"mode\": \"TEST\", \"mode_step\": 1}, \"shape_payload\": []}"},
+      {"mode_step a string", "{\"meta\": {\"mode\": \"TRAIN\", \"mode_step\": \"1\"}, \"shape_payload\": []}"},
+      {"negative mode_step", "{\"meta\": {\"mode\": \"TRAIN\", \"mode_step\": -1}, \"shape_payload\": []}"},
+      {"shape of strings", "{\"meta\": {\"mode\": \"TRAIN\", \"mode_step\": 1}, \"shape_payload\": [{\"tensorname\": \"a\", \"shape\": [\"2\"]}]}"},
+      {"event file outside", "{\"meta\": {\"mode\": \"TRAIN\", \"mode_step\": 1, \"event_file_name\": \"/etc/passwd\"}, \"tensor_payload\": [{\"tensorname\": \"a\", \"start_idx\": 0, \"length\": 20}]}"},
+      {"binary", std::string("{\"meta\": {\"mode\": \"TR\0AIN\"", 26)},
+  };
+  for (const auto& c : cases) {
+    TrialBuilder b(TempDir("t"));
+    b.WriteCollections({"worker_0"}, 1);
+    for (int s = 0; s < 3; ++s) b.SimpleStep(s, {"a"});
+    b.End();
+    WriteFile(b.dir() + "/index/000000000/000000000001_worker_0.json", c.second);
+    TrialOptions o;
+    auto t = MustOpen(b.dir(), o);
+    ASSERT_TRUE(t) << c.first;
+    EXPECT_EQ(Steps(*t), (std::vector<int64_t>{0, 2})) << c.first;
+    auto w = t->Warnings();
+    ASSERT_EQ(w.size(), 1u) << c.first;
+    EXPECT_NE(w[0].find("000000000001_worker_0.json"), std::string::npos) << c.first << ": " << w[0];
+    EXPECT_EQ(FloatAt(t->TensorValue(Id(*t, "a"), 2, Mode::kGlobal, nullptr).value()), 2.0f);
+    // A trial opened before the file appeared gets SMD_E_CORRUPT from the refresh that meets it.
+    TrialBuilder b2(TempDir("t2"));
+    b2.WriteCollections({"worker_0"}, 1);
+    b2.SimpleStep(0, {"a"});
+    auto t2 = MustOpen(b2.dir());
+    ASSERT_TRUE(t2);
+    WriteFile(b2.dir() + "/index/000000000/000000000001_worker_0.json", c.second);
+    Status st = t2->Refresh();
+    EXPECT_EQ(st.code(), Code::kCorrupt) << c.first;
+    EXPECT_NE(st.message().find("000000000001_worker_0.json"), std::string::npos) << st.message();
+  }
+}
+
+// An index that points past the end of its event file, or that names a missing one: the value is
+// SMD_E_CORRUPT (or TensorUnavailableForStep for the missing file) naming the file, at once.
+TEST(TrialBadInput, IndexPointsPastItsEventFile) {
+  TrialBuilder b(TempDir("t"));
+  b.WriteCollections({"worker_0"}, 1);
+  b.SimpleStep(0, {"a"});
+  b.End();
+  const std::string ev = "events/000000000000/000000000000_worker_0.tfevents";
+  const uint64_t size = testing::ReadFile(b.dir() + "/" + ev).size();
+  auto entry = [](const std::string& name, uint64_t start, uint64_t length) {
+    return "{\"tensorname\": \"" + name + "\", \"start_idx\": " + std::to_string(start) +
+           ", \"length\": " + std::to_string(length) + "}";
+  };
+  WriteFile(b.dir() + "/index/000000000/000000000001_worker_0.json",
+            "{\"meta\": {\"mode\": \"TRAIN\", \"mode_step\": 1, \"event_file_name\": \"" + ev +
+                "\"}, \"tensor_payload\": [" + entry("at_end", size, 20) + ", " +
+                entry("across_end", size - 4, 20) + ", " + entry("longer", 0, size + 1) + ", " +
+                entry("terabyte", 0, uint64_t(1) << 40) + ", " + entry("petabyte_offset", uint64_t(1) << 50, 20) +
+                "]}");
+  WriteFile(b.dir() + "/index/000000000/000000000002_worker_0.json",
+            "{\"meta\": {\"mode\": \"TRAIN\", \"mode_step\": 2, \"event_file_name\": "
+            "\"events/000000000002/000000000002_worker_0.tfevents\"}, \"tensor_payload\": [" +
+                entry("a", 0, 20) + "]}");
+  auto t = MustOpen(b.dir());
+  ASSERT_TRUE(t);
+  auto start = std::chrono::steady_clock::now();
+  for (const char* n : {"at_end", "across_end", "longer", "terabyte", "petabyte_offset"}) {
+    auto v = t->TensorValue(Id(*t, n), 1, Mode::kGlobal, nullptr);
+    EXPECT_EQ(v.status().code(), Code::kCorrupt) << n << ": " << v.status().message();
+    EXPECT_NE(v.status().message().find("000000000000_worker_0.tfevents"), std::string::npos)
+        << v.status().message();
+    auto info = t->TensorValueInfo(Id(*t, n), 1, Mode::kGlobal, nullptr);
+    EXPECT_EQ(info.status().code(), Code::kCorrupt) << n << ": " << info.status().message();
+  }
+  auto missing = t->TensorValue(Id(*t, "a"), 2, Mode::kGlobal, nullptr);
+  EXPECT_EQ(missing.status().code(), Code::kTensorUnavailableForStep);
+  EXPECT_NE(missing.status().message().find("000000000002_worker_0.tfevents' is missing"),
+            std::string::npos);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  EXPECT_EQ(FloatAt(t->TensorValue(Id(*t, "a"), 0, Mode::kGlobal, nullptr).value()), 0.0f);
+}
+
+// A record whose length field (with a valid CRC) declares a terabyte, one whose shape declares
+// a terabyte of elements, one whose length CRC is wrong, one with an unknown dtype: errors naming
+// the file, no huge allocation (ASan would abort on one), and the other tensors are readable.
+TEST(TrialBadInput, LyingRecords) {
+  TrialBuilder b(TempDir("t"));
+  b.WriteCollections({"worker_0"}, 1);
+  b.AddFloats(0, "worker_0", Mode::kTrain, 0, "len_tb", {1, 2});
+  b.AddFloats(0, "worker_0", Mode::kTrain, 0, "len_crc", {1, 2});
+  b.Add(0, "worker_0", Mode::kTrain, 0, "shape_tb", DType::kFloat32, {int64_t(1) << 40},
+        std::string(8, '\0'));
+  b.Add(0, "worker_0", Mode::kTrain, 0, "dtype99", static_cast<DType>(99), {2}, std::string(8, '\0'));
+  b.AddFloats(0, "worker_0", Mode::kTrain, 0, "fine", {7});
+  b.FinishStep(0);
+  b.End();
+  const std::string ev = b.dir() + "/events/000000000000/000000000000_worker_0.tfevents";
+  std::string data = testing::ReadFile(ev);
+  // Record 0 (len_tb): a length field of 2^40 with its CRC recomputed, so only the length lies.
+  unsigned char header[io::kRecordHeaderSize];
+  io::EncodeRecordHeader(uint64_t(1) << 40, header);
+  data.replace(0, io::kRecordHeaderSize, reinterpret_cast<const char*>(header), io::kRecordHeaderSize);
+  // Record 1 (len_crc): the length's CRC is wrong.
+  const uint64_t rec0 = io::kRecordOverhead + io::DecodeFixed64(
+      reinterpret_cast<const unsigned char*>(testing::ReadFile(ev).data()));
+  data[rec0 + 9] ^= 0x01;
+  WriteFile(ev, data);
+  auto t = MustOpen(b.dir());
+  ASSERT_TRUE(t);
+  auto start = std::chrono::steady_clock::now();
+  const std::pair<const char*, Code> expect[] = {{"len_tb", Code::kCorrupt},
+                                                 {"len_crc", Code::kCorrupt},
+                                                 {"shape_tb", Code::kCorrupt},
+                                                 {"dtype99", Code::kUnsupported}};
+  for (const auto& e : expect) {
+    auto v = t->TensorValue(Id(*t, e.first), 0, Mode::kGlobal, nullptr);
+    EXPECT_EQ(v.status().code(), e.second) << e.first << ": " << v.status().message();
+    EXPECT_NE(v.status().message().find("000000000000_worker_0.tfevents"), std::string::npos)
+        << v.status().message();
+    EXPECT_FALSE(t->TensorValueInfo(Id(*t, e.first), 0, Mode::kGlobal, nullptr).ok()) << e.first;
+  }
+  EXPECT_NE(t->TensorValue(Id(*t, "len_crc"), 0, Mode::kGlobal, nullptr).status().message().find(
+                "length CRC mismatch"),
+            std::string::npos);
+  EXPECT_NE(t->TensorValue(Id(*t, "dtype99"), 0, Mode::kGlobal, nullptr).status().message().find(
+                "data type 99"),
+            std::string::npos);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
+  EXPECT_EQ(FloatAt(t->TensorValue(Id(*t, "fine"), 0, Mode::kGlobal, nullptr).value()), 7.0f);
+}
+
 TEST(TrialBadInput, CollectionsFiles) {
   {
     TrialBuilder b(TempDir("none_ended"));
@@ -445,6 +647,8 @@ TEST(TrialBadInput, CollectionsFiles) {
     auto t = Trial::Open(b.dir(), TrialOptions());
     EXPECT_EQ(t.status().code(), Code::kMissingCollectionFiles);
     EXPECT_NE(t.status().message().find("Training job has ended"), std::string::npos);
+    EXPECT_NE(t.status().message().find(b.dir() + "/collections/000000000"), std::string::npos)
+        << t.status().message();
   }
   {
     TrialBuilder b(TempDir("none_running"));

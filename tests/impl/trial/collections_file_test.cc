@@ -1,0 +1,73 @@
+#include "impl/trial/collections_file.h"
+
+#include "gtest/gtest.h"
+
+namespace smd::trial {
+namespace {
+
+std::string File(const std::string& colls, const std::string& meta = "{\"num_workers\": 2}") {
+  return "{\"collections\": " + colls + ", \"_meta\": " + meta + "}";
+}
+
+TEST(CollectionsFile, WhatSmdebugWrites) {
+  auto f = ParseCollectionsFile(
+      File("{\"weights\": {\"name\": \"weights\", \"include_regex\": [\"w\", \"w\"], "
+           "\"tensor_names\": [\"a\"], \"reduction_config\": {\"save_raw_tensor\": true, "
+           "\"reductions\": \"min,l2_norm\", \"save_shape\": false}, \"save_config\": null, "
+           "\"save_histogram\": false}}"),
+      "c.json");
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->num_workers, 2);
+  const CollectionInfo& c = f->collections.at("weights");
+  EXPECT_EQ(c.include_regex, (std::vector<std::string>{"w", "w"}));
+  EXPECT_EQ(c.tensor_names, std::vector<std::string>{"a"});
+  EXPECT_TRUE(c.has_reduction_config && c.save_raw_tensor && !c.save_shape && !c.save_histogram);
+  EXPECT_EQ(c.reductions, "min,l2_norm");
+}
+
+TEST(CollectionsFile, LenientWhereSmdebugIs) {
+  // null / missing keys, a bare string for a list, another top-level key, no _meta.
+  auto f = ParseCollectionsFile(
+      "{\"collections\": {\"c\": {\"include_regex\": null, \"tensor_names\": \"t\", "
+      "\"reduction_config\": null}}, \"other\": 1}",
+      "c.json");
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_FALSE(f->num_workers);
+  const CollectionInfo& c = f->collections.at("c");
+  EXPECT_EQ(c.name, "c");
+  EXPECT_TRUE(c.include_regex.empty());
+  EXPECT_EQ(c.tensor_names, std::vector<std::string>{"t"});
+  EXPECT_FALSE(c.has_reduction_config);
+  for (const char* meta : {"{\"num_workers\": 0}", "{\"num_workers\": -3}", "{\"num_workers\": 1.5}",
+                           "{\"num_workers\": \"2\"}", "{\"num_workers\": 1e300}", "[]"}) {
+    auto g = ParseCollectionsFile(File("{}", meta), "c.json");
+    ASSERT_TRUE(g.ok()) << meta;
+    EXPECT_FALSE(g->num_workers) << meta;
+  }
+}
+
+TEST(CollectionsFile, MalformedFilesNameTheFile) {
+  const std::string bad[] = {
+      "",
+      "[]",
+      "{\"collections\": [",
+      "{\"_meta\": {\"num_workers\": 1}}",
+      File("[]"),
+      File("{\"c\": 7}"),
+      File("{\"c\": {\"include_regex\": 5}}"),
+      File("{\"c\": {\"include_regex\": [\"a\", 5]}}"),
+      File("{\"c\": {\"tensor_names\": {\"a\": 1}}}"),
+      File("{\"c\": {\"tensor_names\": [\"\xff\"]}}"),
+      File("{\"\xc3\": {}}"),
+      File("{\"c\": {\"name\": \"\xed\xa0\x80\"}}"),
+      File("{\"c\": {\"reduction_config\": {\"reductions\": \"m\xff\"}}}"),
+  };
+  for (const std::string& text : bad) {
+    auto f = ParseCollectionsFile(text, "dir/worker_0_collections.json");
+    EXPECT_EQ(f.status().code(), Code::kCorrupt) << text;
+    EXPECT_NE(f.status().message().find("dir/worker_0_collections.json"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace smd::trial
