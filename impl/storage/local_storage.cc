@@ -5,6 +5,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cerrno>
@@ -21,6 +22,7 @@ namespace {
 
 constexpr size_t kSinkBufferSize = 1 << 20;      // appends below this are batched
 constexpr size_t kDirectWriteThreshold = 64 << 10;
+constexpr size_t kReadAllScratch = 64 << 10;     // ReadAll's first read (per thread)
 
 Status WriteFully(int fd, struct iovec* iov, int count, const std::string& path) {
   while (count > 0) {
@@ -201,10 +203,30 @@ class LocalStorage : public Storage {
   }
 
   Result<std::string> ReadAll(const std::string& rel) override {
-    int fd = OpenAt(rel, O_RDONLY | O_CLOEXEC);
+    // O_NONBLOCK: a FIFO (or another special file) where a file should be must not block the
+    // reader; regular files ignore it.
+    int fd = OpenAt(rel, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
       int e = errno;
       return ErrnoStatus("cannot open", Path(rel), e);
+    }
+    // The files read whole (index and collections files) are small: one read into a scratch
+    // buffer usually gets all of it, without a stat. A regular file returns a short read only at
+    // its end. Only a read that fills the buffer needs the size, and the file type.
+    thread_local std::vector<char> scratch(kReadAllScratch);
+    ssize_t n;
+    do {
+      n = ::read(fd, scratch.data(), scratch.size());
+    } while (n < 0 && errno == EINTR);
+    if (n < 0) {
+      int e = errno;
+      ::close(fd);
+      if (e == EISDIR) return Status(Code::kIO, "cannot read '" + Path(rel) + "': it is a folder");
+      return ErrnoStatus("cannot read", Path(rel), e);
+    }
+    if (static_cast<size_t>(n) < scratch.size()) {
+      ::close(fd);
+      return std::string(scratch.data(), static_cast<size_t>(n));
     }
     struct stat st;
     if (::fstat(fd, &st) != 0) {
@@ -212,31 +234,27 @@ class LocalStorage : public Storage {
       ::close(fd);
       return ErrnoStatus("cannot stat", Path(rel), e);
     }
-    if (S_ISDIR(st.st_mode)) {
+    if (!S_ISREG(st.st_mode)) {
       ::close(fd);
-      return Status(Code::kIO, "cannot read '" + Path(rel) + "': it is a folder");
+      return Status(Code::kIO, "cannot read '" + Path(rel) + "': it is not a regular file");
     }
-    // Read straight into the result. A regular file returns a short read only at its end, so one
-    // read of size + 1 bytes usually suffices; a file that grows meanwhile is read to its end.
-    std::string out;
-    size_t done = 0;
-    size_t cap = st.st_size > 0 ? static_cast<size_t>(st.st_size) + 1 : 4096;
+    std::string out(scratch.data(), static_cast<size_t>(n));
+    size_t done = out.size();
+    size_t cap = std::max(done, static_cast<size_t>(st.st_size)) + 1;
     out.resize(cap);
-    for (;;) {
-      ssize_t n = ::read(fd, &out[done], cap - done);
-      if (n < 0) {
+    for (;;) {  // to the end, also when the file grows meanwhile
+      ssize_t m = ::read(fd, &out[done], cap - done);
+      if (m < 0) {
         if (errno == EINTR) continue;
         int e = errno;
         ::close(fd);
         return ErrnoStatus("cannot read", Path(rel), e);
       }
-      if (n == 0) break;
-      done += static_cast<size_t>(n);
-      if (done < cap && S_ISREG(st.st_mode)) break;
-      if (done == cap) {
-        cap *= 2;
-        out.resize(cap);
-      }
+      if (m == 0) break;
+      done += static_cast<size_t>(m);
+      if (done < cap) break;
+      cap *= 2;
+      out.resize(cap);
     }
     ::close(fd);
     out.resize(done);
@@ -248,7 +266,7 @@ class LocalStorage : public Storage {
       return Corrupt("range at byte " + std::to_string(offset) + " of '" + Path(rel) +
                      "' is beyond any file size");
     }
-    int fd = OpenAt(rel, O_RDONLY | O_CLOEXEC);
+    int fd = OpenAt(rel, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);  // (see ReadAll)
     if (fd < 0) {
       int e = errno;
       return ErrnoStatus("cannot open", Path(rel), e);

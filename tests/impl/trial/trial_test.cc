@@ -1,5 +1,8 @@
 #include "impl/trial/trial.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -638,6 +641,44 @@ TEST(TrialBadInput, LyingRecords) {
             std::string::npos);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
   EXPECT_EQ(FloatAt(t->TensorValue(Id(*t, "fine"), 0, Mode::kGlobal, nullptr).value()), 7.0f);
+}
+
+// FIFOs and devices where files should be: errors naming them, never a blocked open or an
+// endless read.
+TEST(TrialBadInput, SpecialFilesDoNotHang) {
+  TrialBuilder b(TempDir("t"));
+  b.WriteCollections({"worker_0"}, 1);
+  b.SimpleStep(0, {"a"});
+  b.SimpleStep(1, {"a"});
+  b.SimpleStep(2, {"a"});
+  b.End();
+  const std::string ev1 = b.dir() + "/events/000000000001/000000000001_worker_0.tfevents";
+  const std::string idx2 = b.dir() + "/index/000000000/000000000002_worker_0.json";
+  ASSERT_EQ(0, std::remove(ev1.c_str()));
+  ASSERT_EQ(0, ::mkfifo(ev1.c_str(), 0644));
+  ASSERT_EQ(0, std::remove(idx2.c_str()));
+  ASSERT_EQ(0, ::symlink("/dev/zero", idx2.c_str()));
+  auto start = std::chrono::steady_clock::now();
+  auto t = MustOpen(b.dir());
+  ASSERT_TRUE(t);
+  EXPECT_EQ(Steps(*t), (std::vector<int64_t>{0, 1}));
+  ASSERT_EQ(t->Warnings().size(), 1u);
+  EXPECT_NE(t->Warnings()[0].find("000000000002_worker_0.json"), std::string::npos) << t->Warnings()[0];
+  auto v = t->TensorValue(Id(*t, "a"), 1, Mode::kGlobal, nullptr);
+  EXPECT_FALSE(v.ok());
+  EXPECT_NE(v.status().message().find("000000000001_worker_0.tfevents"), std::string::npos)
+      << v.status().message();
+  EXPECT_EQ(FloatAt(t->TensorValue(Id(*t, "a"), 0, Mode::kGlobal, nullptr).value()), 0.0f);
+  // A collections file that is a FIFO.
+  TrialBuilder c(TempDir("c"));
+  testing::MakeDirs(c.dir() + "/collections/000000000");
+  ASSERT_EQ(0, ::mkfifo((c.dir() + "/collections/000000000/worker_0_collections.json").c_str(), 0644));
+  c.End();
+  auto tc = Trial::Open(c.dir(), TrialOptions());
+  EXPECT_FALSE(tc.ok());
+  EXPECT_NE(tc.status().message().find("worker_0_collections.json"), std::string::npos)
+      << tc.status().message();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
 }
 
 TEST(TrialBadInput, CollectionsFiles) {
