@@ -1,5 +1,6 @@
 #include "impl/format/event.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "impl/format/crc32c.h"
@@ -345,6 +346,7 @@ bool ReadBool(Reader* r, uint8_t* v) {
 }
 
 Status DecodeShape(std::string_view data, std::vector<int64_t>* out) {
+  out->reserve(std::min<size_t>(8, data.size() / 2));  // a dim takes at least 2 bytes
   Reader r(data);
   while (!r.done()) {
     uint32_t field;

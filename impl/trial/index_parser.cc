@@ -105,6 +105,75 @@ class Parser {
     return Fail(what);
   }
 
+  // The first byte at or after p that is not plain printable ASCII other than '"' and '\\'
+  // (a quote, a backslash, a control character or a byte >= 0x80), or end.
+  static const char* ScanPlain(const char* p, const char* end) {
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    const __m128i space = _mm_set1_epi8(0x20);
+    while (end - p >= 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+      // Signed compare: bytes >= 0x80 are negative, so "< 0x20" also flags non-ASCII.
+      const __m128i special =
+          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                       _mm_cmplt_epi8(v, space));
+      const int mask = _mm_movemask_epi8(special);
+      if (mask != 0) return p + __builtin_ctz(static_cast<unsigned>(mask));
+      p += 16;
+    }
+#endif
+    while (p < end) {
+      const unsigned char c = static_cast<unsigned char>(*p);
+      if (c == '"' || c == '\\' || c < 0x20 || c >= 0x80) return p;
+      ++p;
+    }
+    return p;
+  }
+
+  // Up to 18 decimal digits without a leading zero at p (fits int64 without overflow checks);
+  // false (p unchanged) for anything else, which the general parser then judges.
+  static bool FastDigits(const char** pp, const char* end, uint64_t* out) {
+    const char* p = *pp;
+    const char* start = p;
+    uint64_t v = 0;
+    while (p < end && *p >= '0' && *p <= '9' && p - start < 18) v = v * 10 + static_cast<uint64_t>(*p++ - '0');
+    const size_t n = static_cast<size_t>(p - start);
+    if (n == 0 || (n > 1 && *start == '0') || (p < end && *p >= '0' && *p <= '9')) return false;
+    *pp = p;
+    *out = v;
+    return true;
+  }
+
+  // One tensor_payload entry exactly as smdebug writes it, with an ASCII name:
+  // {"tensorname": "<name>", "start_idx": <n>, "length": <n>}. Anything else returns false with
+  // nothing consumed, and the general parser takes over.
+  bool FastTensorEntry() {
+    static constexpr char kName[] = "{\"tensorname\": \"";
+    static constexpr char kStart[] = ", \"start_idx\": ";
+    static constexpr char kLength[] = ", \"length\": ";
+    Ws();
+    const char* p = p_;
+    auto lit = [&](const char* s, size_t n) {
+      if (static_cast<size_t>(end_ - p) < n || std::memcmp(p, s, n) != 0) return false;
+      p += n;
+      return true;
+    };
+    IndexTensorRef t;
+    if (!lit(kName, sizeof kName - 1)) return false;
+    const char* name = p;
+    p = ScanPlain(p, end_);
+    if (p >= end_ || *p != '"') return false;
+    t.name = std::string_view(name, static_cast<size_t>(p - name));
+    ++p;
+    if (!lit(kStart, sizeof kStart - 1) || !FastDigits(&p, end_, &t.start)) return false;
+    if (!lit(kLength, sizeof kLength - 1) || !FastDigits(&p, end_, &t.length)) return false;
+    if (p >= end_ || *p != '}') return false;
+    p_ = p + 1;
+    out_->tensors.push_back(t);
+    return true;
+  }
+
   // A JSON string: the view points into the text when it has no escapes, else into a decoded
   // copy kept in out_->unescaped. Rejects control characters, invalid UTF-8, lone surrogates
   // and NUL (names become C strings).
@@ -113,28 +182,8 @@ class Parser {
     if (p_ >= end_ || *p_ != '"') return Fail("expected a string");
     ++p_;
     const char* start = p_;
-    // Fast path: scan to the closing quote; bail out to the slow path at the first escape.
-#if defined(__SSE2__)
-    // 16 bytes at a time while they are plain ASCII (no quote, backslash or control character).
-    {
-      const __m128i quote = _mm_set1_epi8('"');
-      const __m128i backslash = _mm_set1_epi8('\\');
-      const __m128i space = _mm_set1_epi8(0x20);
-      while (end_ - p_ >= 16) {
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p_));
-        // Signed compare: bytes >= 0x80 are negative, so "< 0x20" also flags non-ASCII.
-        const __m128i special =
-            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
-                         _mm_cmplt_epi8(v, space));
-        const int mask = _mm_movemask_epi8(special);
-        if (mask != 0) {
-          p_ += __builtin_ctz(static_cast<unsigned>(mask));
-          break;
-        }
-        p_ += 16;
-      }
-    }
-#endif
+    // Fast path: skip plain ASCII; bail out to the slow path at the first escape.
+    p_ = ScanPlain(p_, end_);
     while (p_ < end_) {
       const unsigned char c = static_cast<unsigned char>(*p_);
       if (c == '"') {
@@ -352,7 +401,7 @@ class Parser {
         seen_tensor_payload_ = true;
         out_->tensors.clear();
         out_->tensors.reserve(static_cast<size_t>(end_ - p_) / 64 + 1);  // ~70 bytes per entry
-        return Array([&] { return ParseTensorEntry(); });
+        return Array([&] { return FastTensorEntry() || ParseTensorEntry(); });
       }
       if (key == "shape_payload") {
         seen_shape_payload_ = true;

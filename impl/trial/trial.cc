@@ -76,6 +76,7 @@ constexpr size_t kBatchFiles = 512;            // index files parsed before they
 constexpr size_t kParallelMinFiles = 48;       // fewer: parse on the calling thread
 constexpr size_t kParallelMinValues = 32;      // values() reads fewer on the calling thread
 constexpr uint64_t kSmallEventFile = 256 << 10;  // event files read (and cached) whole
+constexpr uint64_t kScratchRecordMax = 64 << 10;  // records read into a per-thread buffer
 constexpr size_t kRecordHeadBytes = 4096;      // read to learn a large record's dtype and shape
 constexpr uint64_t kWholeRecordInfoMax = 64 << 10;  // smaller records are decoded whole for that
 constexpr int kWaitSliceMs = 100;              // longest sleep between checks while waiting
@@ -496,7 +497,10 @@ Result<std::vector<Trial::PendingFile>> Trial::ListNewIndexFiles(bool* listed_an
     if (dirs.status().code() == Code::kNotFound) return out;
     return dirs.status();
   }
-  std::sort(dirs->begin(), dirs->end());
+  // Folders in the order of the paths under them ("index/<d>/..."), names sorted within each:
+  // the files come out in path order without sorting them afterwards.
+  std::sort(dirs->begin(), dirs->end(),
+            [](const std::string& a, const std::string& b) { return a + '/' < b + '/'; });
   // Files sort before `floor` are not listed again: those before the cursor, and (a pure
   // shortcut) those of steps before range_steps' begin, which are never read.
   std::string floor = cursor_;
@@ -518,6 +522,7 @@ Result<std::vector<Trial::PendingFile>> Trial::ListNewIndexFiles(bool* listed_an
     if (watcher_) watcher_->Watch(storage_->Describe(dir_rel));
     auto names = storage_->ListDir(dir_rel);
     if (!names.ok()) continue;  // vanished, or not a folder
+    std::sort(names->begin(), names->end());
     for (const std::string& name : names.value()) {
       if (name.size() <= 5 || !EndsWith(name, ".json")) continue;
       std::string rel = dir_rel + "/" + name;
@@ -546,8 +551,6 @@ Result<std::vector<Trial::PendingFile>> Trial::ListNewIndexFiles(bool* listed_an
       out.push_back(std::move(f));
     }
   }
-  std::sort(out.begin(), out.end(),
-            [](const PendingFile& a, const PendingFile& b) { return a.rel < b.rel; });
   return out;
 }
 
@@ -680,13 +683,12 @@ uint32_t Trial::InternShape(const int64_t* dims, uint32_t ndim) {
 }
 
 uint32_t Trial::InternEventFile(std::string_view rel) {
-  std::string r(rel);
-  auto it = event_file_ids_.find(r);
+  auto it = event_file_ids_.find(rel);
   if (it != event_file_ids_.end()) return it->second;
   uint32_t id = static_cast<uint32_t>(event_files_.size());
-  event_files_.push_back(r);
+  event_files_.emplace_back(rel);
   event_file_span_.push_back(0);
-  event_file_ids_.emplace(std::move(r), id);
+  event_file_ids_.emplace(std::string_view(event_files_.back()), id);
   return id;
 }
 
@@ -815,7 +817,7 @@ void Trial::ApplyIndexFile(const ParsedIndex& p, int64_t global_step, const std:
     si.tensors.push_back(id);
     entry_for(t).shape = InternShape(p.dims.data() + s.dims_begin, s.ndim);
   }
-  std::sort(si.tensors.begin(), si.tensors.end());
+  if (!std::is_sorted(si.tensors.begin(), si.tensors.end())) std::sort(si.tensors.begin(), si.tensors.end());
   si.tensors.erase(std::unique(si.tensors.begin(), si.tensors.end()), si.tensors.end());
   auto wit = std::lower_bound(si.workers.begin(), si.workers.end(), w);
   if (wit == si.workers.end() || *wit != w) si.workers.insert(wit, w);
@@ -1203,13 +1205,14 @@ Result<ValuePtr> Trial::ReadRecord(uint32_t file, uint64_t offset, uint64_t leng
                                    const std::string& tag, uint32_t tensor_id, int64_t step,
                                    Mode mode) {
   if (ValuePtr v = cache_->GetValue(file, offset)) return v;
-  std::string rel;
+  const std::string* rel_ptr;  // event_files_ never moves its strings
   uint64_t span;
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    rel = event_files_[file];
+    rel_ptr = &event_files_[file];
     span = event_file_span_[file];
   }
+  const std::string& rel = *rel_ptr;
   // Messages are built only on failure.
   auto context = [&](const Status& st) { return RecordError(rel, offset, st); };
   auto missing = [&]() { return MissingEventFileError(rel, tensor_id, step, mode); };
@@ -1222,7 +1225,7 @@ Result<ValuePtr> Trial::ReadRecord(uint32_t file, uint64_t offset, uint64_t leng
   }
   std::string_view record;
   std::shared_ptr<const std::string> block;
-  std::string own;
+  std::unique_ptr<char[]> own;  // a large record (no zero-filling)
   if (span <= kSmallEventFile && offset + length <= span && cache_->capacity() > 0) {
     block = cache_->GetBlock(file);
     if (!block && cache_->TouchFile(file)) {
@@ -1248,11 +1251,21 @@ Result<ValuePtr> Trial::ReadRecord(uint32_t file, uint64_t offset, uint64_t leng
                                " but the file has " + std::to_string(size.value()) + " bytes"));
       }
     }
-    own.resize(static_cast<size_t>(length));
-    Status st = storage_->ReadRange(rel, offset, length, own.data());
+    // Small records go through a buffer each thread keeps; the value is decoded out of it
+    // before the next read on this thread.
+    thread_local std::string scratch;
+    char* buf;
+    if (length <= kScratchRecordMax) {
+      if (scratch.size() < length) scratch.resize(static_cast<size_t>(length));
+      buf = scratch.data();
+    } else {
+      own.reset(new char[static_cast<size_t>(length)]);
+      buf = own.get();
+    }
+    Status st = storage_->ReadRange(rel, offset, length, buf);
     ++records_read_;
     if (!st.ok()) return st.code() == Code::kNotFound ? missing() : context(st);
-    record = own;
+    record = std::string_view(buf, static_cast<size_t>(length));
   }
   auto payload = io::ParseRecord(record);
   if (!payload.ok()) return context(payload.status());
@@ -1279,11 +1292,12 @@ Result<std::optional<Trial::ValueInfo>> Trial::ReadRecordHead(uint32_t file, uin
                                                               const std::string& tag,
                                                               uint32_t tensor_id, int64_t step,
                                                               Mode mode) {
-  std::string rel;
+  const std::string* rel_ptr;  // event_files_ never moves its strings
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    rel = event_files_[file];
+    rel_ptr = &event_files_[file];
   }
+  const std::string& rel = *rel_ptr;
   if (length <= kRecordHeadBytes || offset > static_cast<uint64_t>(INT64_MAX) - length) {
     return std::optional<ValueInfo>();  // the whole read reports it
   }

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -243,9 +244,11 @@ class Trial : public std::enable_shared_from_this<Trial> {
   std::vector<int64_t> shape_dims_;
   std::vector<std::pair<uint32_t, uint32_t>> shapes_;  // (first dim, ndim)
   std::unordered_multimap<uint64_t, uint32_t> shape_ids_;
-  std::vector<std::string> event_files_;  // relative paths, by id
+  // Relative paths, by id. A deque: its strings never move as it grows, so a reader may keep a
+  // reference after dropping the lock.
+  std::deque<std::string> event_files_;
   std::vector<uint64_t> event_file_span_;  // bytes covered by the records the index names
-  std::unordered_map<std::string, uint32_t> event_file_ids_;
+  std::unordered_map<std::string_view, uint32_t> event_file_ids_;  // keys view event_files_
 
   std::map<int64_t, StepInfo> steps_;                // global step -> info
   std::map<int64_t, int64_t> mode_to_global_[3];     // TRAIN, EVAL, PREDICT

@@ -54,7 +54,8 @@ size_t Value::memory_size() const {
 }
 
 std::shared_ptr<Value> Value::MakeNumeric(DType dtype, std::vector<int64_t> shape) {
-  std::shared_ptr<Value> v(new Value());
+  struct Shared : Value {};  // lets make_shared (one allocation) use the private constructor
+  std::shared_ptr<Value> v = std::make_shared<Shared>();
   v->dtype_ = dtype;
   if (!CountOf(shape, &v->count_)) throw std::bad_alloc();
   v->shape_ = std::move(shape);

@@ -50,6 +50,58 @@ TEST(IndexParser, ShapesOnlyFileHasNoEventFile) {
   EXPECT_EQ(p.shapes.size(), 1u);
 }
 
+// Entries in smdebug's exact layout take a fast path; every variation of it (spacing, key order,
+// escapes, non-ASCII names, big or zero-led numbers, fractions) must give the general parser's
+// answer, the same as the fast path's for the equivalent canonical text.
+TEST(IndexParser, FastPathAgreesWithTheGeneralParser) {
+  const std::string head =
+      "{\"meta\": {\"mode\": \"TRAIN\", \"mode_step\": 0, \"event_file_name\": \"e\"}, "
+      "\"tensor_payload\": [";
+  struct Case {
+    std::string entry;
+    bool ok;
+    std::string name;
+    uint64_t start, length;
+  };
+  const Case cases[] = {
+      {"{\"tensorname\": \"a/b:0\", \"start_idx\": 0, \"length\": 20}", true, "a/b:0", 0, 20},
+      {"{\"tensorname\":\"a\",\"start_idx\":7,\"length\":20}", true, "a", 7, 20},
+      {"{\"length\": 20, \"tensorname\": \"a\", \"start_idx\": 7}", true, "a", 7, 20},
+      {"{\"tensorname\": \"a\\\"q\", \"start_idx\": 1, \"length\": 2}", true, "a\"q", 1, 2},
+      {"{\"tensorname\": \"caf\xc3\xa9\", \"start_idx\": 1, \"length\": 2}", true, "caf\xc3\xa9", 1, 2},
+      {"{\"tensorname\": \"a\", \"start_idx\": 123456789012345678, \"length\": 2}", true, "a",
+       123456789012345678u, 2},
+      {"{\"tensorname\": \"a\", \"start_idx\": 1234567890123456789, \"length\": 2}", true, "a",
+       1234567890123456789u, 2},
+      {"{\"tensorname\": \"a\", \"start_idx\": 9223372036854775808, \"length\": 2}", false, "", 0, 0},
+      {"{\"tensorname\": \"a\", \"start_idx\": 01, \"length\": 2}", false, "", 0, 0},
+      {"{\"tensorname\": \"a\", \"start_idx\": 1.0, \"length\": 2}", false, "", 0, 0},
+      {"{\"tensorname\": \"a\", \"start_idx\": 1, \"length\": 2e3}", false, "", 0, 0},
+      {"{\"tensorname\": \"a\", \"start_idx\": -1, \"length\": 2}", false, "", 0, 0},
+      {"{\"tensorname\": \"a\", \"start_idx\": 1, \"length\": 2, \"x\": null}", true, "a", 1, 2},
+      {"{\"tensorname\": \"a\", \"start_idx\": 1, \"length\": 2, \"length\": 3}", true, "a", 1, 3},
+      {"{\"tensorname\": \"a\\u00e9\", \"start_idx\": 1, \"length\": 2}", true, "a\xc3\xa9", 1, 2},
+      {"{\"tensorname\": \"a\x01\", \"start_idx\": 1, \"length\": 2}", false, "", 0, 0},
+      {"{\"tensorname\": \"a\xff\", \"start_idx\": 1, \"length\": 2}", false, "", 0, 0},
+      {"{\"tensorname\": \"a\", \"start_idx\": 1, \"length\": 2", false, "", 0, 0},
+  };
+  for (const Case& c : cases) {
+    for (const std::string& sep : {std::string(""), std::string("\n ")}) {
+      const std::string text = head + sep + c.entry + ", " + c.entry + "]}";
+      ParsedIndex p;
+      Status st = Parse(text, &p);
+      ASSERT_EQ(st.ok(), c.ok) << text << ": " << st.message();
+      if (!c.ok) continue;
+      ASSERT_EQ(p.tensors.size(), 2u);
+      for (const IndexTensorRef& t : p.tensors) {
+        EXPECT_EQ(t.name, c.name) << text;
+        EXPECT_EQ(t.start, c.start) << text;
+        EXPECT_EQ(t.length, c.length) << text;
+      }
+    }
+  }
+}
+
 TEST(IndexParser, LenientWherePythonJsonIs) {
   ParsedIndex p;
   // Other key order, extra keys (skipped, nested and odd values too), whitespace, " GLOBAL ".
