@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -72,7 +73,8 @@ namespace {
 
 constexpr uint32_t kNone = UINT32_MAX;
 constexpr std::string_view kReductionPrefix = "smdebug/reductions/";
-constexpr size_t kBatchFiles = 512;            // index files parsed before they are applied
+constexpr size_t kApplyChunk = 64;             // index files applied under one lock
+constexpr size_t kParseAhead = 256;            // index files read and parsed ahead of applying
 constexpr size_t kParallelMinFiles = 48;       // fewer: parse on the calling thread
 constexpr size_t kParallelMinValues = 32;      // values() reads fewer on the calling thread
 constexpr uint64_t kSmallEventFile = 256 << 10;  // event files read (and cached) whole
@@ -203,6 +205,94 @@ void ParallelFor(size_t begin, size_t end, size_t min_items, unsigned max_thread
   for (std::thread& t : pool) t.join();
   if (error) std::rethrow_exception(error);
 }
+
+// Does work(i) for every i in [0, n) on helper threads, in order and at most `lookahead` items
+// ahead of what the caller has consumed, while the caller takes the results in order: Get(i)
+// returns once item i is done, and does it on the calling thread when no helper has started it
+// (so the caller never waits for an idle helper). An exception thrown by work() stops the helpers
+// and is rethrown by Get().
+template <typename Work>
+class InOrderPipeline {
+ public:
+  InOrderPipeline(size_t n, size_t lookahead, unsigned helpers, Work work)
+      : n_(n), lookahead_(lookahead), work_(std::move(work)),
+        state_(new std::atomic<uint8_t>[n == 0 ? 1 : n]()) {
+    for (unsigned k = 0; k < helpers; ++k) threads_.emplace_back([this] { Help(); });
+  }
+  ~InOrderPipeline() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+  InOrderPipeline(const InOrderPipeline&) = delete;
+  InOrderPipeline& operator=(const InOrderPipeline&) = delete;
+
+  void Get(size_t i) {
+    uint8_t expected = kTodo;
+    if (state_[i].compare_exchange_strong(expected, kRunning)) {
+      work_(i);  // an exception goes straight to the caller
+      state_[i].store(kDone);
+      return;
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return state_[i].load() == kDone || error_; });
+    if (error_) std::rethrow_exception(error_);
+  }
+
+  // Items before `count` are consumed: the helpers may run further ahead.
+  void Consumed(size_t count) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      consumed_ = count;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  static constexpr uint8_t kTodo = 0, kRunning = 1, kDone = 2;
+
+  void Help() {
+    for (;;) {
+      size_t i;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stop_ || next_ >= n_ || next_ < consumed_ + lookahead_; });
+        if (stop_ || next_ >= n_) return;
+        i = next_++;
+      }
+      uint8_t expected = kTodo;
+      if (!state_[i].compare_exchange_strong(expected, kRunning)) continue;  // the caller took it
+      try {
+        work_(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!error_) error_ = std::current_exception();
+        stop_ = true;
+        cv_.notify_all();
+        return;
+      }
+      {
+        std::lock_guard<std::mutex> lock(mu_);  // (so that a waiting Get sees it)
+        state_[i].store(kDone);
+      }
+      cv_.notify_all();
+    }
+  }
+
+  const size_t n_, lookahead_;
+  Work work_;
+  std::unique_ptr<std::atomic<uint8_t>[]> state_;
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  size_t next_ = 0;      // the next item a helper takes
+  size_t consumed_ = 0;  // items the caller is done with
+  bool stop_ = false;
+  std::exception_ptr error_;
+};
 
 // Sleeps for a short poll slice: 5 ms doubling to kWaitSliceMs, never past the deadline.
 void ShortPoll(int* slice_ms, std::optional<Clock::time_point> deadline) {
@@ -583,12 +673,24 @@ Status Trial::ListAndLoadIndex(Status* first_problem) {
     }
   };
 
-  for (size_t begin = 0; begin < files.size(); begin += kBatchFiles) {
-    const size_t end = std::min(files.size(), begin + kBatchFiles);
-    ParallelFor(begin, end, kParallelMinFiles, 8, [&](size_t i) { parse_one(files[i]); });
+  // Helper threads read and parse ahead while this thread applies the files in order, a chunk
+  // at a time under the lock.
+  const size_t n = files.size();
+  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  const unsigned helpers = n >= kParallelMinFiles ? std::min(hw, 8u) - 1 : 0;
+  auto work = [&](size_t i) { parse_one(files[i]); };
+  InOrderPipeline<decltype(work)> pipe(n, kParseAhead, helpers, work);
+  std::vector<uint32_t> grown;
+  for (size_t begin = 0; begin < n; begin += kApplyChunk) {
+    const size_t end = std::min(n, begin + kApplyChunk);
+    for (size_t i = begin; i < end; ++i) pipe.Get(i);
     std::vector<std::string> problems;
     {
       std::unique_lock<std::shared_mutex> lock(mu_);
+      // Names first, so that each tensor's tables grow once per chunk, to their final size
+      // (not by doubling, which touches twice the memory).
+      std::vector<const ParsedIndex*> ok_files;
+      std::vector<std::vector<Prediction>> resolved;
       for (size_t i = begin; i < end; ++i) {
         PendingFile& f = files[i];
         if (f.gone) continue;
@@ -598,13 +700,27 @@ Status Trial::ListAndLoadIndex(Status* first_problem) {
           problems.push_back(f.status.message());
           continue;
         }
+        ok_files.push_back(&f.parsed);
+        resolved.emplace_back();
+        ResolveEntries(f.parsed, &resolved.back());
+      }
+      ReserveForBatch(ok_files, resolved, n - end, &grown);
+      size_t k = 0;
+      for (size_t i = begin; i < end; ++i) {
+        PendingFile& f = files[i];
+        if (f.gone || !f.status.ok()) continue;
         ++index_files_read_;
-        ApplyIndexFile(f.parsed, f.step, f.worker);
+        ApplyIndexFile(f.parsed, resolved[k++], f.step, f.worker);
         f.text = std::string();
         f.parsed = ParsedIndex();
       }
     }
+    pipe.Consumed(end);
     for (const std::string& p : problems) AddWarning("skipped " + p);
+  }
+  if (!grown.empty()) {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    ShrinkTables(grown);
   }
   if (listed_any || !cursor_.empty()) {
     std::unique_lock<std::shared_mutex> lock(mu_);
@@ -708,35 +824,10 @@ typename Vec::value_type& FindOrInsertSorted(Vec& v, const Key& key, Less less, 
 
 }  // namespace
 
-// Registers one index file (BEHAVIOR.md §6.6). Called with mu_ held exclusively.
-void Trial::ApplyIndexFile(const ParsedIndex& p, int64_t global_step, const std::string& worker) {
-  if (p.tensors.empty() && p.shapes.empty()) return;
-  const uint32_t w = InternWorker(worker);
-  const Mode m = p.mode;
-  const int mi = ModeIndex(m);
-  const int64_t ms = p.mode_step;
-  StepInfo& si = steps_.try_emplace(global_step).first->second;
-  if (si.workers.empty() && si.tensors.empty()) {
-    si.mode = m;  // the first file seen for a step decides its mode (smdebug: first writer wins)
-    si.mode_step = ms;
-  }
-  if (m != Mode::kGlobal) mode_to_global_[mi].emplace(ms, global_step);
-  const uint32_t file = p.tensors.empty() ? kNone : InternEventFile(p.event_file_name);
-
-  using SE = StepEntry;
-  auto entry_less = [](const SE& e, const std::pair<int64_t, uint32_t>& k) {
-    return e.mode_step < k.first || (e.mode_step == k.first && e.worker < k.second);
-  };
-  auto entry_eq = [](const SE& e, const std::pair<int64_t, uint32_t>& k) {
-    return e.mode_step == k.first && e.worker == k.second;
-  };
-  auto entry_for = [&](TensorData& t) -> SE& {
-    return FindOrInsertSorted(t.by_mode[mi], std::make_pair(ms, w), entry_less, entry_eq,
-                              [&] { return SE{ms, w, kNone, 0, 0, kNone, 0}; });
-  };
-
-  si.tensors.reserve(si.tensors.size() + p.tensors.size() + p.shapes.size());
+// Resolves the tags of an index file to (tensor, reduction) ids. Called with mu_ held exclusively.
+void Trial::ResolveEntries(const ParsedIndex& p, std::vector<Prediction>* out) {
   if (predicted_.size() < p.tensors.size()) predicted_.resize(p.tensors.size());
+  out->reserve(p.tensors.size());
   for (size_t i = 0; i < p.tensors.size(); ++i) {
     const IndexTensorRef& e = p.tensors[i];
     Prediction& pr = predicted_[i];
@@ -777,6 +868,98 @@ void Trial::ApplyIndexFile(const ParsedIndex& p, int64_t global_step, const std:
         pr.abs = false;
       }
     }
+    out->push_back(pr);
+  }
+}
+
+void Trial::ReserveForBatch(const std::vector<const ParsedIndex*>& files,
+                            const std::vector<std::vector<Prediction>>& resolved,
+                            size_t files_after, std::vector<uint32_t>* grown) {
+  // Per (tensor, mode): the files of the batch that have it (one step entry each) and its
+  // reduction entries.
+  const size_t n = tensors_.size() * kNumModes;
+  std::vector<uint32_t> step_count(n, 0), red_count(n, 0), stamp(n, UINT32_MAX);
+  auto count = [&](uint32_t tensor, int mi, uint32_t file, bool red) {
+    const size_t idx = static_cast<size_t>(tensor) * kNumModes + static_cast<size_t>(mi);
+    if (stamp[idx] != file) {
+      stamp[idx] = file;
+      ++step_count[idx];
+    }
+    if (red) ++red_count[idx];
+  };
+  for (uint32_t k = 0; k < files.size(); ++k) {
+    const int mi = ModeIndex(files[k]->mode);
+    for (const Prediction& pr : resolved[k]) count(pr.tensor, mi, k, pr.red != kNone);
+    for (const IndexShapeRef& s : files[k]->shapes) {
+      auto it = tensor_ids_.find(s.name);  // (new names are interned when applied; rare)
+      if (it != tensor_ids_.end()) count(it->second, mi, k, false);
+    }
+  }
+  for (size_t idx = 0; idx < n; ++idx) {
+    if (step_count[idx] == 0) continue;
+    TensorData& t = *tensors_[idx / kNumModes];
+    const int mi = static_cast<int>(idx % kNumModes);
+    // A tensor in every file of the batch is probably in every later file of this refresh too.
+    const bool every = step_count[idx] == files.size();
+    auto reserve = [&](auto& v, size_t add, size_t per_file) {
+      if (v.capacity() >= v.size() + add) return;
+      size_t want = v.size() + add;
+      if (every && files_after > 0) {
+        want += files_after * per_file;
+        grown->push_back(static_cast<uint32_t>(idx));
+      }
+      v.reserve(want);
+    };
+    reserve(t.by_mode[mi], step_count[idx], 1);
+    if (red_count[idx] > 0) reserve(t.reds[mi], red_count[idx], red_count[idx] / step_count[idx]);
+  }
+}
+
+// Returns what a guess of ReserveForBatch left unused (a tensor that stopped appearing).
+void Trial::ShrinkTables(const std::vector<uint32_t>& grown) {
+  for (uint32_t idx : grown) {
+    TensorData& t = *tensors_[idx / kNumModes];
+    const int mi = static_cast<int>(idx % kNumModes);
+    auto shrink = [](auto& v) {
+      if (v.capacity() > v.size() + v.size() / 4 + 16) v.shrink_to_fit();
+    };
+    shrink(t.by_mode[mi]);
+    shrink(t.reds[mi]);
+  }
+}
+
+// Registers one index file (BEHAVIOR.md §6.6). Called with mu_ held exclusively.
+void Trial::ApplyIndexFile(const ParsedIndex& p, const std::vector<Prediction>& resolved,
+                           int64_t global_step, const std::string& worker) {
+  if (p.tensors.empty() && p.shapes.empty()) return;
+  const uint32_t w = InternWorker(worker);
+  const Mode m = p.mode;
+  const int mi = ModeIndex(m);
+  const int64_t ms = p.mode_step;
+  StepInfo& si = steps_.try_emplace(global_step).first->second;
+  if (si.workers.empty() && si.tensors.empty()) {
+    si.mode = m;  // the first file seen for a step decides its mode (smdebug: first writer wins)
+    si.mode_step = ms;
+  }
+  if (m != Mode::kGlobal) mode_to_global_[mi].emplace(ms, global_step);
+  const uint32_t file = p.tensors.empty() ? kNone : InternEventFile(p.event_file_name);
+
+  using SE = StepEntry;
+  auto entry_less = [](const SE& e, const std::pair<int64_t, uint32_t>& k) {
+    return e.mode_step < k.first || (e.mode_step == k.first && e.worker < k.second);
+  };
+  auto entry_eq = [](const SE& e, const std::pair<int64_t, uint32_t>& k) {
+    return e.mode_step == k.first && e.worker == k.second;
+  };
+  auto entry_for = [&](TensorData& t) -> SE& {
+    return FindOrInsertSorted(t.by_mode[mi], std::make_pair(ms, w), entry_less, entry_eq,
+                              [&] { return SE{ms, w, kNone, 0, 0, kNone, 0}; });
+  };
+
+  si.tensors.reserve(si.tensors.size() + p.tensors.size() + p.shapes.size());
+  for (size_t i = 0; i < p.tensors.size(); ++i) {
+    const IndexTensorRef& e = p.tensors[i];
+    const Prediction& pr = resolved[i];
     TensorData& t = *tensors_[pr.tensor];
     t.mode_mask |= static_cast<uint8_t>(1u << mi);
     if (si.tensors.empty() || si.tensors.back() != pr.tensor) si.tensors.push_back(pr.tensor);

@@ -187,7 +187,15 @@ class Trial : public std::enable_shared_from_this<Trial> {
   Status RefreshLocked(Status* first_problem);  // with refresh_mu_ held
   Status ListAndLoadIndex(Status* first_problem);
   Result<std::vector<PendingFile>> ListNewIndexFiles(bool* listed_any);
-  void ApplyIndexFile(const ParsedIndex& p, int64_t global_step, const std::string& worker);
+  void ResolveEntries(const ParsedIndex& p, std::vector<Prediction>* out);
+  void ApplyIndexFile(const ParsedIndex& p, const std::vector<Prediction>& resolved,
+                      int64_t global_step, const std::string& worker);
+  // Reserves the tables of the tensors a batch of resolved files adds to (once per batch, to
+  // the size they will have); returns the (tensor, mode) tables given room beyond the batch.
+  void ReserveForBatch(const std::vector<const ParsedIndex*>& files,
+                       const std::vector<std::vector<Prediction>>& resolved, size_t files_after,
+                       std::vector<uint32_t>* grown);
+  void ShrinkTables(const std::vector<uint32_t>& grown);
   void UpdateCursor();
   void AddWarning(const std::string& message);
 

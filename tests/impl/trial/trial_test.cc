@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "gtest/gtest.h"
+#include "impl/core/text.h"
 #include "tests/impl/trial/trial_builder.h"
 
 namespace smd::trial {
@@ -550,6 +551,37 @@ TEST(TrialBadInput, MalformedIndexFilesAreSkipped) {
     EXPECT_EQ(st.code(), Code::kCorrupt) << c.first;
     EXPECT_NE(st.message().find("000000000001_worker_0.json"), std::string::npos) << st.message();
   }
+}
+
+// Many index files, some malformed, some vanished: opened with helper threads reading ahead, in
+// chunks; the result is the same as reading them one by one, and warnings come in path order.
+TEST(TrialBadInput, ManyFilesSomeBroken) {
+  TrialBuilder b(TempDir("t"));
+  b.WriteCollections({"worker_0"}, 1);
+  std::vector<int64_t> good;
+  for (int s = 0; s < 300; ++s) {
+    b.SimpleStep(s, {"a", "b", "smdebug/reductions/max/a"});
+    if (s % 37 == 5) {
+      WriteFile(b.dir() + "/" + io::IndexFileRelPath(s, "worker_0"),
+                "{\"meta\": {\"mode\": \"TRAIN\"");
+    } else {
+      good.push_back(s);
+    }
+  }
+  b.End();
+  auto t = MustOpen(b.dir());
+  ASSERT_TRUE(t);
+  EXPECT_EQ(Steps(*t), good);
+  auto w = t->Warnings();
+  ASSERT_EQ(w.size(), 300 - good.size());
+  for (size_t i = 0; i < w.size(); ++i) {
+    EXPECT_NE(w[i].find(ZeroPad(int64_t(5 + 37 * i), 12) + "_worker_0.json"), std::string::npos) << w[i];
+  }
+  for (int64_t s : {int64_t(0), int64_t(299)}) {
+    EXPECT_EQ(FloatAt(t->TensorValue(Id(*t, "b"), s, Mode::kGlobal, nullptr).value()), float(s));
+    EXPECT_TRUE(t->TensorReductionValue(Id(*t, "a"), s, "max", Mode::kGlobal, nullptr).ok());
+  }
+  EXPECT_EQ(t->GetStats().entries, 2 * good.size());
 }
 
 // An index that points past the end of its event file, or that names a missing one: the value is
