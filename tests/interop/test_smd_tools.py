@@ -26,9 +26,9 @@ modes:
   GLOBAL   1 step   9
 
 tensors (2):
-  NAME       DTYPE    SHAPE   STEPS     REDUCTIONS
-  fc.weight  float32  [2, 3]  0-9 (10)  -
-  loss       float32  [1]     0-9 (10)  -
+  NAME       DTYPE    SHAPE   STEPS                                            REDUCTIONS
+  fc.weight  float32  [2, 3]  TRAIN 0-4, EVAL 0-1, PREDICT 0-1, GLOBAL 9 (10)  -
+  loss       float32  [1]     TRAIN 0-4, EVAL 0-1, PREDICT 0-1, GLOBAL 9 (10)  -
 
 collections (6):
   NAME       TENSORS  REDUCTIONS  INCLUDE_REGEX
@@ -50,9 +50,9 @@ modes:
   EVAL   3 steps  0-2  at global 3-5
 
 tensors (2):
-  NAME       DTYPE    SHAPE   STEPS    REDUCTIONS
-  fc.weight  float32  [2, 3]  0-5 (6)  -
-  loss       float32  [1]     0-5 (6)  -
+  NAME       DTYPE    SHAPE   STEPS                    REDUCTIONS
+  fc.weight  float32  [2, 3]  TRAIN 0-2, EVAL 0-2 (6)  -
+  loss       float32  [1]     TRAIN 0-2, EVAL 0-2 (6)  -
 """
 
 LS_SHAPES_TENSORS = """\
@@ -104,7 +104,7 @@ def test_ls_every_dtype_and_strided_steps(smd_bin, trial_of):
     assert "steps:    8 global steps, 0-9/3, 10-11, 14, 18\n" in out
     assert "  TRAIN  5 steps  0-12/3  at global 0-9/3, 18\n" in out
     assert "  EVAL   3 steps  0-1, 4  at global 10-11, 14\n" in out
-    assert "  fc.weight  float32  [2, 3]  0-9/3, 10-11, 14, 18 (8)  -\n" in out
+    assert "  fc.weight  float32  [2, 3]  TRAIN 0-12/3, EVAL 0-1, 4 (8)  -\n" in out
 
 
 def test_ls_errors_and_exit_codes(smd_bin, tmp_path):

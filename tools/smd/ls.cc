@@ -191,6 +191,30 @@ bool DescribeAt(smd_tensor* t, int64_t step, std::string* dtype, std::vector<int
   return true;
 }
 
+// A tensor's saved steps as steps of their modes ("TRAIN 0-190/10, EVAL 0-7 (28)"; without the
+// mode names in a trial of one mode), and how many global steps that is.
+std::string TensorStepsText(smd_trial* tr, smd_tensor* t, const std::vector<int64_t>& global,
+                            bool multi_mode) {
+  std::string out;
+  auto add = [&](smd_mode m, const std::vector<int64_t>& steps) {
+    if (steps.empty()) return;
+    if (!out.empty()) out += ", ";
+    if (multi_mode) out += std::string(smd_mode_name(m)) + " ";
+    out += CompressSteps(steps, kMaxSegments);
+  };
+  for (smd_mode m : {SMD_MODE_TRAIN, SMD_MODE_EVAL, SMD_MODE_PREDICT}) {
+    Steps s;
+    if (!Err(smd_tensor_steps(t, m, true, &s.p, &s.n))) add(m, s.vec());
+  }
+  std::vector<int64_t> global_mode;  // steps saved in GLOBAL mode
+  for (int64_t g : global) {
+    smd_mode m;
+    if (!Err(smd_trial_mode(tr, g, &m)) && m == SMD_MODE_GLOBAL) global_mode.push_back(g);
+  }
+  add(SMD_MODE_GLOBAL, global_mode);
+  return (out.empty() ? "-" : out) + " (" + std::to_string(global.size()) + ")";
+}
+
 std::string Ls(const std::string& path, int64_t wait_ms, Problems* problems) {
   OptionsPtr opts;
   if (Err e{smd_trial_options_create(&opts.p)}) ThrowFatal(e, "options");
@@ -263,6 +287,7 @@ std::string Ls(const std::string& path, int64_t wait_ms, Problems* problems) {
   }
 
   // Tensors.
+  const bool multi_mode = per_mode.size() > 1;
   StrArray names;
   if (Err e{smd_trial_tensor_names(tr, nullptr, &names.a)}) ThrowFatal(e, "tensor names");
   out += "\ntensors (" + std::to_string(names.a.count) + "):\n";
@@ -294,8 +319,7 @@ std::string Ls(const std::string& path, int64_t wait_ms, Problems* problems) {
         reds = ReductionsText(rn.vec());
       }
     }
-    rows.push_back({n, dtype, shape_text,
-                    CompressSteps(s.vec(), kMaxSegments) + " (" + std::to_string(s.n) + ")", reds});
+    rows.push_back({n, dtype, shape_text, TensorStepsText(tr, t.p, s.vec(), multi_mode), reds});
   }
   if (names.a.count) PrintTable(&out, rows);
 
@@ -355,11 +379,13 @@ void HelpLs() {
       "mode (with the global steps they sit at), every tensor with its dtype, shape, saved steps\n"
       "and saved reductions, and the collections with how many of the tensors belong to each.\n"
       "\n"
-      "Steps are written as ranges: 0-9 is 0 to 9, 0-90/10 is 0, 10, ..., 90. A tensor's dtype\n"
-      "and shape are those of its last step, read from the start of the record only; a '?' in\n"
-      "the shape marks a dimension that differs at the first step, '-' a step without a value\n"
-      "(only reductions or a saved shape). Reductions are those saved at the last step; '+abs'\n"
-      "means each also in its abs_ form.\n"
+      "Steps are written as ranges: 0-9 is 0 to 9, 0-90/10 is 0, 10, ..., 90. A tensor's steps\n"
+      "are steps of their modes (named when the trial has several), then in parentheses how\n"
+      "many global steps they are. A tensor's dtype and shape are those of its last step, read\n"
+      "from the start of its record only; a '?' in the shape marks a dimension that differs at\n"
+      "the first step, '-' a step without a value (only reductions or a saved shape).\n"
+      "Reductions are those saved at the last step; '+abs' means each also in its abs_ form.\n"
+      "Incomplete steps (not written by every worker yet) are included.\n"
       "\n"
       "options:\n"
       "  --wait-collections MS    wait up to MS milliseconds for the collections file of a\n"
