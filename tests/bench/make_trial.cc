@@ -1,11 +1,14 @@
 // Writes a synthetic trial in smdebug's layout with smd's encoders (fast, for benchmarks):
-//   make_trial OUT_DIR STEPS TENSORS [ELEMENTS=4] [WORKERS=1]
-// Tensors "layer<i>/weight", float32 [ELEMENTS], TRAIN mode, every step, one event file and one
-// index file per (step, worker), a collections file per worker, and training_job_end.ts.
+//   make_trial OUT_DIR STEPS TENSORS [--elements N] [--workers N] [--first-step N] [--running]
+// Tensors "layer<i>/weight", float32 [ELEMENTS] (default 4), TRAIN mode, steps FIRST_STEP ..
+// FIRST_STEP + STEPS - 1, one event file and one index file per (step, worker), a collections
+// file per worker (unless it exists), and training_job_end.ts unless --running. Running it again
+// with --first-step appends steps to a live trial.
 #include <sys/stat.h>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -24,35 +27,67 @@ void MakeDirs(const std::string& path) {
 
 void Write(const std::string& path, const std::string& data) {
   MakeDirs(path.substr(0, path.rfind('/')));
-  std::ofstream f(path, std::ios::binary);
-  f.write(data.data(), static_cast<std::streamsize>(data.size()));
+  // Written under a temporary name and renamed, as the hooks do: a reader never sees half a file.
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    f.write(data.data(), static_cast<std::streamsize>(data.size()));
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::perror(path.c_str());
+    std::exit(1);
+  }
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+int Usage() {
+  std::fprintf(stderr,
+               "usage: make_trial OUT_DIR STEPS TENSORS [--elements N] [--workers N] "
+               "[--first-step N] [--running]\n");
+  return 2;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 4) {
-    std::fprintf(stderr, "usage: make_trial OUT_DIR STEPS TENSORS [ELEMENTS] [WORKERS]\n");
-    return 2;
-  }
+  if (argc < 4) return Usage();
   const std::string out = argv[1];
   const int steps = std::atoi(argv[2]), tensors = std::atoi(argv[3]);
-  const int elements = argc > 4 ? std::atoi(argv[4]) : 4;
-  const int workers = argc > 5 ? std::atoi(argv[5]) : 1;
+  int elements = 4, workers = 1, first = 0;
+  bool running = false;
+  for (int i = 4; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--running") {
+      running = true;
+    } else if (i + 1 < argc && (a == "--elements" || a == "--workers" || a == "--first-step")) {
+      const int v = std::atoi(argv[++i]);
+      (a == "--elements" ? elements : a == "--workers" ? workers : first) = v;
+    } else {
+      return Usage();
+    }
+  }
+  if (steps < 0 || tensors < 1 || elements < 0 || workers < 1 || first < 0) return Usage();
   std::vector<std::string> names;
   for (int i = 0; i < tensors; ++i) names.push_back("layer" + std::to_string(i) + "/weight");
+  std::vector<float> v(static_cast<size_t>(elements));
+  const int64_t shape[1] = {elements};
   for (int w = 0; w < workers; ++w) {
     const std::string worker = "worker_" + std::to_string(w);
-    std::string colls = "{\"collections\": {\"weights\": {\"name\": \"weights\", \"include_regex\": "
-                        "[\"weight\"], \"tensor_names\": [], \"reduction_config\": null, "
-                        "\"save_config\": null, \"save_histogram\": true}}, \"_meta\": "
-                        "{\"num_workers\": " + std::to_string(workers) + "}}";
-    Write(out + "/" + smd::io::CollectionsFileRelPath(worker), colls);
-    for (int s = 0; s < steps; ++s) {
+    const std::string colls_path = out + "/" + smd::io::CollectionsFileRelPath(worker);
+    if (!Exists(colls_path)) {
+      Write(colls_path,
+            "{\"collections\": {\"weights\": {\"name\": \"weights\", \"include_regex\": "
+            "[\"weight\"], \"tensor_names\": [], \"reduction_config\": null, "
+            "\"save_config\": null, \"save_histogram\": true}}, \"_meta\": "
+            "{\"num_workers\": " + std::to_string(workers) + "}}");
+    }
+    for (int s = first; s < first + steps; ++s) {
       std::string event;
       std::vector<smd::io::IndexTensorEntry> entries;
-      std::vector<float> v(static_cast<size_t>(elements));
-      const int64_t shape[1] = {elements};
       for (int i = 0; i < tensors; ++i) {
         for (int k = 0; k < elements; ++k) v[static_cast<size_t>(k)] = float(s + i + k);
         smd::io::TensorEventFields f;
@@ -82,6 +117,6 @@ int main(int argc, char** argv) {
       Write(out + "/" + smd::io::IndexFileRelPath(s, worker), smd::io::BuildIndexJson(meta, entries, {}));
     }
   }
-  Write(out + "/training_job_end.ts", "");
+  if (!running) Write(out + "/training_job_end.ts", "");
   return 0;
 }

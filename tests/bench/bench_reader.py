@@ -1,0 +1,276 @@
+"""Reader benchmark: smd's trial reader next to the real smdebug's, on the same folders, one run.
+
+    .venv/bin/python tests/bench/bench_reader.py [--build build] [--scratch DIR] [--reps N]
+                                                [--no-smdebug-memory]
+
+R1  open a trial of 1000 steps x 50 tensors (smd_trial_open + steps(); smdebug: create_trial +
+    steps())
+R2  read every step (1000) of one tensor: value() per step, and smd_tensor_values() in one call
+    (each step is its own event file, so each value costs at least an open, a pread and a close)
+R3  read 100 values of 4 MiB (one tensor, 100 steps)
+R4  refresh a live trial after 10 new steps were written, at 1,000 and at 10,000 steps
+MEM resident memory added by opening a 10,000 steps x 100 tensors trial, per (tensor, step,
+    worker) entry
+
+The trials are written by tests/bench/make_trial (smd's encoders, smdebug's layout and bytes) on a
+fresh ext4 file system (benchlib.FreshFilesystem), and read with a warm page cache. Each
+repetition opens a new trial, so nothing is served from a value cache. smd figures are the best
+of --reps runs, smdebug's the best of fewer (it is slower). Bounds measured in the same run: R1
+opening and reading the 1000 index files, R2 open + pread + close of the 1000 records (1 and 2
+threads), R3 pread of the same 400 MiB; files are opened relative to the trial folder, as smd does.
+"""
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+SHARED = os.environ.get("SMD_SHARED_DIR", os.path.join(REPO, "..", "shared"))
+sys.path.insert(0, os.path.join(SHARED, "oracle"))
+sys.path.insert(0, HERE)
+
+from benchlib import FreshFilesystem  # noqa: E402
+
+TENSOR = "layer7/weight"
+
+
+def run_json(*cmd):
+    r = subprocess.run([str(c) for c in cmd], check=True, capture_output=True, text=True)
+    return json.loads(r.stdout)
+
+
+def index_ranges(trial, tensor, out_list):
+    """Writes "PATH OFFSET LENGTH" for every record of `tensor` (from the index files), PATH
+    relative to the trial."""
+    lines = []
+    index = os.path.join(trial, "index")
+    for d in sorted(os.listdir(index)):
+        for f in sorted(os.listdir(os.path.join(index, d))):
+            with open(os.path.join(index, d, f)) as fh:
+                doc = json.load(fh)
+            ev = doc["meta"]["event_file_name"]
+            for e in doc["tensor_payload"]:
+                if e["tensorname"] == tensor:
+                    lines.append(f"{ev} {e['start_idx']} {e['length']}\n")
+    with open(out_list, "w") as fh:
+        fh.writelines(lines)
+    return len(lines)
+
+
+def index_files(trial, out_list):
+    """Writes "PATH 0 SIZE" for every index file of the trial, PATH relative to the trial."""
+    lines = []
+    index = os.path.join(trial, "index")
+    for d in sorted(os.listdir(index)):
+        for f in sorted(os.listdir(os.path.join(index, d))):
+            p = os.path.join(index, d, f)
+            lines.append(f"{os.path.relpath(p, trial)} 0 {os.path.getsize(p)}\n")
+    with open(out_list, "w") as fh:
+        fh.writelines(lines)
+    return len(lines)
+
+
+# ---- the real smdebug ---------------------------------------------------------------------------
+
+def smdebug_open(path, reps):
+    from smdebug.trials import create_trial
+
+    best = None
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        trial = create_trial(path)
+        n = len(trial.steps())
+        dt = time.perf_counter() - t0
+        best = dt if best is None else min(best, dt)
+    return best, n, len(trial.tensor_names())
+
+
+def smdebug_series(path, tensor, reps):
+    from smdebug.trials import create_trial
+
+    best = None
+    for _ in range(reps):
+        trial = create_trial(path)
+        t = trial.tensor(tensor)
+        steps = t.steps()
+        t0 = time.perf_counter()
+        nbytes = 0
+        for s in steps:
+            nbytes += t.value(s).nbytes
+        dt = time.perf_counter() - t0
+        best = dt if best is None else min(best, dt)
+    return best, len(steps), nbytes
+
+
+def smdebug_refresh(path, make_trial, first, tensors, reps):
+    from smdebug.trials import create_trial
+
+    trial = create_trial(path)
+    n0 = len(trial.steps(show_incomplete_steps=True))
+    times = []
+    for r in range(reps):
+        subprocess.run([make_trial, path, "10", str(tensors), "--first-step", str(first + 10 * r),
+                        "--running"], check=True)
+        t0 = time.perf_counter()
+        trial.refresh_data()
+        times.append(time.perf_counter() - t0)
+    assert len(trial.steps(show_incomplete_steps=True)) == n0 + 10 * reps
+    return statistics.median(times)
+
+
+SMDEBUG_MEMORY = r"""
+import json, resource, sys
+sys.path.insert(0, sys.argv[2])
+import smd_oracle_env  # noqa
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize()
+from smdebug.trials import create_trial
+import numpy  # noqa: imported before measuring (smdebug needs it anyway)
+before = rss()
+t = create_trial(sys.argv[1])
+after = rss()
+print(json.dumps({"rss_growth_bytes": after - before, "steps": len(t.steps()),
+                  "tensors": len(t.tensor_names())}))
+"""
+
+
+def smdebug_memory(path):
+    r = subprocess.run([sys.executable, "-c", SMDEBUG_MEMORY, path, os.path.join(SHARED, "oracle")],
+                       check=True, capture_output=True, text=True)
+    return json.loads(r.stdout)
+
+
+# ---- the run ------------------------------------------------------------------------------------
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default=os.path.join(REPO, "build"))
+    ap.add_argument("--scratch", default="/tmp/smd-bench-reader")
+    ap.add_argument("--reps", type=int, default=15)
+    ap.add_argument("--no-smdebug-memory", action="store_true",
+                    help="skip smdebug's memory run (it reads 1M index entries: about a minute)")
+    args = ap.parse_args()
+    import smd_oracle_env  # noqa: F401  (smdebug's environment: no sleeps after the end marker)
+
+    with FreshFilesystem(args.scratch) as (scratch, where):
+        print(f"trials on {where}; page cache warm; {os.cpu_count()} CPUs")
+        run(args, scratch)
+
+
+def best(v):
+    return min(v)
+
+
+def run(args, scratch):
+    bench = os.path.join(args.build, "tests", "bench", "bench_reader")
+    make_trial = os.path.join(args.build, "tests", "bench", "make_trial")
+    t1 = os.path.join(scratch, "r1_1000x50")
+    t3 = os.path.join(scratch, "r3_100x4MiB")
+    t4 = {n: os.path.join(scratch, f"r4_{n}") for n in (1000, 10000)}
+    tm = os.path.join(scratch, "mem_10000x100")
+    subprocess.run([make_trial, t1, "1000", "50"], check=True)
+    subprocess.run([make_trial, t3, "100", "1", "--elements", str((4 << 20) // 4)], check=True)
+    for n, p in t4.items():
+        subprocess.run([make_trial, p, str(n), "10", "--running"], check=True)
+    subprocess.run([make_trial, tm, "10000", "100"], check=True)
+    reps = args.reps
+
+    rows = []
+
+    def row(name, smdebug, smd, bound, vs_smdebug, vs_bound, target, met):
+        rows.append((name, smdebug, smd, bound, vs_smdebug, vs_bound, target, met))
+
+    # R1
+    smd = run_json(bench, "open", t1, reps)
+    sd_open, sd_steps, sd_tensors = smdebug_open(t1, 3)
+    assert (sd_steps, sd_tensors) == (1000, 50) and smd["steps"] == 1000
+    lst = os.path.join(scratch, "index.lst")
+    index_files(t1, lst)
+    b_idx = best(run_json(bench, "bound", t1, lst, reps, 1)["wall"])
+    r1 = best(smd["wall"])
+    row("R1 open 1000 steps x 50 tensors (ms)", f"{sd_open * 1e3:,.0f}", f"{r1 * 1e3:.1f}",
+        f"{b_idx * 1e3:.1f} (read the 1000 index files, 1 thread)", f"{sd_open / r1:.0f}x",
+        f"{b_idx / r1 * 100:.0f}%", ">= 50x", sd_open / r1 >= 50)
+
+    # R2
+    smd = run_json(bench, "series", t1, TENSOR, reps)
+    sd_t, sd_n, _ = smdebug_series(t1, TENSOR, 2)
+    n = smd["count"]
+    assert n == sd_n == 1000
+    lst = os.path.join(scratch, "records.lst")
+    index_ranges(t1, TENSOR, lst)
+    b1 = n / best(run_json(bench, "bound", t1, lst, reps, 1)["wall"])
+    b2 = n / best(run_json(bench, "bound", t1, lst, reps, 2)["wall"])
+    sd_rate = n / sd_t
+    loop_rate, bulk_rate = n / best(smd["value_loop"]), n / best(smd["values"])
+    row("R2 1000 steps of one tensor, value() (values/s)", f"{sd_rate:,.0f}", f"{loop_rate:,.0f}",
+        f"{b1:,.0f} (openat+pread+close, 1 thread)", f"{loop_rate / sd_rate:.1f}x",
+        f"{loop_rate / b1 * 100:.0f}%", ">= 50x", loop_rate / sd_rate >= 50)
+    row("R2 the same, smd_tensor_values() (values/s)", f"{sd_rate:,.0f}", f"{bulk_rate:,.0f}",
+        f"{b2:,.0f} (openat+pread+close, 2 threads)", f"{bulk_rate / sd_rate:.1f}x",
+        f"{bulk_rate / b2 * 100:.0f}%", ">= 50x", bulk_rate / sd_rate >= 50)
+    row("R2 ceiling: the bound itself vs smdebug", f"{sd_rate:,.0f}", "-",
+        f"{b2:,.0f} (2 threads)", f"{b2 / sd_rate:.1f}x (at most)", "-", ">= 50x", b2 / sd_rate >= 50)
+
+    # R3
+    smd = run_json(bench, "series", t3, "layer0/weight", reps)
+    sd_t, sd_n, sd_bytes = smdebug_series(t3, "layer0/weight", 2)
+    assert smd["count"] == sd_n == 100 and smd["bytes"] == sd_bytes
+    lst = os.path.join(scratch, "big.lst")
+    index_ranges(t3, "layer0/weight", lst)
+    mb = sd_bytes / 1e6
+    b = mb / best(run_json(bench, "bound", t3, lst, reps, 1)["wall"])
+    sd_rate, r3 = mb / sd_t, mb / min(best(smd["value_loop"]), best(smd["values"]))
+    row("R3 100 values of 4 MiB (MB/s)", f"{sd_rate:,.0f}", f"{r3:,.0f}",
+        f"{b:,.0f} (pread of the records)", f"{r3 / sd_rate:.1f}x", f"{r3 / b * 100:.0f}%", ">= 2x",
+        r3 / sd_rate >= 2)
+
+    # R4
+    smd_r4, sd_r4 = {}, {}
+    for steps, p in t4.items():
+        smd_r4[steps] = run_json(bench, "refresh", p, 5, make_trial, steps, 10)
+        sd_r4[steps] = smdebug_refresh(p, make_trial, steps + 50, 10, 3)
+    s1, s10 = (statistics.median(smd_r4[k]["refresh_10_new"]) for k in (1000, 10000))
+    i1, i10 = (statistics.median(smd_r4[k]["refresh_nothing_new"]) for k in (1000, 10000))
+    row("R4 refresh after 10 new steps, 1,000-step trial (ms)", f"{sd_r4[1000] * 1e3:,.1f}",
+        f"{s1 * 1e3:.2f}", "-", f"{sd_r4[1000] / s1:.0f}x", "-", "-", True)
+    row("R4 the same, 10,000-step trial (ms)", f"{sd_r4[10000] * 1e3:,.1f}", f"{s10 * 1e3:.2f}",
+        "-", f"{sd_r4[10000] / s10:.0f}x", "-", "-", True)
+    row("R4 cost at 10,000 / cost at 1,000 steps", f"{sd_r4[10000] / sd_r4[1000]:.1f}x",
+        f"{s10 / s1:.2f}x", "-", "-", "-", "no growth (<= 1.5x)", s10 <= 1.5 * s1)
+    row("R4 refresh with nothing new, 1,000 / 10,000 steps (ms)", "-",
+        f"{i1 * 1e3:.2f} / {i10 * 1e3:.2f}", "-", "-", "-", "-", True)
+
+    # Memory
+    smd = run_json(bench, "memory", tm)
+    assert smd["entries"] == 10000 * 100
+    per = smd["rss_growth_bytes"] / smd["entries"]
+    if args.no_smdebug_memory:
+        sd_cell, ratio = "(skipped)", "-"
+    else:
+        sd = smdebug_memory(tm)
+        sd_per = sd["rss_growth_bytes"] / (sd["steps"] * sd["tensors"])
+        sd_cell, ratio = f"{sd_per:,.0f}", f"{sd_per / per:.0f}x less"
+    row("MEM bytes per (tensor, step, worker) entry, 10,000 x 100", sd_cell, f"{per:.0f}",
+        f"(smd open: {smd['open'] * 1e3:,.0f} ms)", ratio, "-", "< 200", per < 200)
+
+    header = ("workload", "smdebug", "smd", "bound (same run)", "smd vs smdebug", "smd / bound",
+              "target", "met")
+    table = [tuple(str(c) if not isinstance(c, bool) else ("yes" if c else "NO") for c in r) for r in rows]
+    widths = [max(len(r[i]) for r in table + [header]) for i in range(len(header))]
+    line = lambda r: "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |"  # noqa: E731
+    print(line(header))
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in table:
+        print(line(r))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
