@@ -183,7 +183,6 @@ Status Invoker::Run(int64_t start, int64_t end) {
       break;
     }
     Status st = Wait(base, {step}, true, step);
-    if (active_.empty()) break;  // every rule ended while waiting (a time-based one fired)
     if (!st.ok()) {
       if (SkipsStep(st.code())) {
         // A step the job will never have. Every step up to the next known one is just as
@@ -211,6 +210,7 @@ Status Invoker::Run(int64_t start, int64_t end) {
       EndAll(EndReason::kError);
       return st;
     }
+    if (active_.empty()) break;  // every rule ended while waiting (a time-based one fired)
     std::vector<Rule*> rules = active_;
     for (Rule* r : rules) {
       Status e = Evaluate(r, step);
