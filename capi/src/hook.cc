@@ -457,6 +457,17 @@ bool smd_hook_is_due(smd_hook* hook, const char* name) noexcept {
 
 bool smd_hook_any_due(const smd_hook* hook) noexcept { return hook && hook->hook->AnyDue(); }
 
+smd_error* smd_hook_stop_requested(const smd_hook* hook, bool* out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  auto r = hook->hook->StopRequested();
+  if (!r.ok()) return FromStatus(r.status());
+  *out = r.value();
+  return nullptr;
+  SMD_CAPI_END
+}
+
 smd_error* smd_hook_save_tensor(smd_hook* hook, const char* name, smd_dtype dtype,
                                 const int64_t* shape, size_t ndim, const void* data, size_t nbytes,
                                 const char* const* collections, size_t n_collections) noexcept {

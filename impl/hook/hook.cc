@@ -95,6 +95,12 @@ Status Hook::Init(const std::string& out_dir, const HookOptions& opts) {
                         storage_->Describe(io::kEndOfJobFile) + " exists); use a new folder");
     }
     SMD_RETURN_IF_ERROR(storage_->PrepareForWriting());
+    // A stop-training signal left by a rule watching an earlier, unfinished run in this folder
+    // is not meant for this one.
+    if (num_workers_ == 1 || worker_ == "worker_0") {
+      SMD_ASSIGN_OR_RETURN(bool stale, storage_->Exists(io::kStopTrainingFile));
+      if (stale) SMD_RETURN_IF_ERROR(storage_->Remove(io::kStopTrainingFile));
+    }
   }
 
   save_config_ = opts.save_config;
@@ -246,6 +252,11 @@ Mode Hook::mode() const {
 int64_t Hook::mode_step() const {
   std::shared_lock<std::shared_mutex> g(gate_);
   return mode_steps_[ModeIndex(mode_)].value_or(-1);
+}
+
+Result<bool> Hook::StopRequested() const {
+  if (dry_run_) return false;
+  return storage_->Exists(io::kStopTrainingFile);
 }
 
 bool Hook::closed() const {

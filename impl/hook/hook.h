@@ -64,6 +64,9 @@ class Hook : public std::enable_shared_from_this<Hook> {
   Mode mode() const;
   int64_t mode_step() const;
   const std::string& worker() const { return worker_; }
+  // Whether a rule raised the stop-training signal (io::kStopTrainingFile in out_dir). False for
+  // dry runs. Errors: kIO.
+  Result<bool> StopRequested() const;
   bool closed() const;
 
   bool IsDue(const std::string& name);

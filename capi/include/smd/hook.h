@@ -223,6 +223,16 @@ SMD_API bool smd_hook_is_due(smd_hook *hook, const char *name) SMD_NOEXCEPT;
 /* Whether any collection at all is due at the current step. Cheapest. */
 SMD_API bool smd_hook_any_due(const smd_hook *hook) SMD_NOEXCEPT;
 
+/* Whether a rule asked this training job to stop (smdebug's StopTraining action, done locally):
+ * a rule invoked with the stop-training option (smd_rule_invoke_options_set_stop_training, `smd
+ * rules --stop-training`) or carrying a stoptraining action writes the signal file
+ * stop_training.smd into the trial folder, which is this hook's out_dir. Costs one stat() of a
+ * local file: poll it once per step and, when *out is true, finish the step and close the hook.
+ * Always false for a dry run. A signal left in out_dir by an earlier, unfinished run is removed
+ * when the hook is created. Errors: SMD_E_INVALID_ARGUMENT (NULL), SMD_E_IO. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_stop_requested(const smd_hook *hook,
+                                                        bool *out) SMD_NOEXCEPT;
+
 /* Offers a tensor for the current step. It belongs to every collection whose regexes or names
  * match it plus the `collections` named here (the name is added to them; unknown ones are
  * created), and it is saved if any of those is due now: its shape if a due collection has

@@ -403,3 +403,45 @@ TEST(Invoker, WaitTimeoutOnALiveJob) {
 
 }  // namespace
 }  // namespace smd::rules
+
+namespace smd::rules {
+namespace {
+
+// The hook sees the stop-training signal a rule raises in its out_dir; a stale one from an
+// earlier run is removed when a hook is created there.
+TEST(StopSignal, HookSeesItAndNewHooksDropStaleOnes) {
+  std::string dir = TempDir("stop");
+  testing::Writer w(dir);
+  w.Step();
+  w.Scalar("loss", 1);
+  w.Step();
+  w.Scalar("loss", 2);
+  w.Step();
+  w.Flush();
+  ASSERT_TRUE(w.hook().StopRequested().ok());
+  EXPECT_FALSE(w.hook().StopRequested().value());
+  TrialPtr t = testing::Open(dir);
+  auto rule = testing::Builtin("LossNotDecreasing", t, {{"num_steps", "1"}, {"diff_percent", "100"}});
+  InvokeOptions o;
+  o.stop_training = true;
+  o.wait_timeout_ms = 0;
+  auto run = testing::Invoke(*rule, 0, 2, false, o);
+  ASSERT_TRUE(run.status.ok()) << run.status.message();
+  EXPECT_EQ(run.met_steps, (std::vector<int64_t>{1}));
+  EXPECT_TRUE(w.hook().StopRequested().value());
+  w.Close();  // no end marker check here: the run was stopped, as a training loop would
+
+  // The folder of a run that did not finish (no training_job_end.ts) reused by a new hook.
+  std::string dir2 = TempDir("stale");
+  trial::testing::WriteFile(dir2 + "/" + io::kStopTrainingFile, "{}");
+  testing::Writer w2(dir2);
+  EXPECT_FALSE(w2.hook().StopRequested().value());
+  struct stat st;
+  EXPECT_NE(::stat((dir2 + "/" + io::kStopTrainingFile).c_str(), &st), 0);
+  // A dry run never reports a stop.
+  testing::Writer w3(dir, [](hook::HookOptions& opts) { opts.dry_run = true; });
+  EXPECT_FALSE(w3.hook().StopRequested().value());
+}
+
+}  // namespace
+}  // namespace smd::rules
