@@ -18,6 +18,7 @@ class StalledTrainingRule : public Rule {
 
   Result<bool> InvokeAtStep(RuleContext& ctx, int64_t step) override {
     Grew(ctx);
+    files_ = base().GetStats().index_files_read;
     last_step_ = step;
     return false;
   }

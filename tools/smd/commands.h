@@ -11,6 +11,8 @@ enum ExitCode {
   kExitNoCollections = 3,     // MissingCollectionFiles: no (or too few) collection files
   kExitOutput = 4,            // the output could not be written
   kExitPartial = 5,           // output written, but some data could not be read (see stderr)
+  kExitConditionMet = 6,      // smd rules: a rule's condition was met (IssuesFound)
+  kExitInterrupted = 130,     // interrupted (SIGINT/SIGTERM) before the end
 };
 
 struct Command {
@@ -22,5 +24,7 @@ struct Command {
 
 int RunDump(int argc, char** argv);
 void HelpDump();
+int RunRules(int argc, char** argv);
+void HelpRules();
 
 }  // namespace smdtool

@@ -10,6 +10,7 @@ namespace {
 
 const Command kCommands[] = {
     {"dump", "print the canonical JSON view of a trial (smd-dump/1)", RunDump, HelpDump},
+    {"rules", "run built-in rules over a trial (or watch a running job)", RunRules, HelpRules},
 };
 
 void Usage(FILE* out) {
