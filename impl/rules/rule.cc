@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <optional>
 
 #include "impl/core/text.h"
 #include "impl/format/layout.h"
@@ -161,6 +162,7 @@ class Invoker {
   bool raise_;
   Clock clock_;
   int message_fd_ = -1;
+  std::optional<std::vector<int64_t>> ended_steps_;  // the base trial's steps once it ended
 };
 
 Status Invoker::Run(int64_t start, int64_t end) {
@@ -230,6 +232,22 @@ Status Invoker::Run(int64_t start, int64_t end) {
 }
 
 Status Invoker::Wait(Trial& t, const std::vector<int64_t>& steps, bool main_loop, int64_t step) {
+  if (main_loop && t.loaded_all_steps()) {
+    // The job ended and everything is loaded: no step can appear any more, so answer from the
+    // step list (what wait_for_steps would answer, without re-listing the steps every step).
+    if (!ended_steps_) {
+      SMD_ASSIGN_OR_RETURN(std::vector<int64_t> all, t.Steps(Mode::kGlobal, true));
+      ended_steps_ = std::move(all);
+    }
+    const std::vector<int64_t>& all = *ended_steps_;
+    for (int64_t s : steps) {
+      if (std::binary_search(all.begin(), all.end(), s)) continue;
+      const int64_t last = all.empty() ? -1 : all.back();
+      if (s < last) return trial::StepUnavailableError(s, Mode::kGlobal);
+      return trial::NoMoreDataError(s, Mode::kGlobal, last);
+    }
+    return Status::Ok();
+  }
   const int64_t timeout = opts_.wait_timeout_ms;
   const int64_t slice = std::max<int64_t>(1, opts_.wait_slice_ms);
   const auto start = std::chrono::steady_clock::now();
