@@ -49,21 +49,6 @@ std::optional<int64_t> ParseInteger(const std::string& s) {
   return static_cast<int64_t>(*d);
 }
 
-const char* TypeName(ParamType t) {
-  switch (t) {
-    case ParamType::kFloat: return "a number";
-    case ParamType::kInt: return "an integer";
-    case ParamType::kBool: return "True or False";
-    case ParamType::kString: return "a string";
-    case ParamType::kRegex: return "a regular expression";
-    case ParamType::kRegexList: return "comma-separated regular expressions";
-    case ParamType::kList: return "a comma-separated list";
-    case ParamType::kFloatList: return "comma-separated numbers";
-    case ParamType::kMode: return "one of TRAIN, EVAL, PREDICT, GLOBAL";
-  }
-  return "a value";
-}
-
 }  // namespace
 
 std::optional<bool> ParseBool(const std::string& s) {
