@@ -130,9 +130,16 @@ class SimilarAcrossRuns : public Rule {
       Trial& other = ctx.trial(oi);
       for (const std::string& name : names) {
         SMD_ASSIGN_OR_RETURN(ValuePtr a, ValueAt(base(), name, step));
-        if (!a) continue;
-        SMD_ASSIGN_OR_RETURN(ValuePtr b, ValueAt(other, name, step));
-        if (!b) continue;
+        SMD_ASSIGN_OR_RETURN(ValuePtr b, a ? ValueAt(other, name, step) : Result<ValuePtr>(ValuePtr()));
+        if (!a || !b) {
+          // No raw value on one side: compare the reductions both runs saved.
+          SMD_ASSIGN_OR_RETURN(std::string diff, ReductionsDiffer(base(), other, name, step));
+          if (!diff.empty()) {
+            ctx.Report(name, diff + " from the same tensor of trial '" + other.path() + "'");
+            fired = true;
+          }
+          continue;
+        }
         if (ValuesClose(*a, *b, 1e-5, 1e-8, true)) continue;
         std::string why;
         if (a->shape() != b->shape()) {
@@ -157,6 +164,25 @@ class SimilarAcrossRuns : public Rule {
   }
 
  private:
+  // "saved reduction abs_mean differs (0.5 vs 0.25)" for the first reduction both trials saved
+  // at `step` with different values; "" if none differs (or nothing to compare).
+  static Result<std::string> ReductionsDiffer(Trial& a, Trial& b, const std::string& name,
+                                              int64_t step) {
+    auto ida = a.TensorId(name);
+    auto idb = b.TensorId(name);
+    if (!ida.ok() || !idb.ok()) return std::string();
+    auto ra = a.TensorReductionNames(*ida, step, Mode::kGlobal, nullptr);
+    auto rb = b.TensorReductionNames(*idb, step, Mode::kGlobal, nullptr);
+    if (!ra.ok() || !rb.ok()) return std::string();
+    for (const std::string& r : *ra) {
+      if (!std::binary_search(rb->begin(), rb->end(), r)) continue;
+      SMD_ASSIGN_OR_RETURN(std::optional<double> x, ReductionAt(a, name, step, r));
+      SMD_ASSIGN_OR_RETURN(std::optional<double> y, ReductionAt(b, name, step, r));
+      if (!x || !y || AllClose({*x}, {*y}, 1e-5, 1e-8, true)) continue;
+      return "saved reduction " + r + " differs (" + Num(*x) + " vs " + Num(*y) + ")";
+    }
+    return std::string();
+  }
   static std::string ShapeText(const std::vector<int64_t>& s) {
     std::string out = "(";
     for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);

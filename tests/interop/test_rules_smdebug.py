@@ -144,6 +144,19 @@ def test_exploding_tensor_on_an_smdebug_trial(tmp_path):
     assert smd_first_fire(healthy, "ExplodingTensor")[0] is None
 
 
+def test_similar_across_runs_on_smdebug_trials(tmp_path):
+    bad = write_trial(tmp_path / "bad", vanish_at=12)
+    good = write_trial(tmp_path / "good")
+    r = smd("rules", bad, "--rule", "SimilarAcrossRuns", "--other", good, "--json")
+    assert r.returncode == 6, r.stderr
+    first = json_lines(r.stdout)[0]
+    # Only abs_mean reductions of the gradients were saved: those are compared.
+    assert (first["step"], first["tensor"]) == (12, "gradient/fc1.weight")
+    assert "saved reduction abs_mean differs" in first["message"]
+    r = smd("rules", good, "--rule", "SimilarAcrossRuns", "--other", write_trial(tmp_path / "again"))
+    assert r.returncode == 0 and "NoIssuesFound" in r.stdout
+
+
 def test_loss_not_decreasing_on_an_smdebug_trial(tmp_path):
     # Loss saved every 5 steps: flat from step 25 on.
     path = write_trial(tmp_path / "flat", steps=60, save_interval=5,

@@ -210,6 +210,31 @@ TEST(SimilarAcrossRuns, QuietOnIdenticalRunsAndPastTheOtherRunsEnd) {
   EXPECT_EQ(rule->state().evaluated, 4);  // steps 2, 3: nothing to compare, still evaluated
 }
 
+TEST(SimilarAcrossRuns, ComparesSavedReductionsWhenThereAreNoRawValues) {
+  auto run = [](const std::string& name, float late) {
+    return Make(
+        name,
+        [late](Writer& w) {
+          w.Reductions("gradients", "abs_mean,max");
+          for (int s = 0; s < 4; ++s) {
+            w.Step();
+            w.Save<float>("gradient/w", Filled(6, s >= 2 ? late : 0.5f));
+          }
+        },
+        [](hook::HookOptions& o) {
+          o.save_all = false;
+          o.include_collections = {"gradients"};
+        });
+  };
+  TrialPtr a = run("ra", 0.5f), b = run("rb", 0.25f), c = run("rc", 0.5f);
+  RunResult r = Invoke(*Builtin("SimilarAcrossRuns", a, {}, {b}));
+  EXPECT_EQ(r.met_steps, (std::vector<int64_t>{2, 3}));
+  EXPECT_NE(r.findings.front().message.find("saved reduction abs_mean differs (0.5 vs 0.25)"),
+            std::string::npos)
+      << r.findings.front().message;
+  EXPECT_EQ(FirstFire(*Builtin("SimilarAcrossRuns", a, {}, {c})), -1);
+}
+
 TEST(SimilarAcrossRuns, OtherTrialsAsSageMakerParameters) {
   TrialPtr a = Run2("a", 99), b = Run2("b", 1);
   auto rule = Builtin("SimilarAcrossRuns", a, {{"other_trial_0", b->path()}});
