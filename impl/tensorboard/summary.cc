@@ -47,11 +47,11 @@ size_t Utf8SequenceLength(std::string_view s, size_t i) {
   return len;
 }
 
-// Python's \w for one non-ASCII character: PCRE2 with UCP gives the same classes (letters,
-// numbers, '_').
+// Python's \w for one non-ASCII character: str.isalnum(), i.e. the Unicode letter and number
+// categories (spelled out: newer PCRE2 versions also count marks and connectors as \w).
 bool IsUnicodeWordChar(std::string_view ch) {
   static const std::shared_ptr<const Regex> re = [] {
-    Result<std::shared_ptr<const Regex>> r = Regex::Compile("^\\w$");
+    Result<std::shared_ptr<const Regex>> r = Regex::Compile("^[\\p{L}\\p{N}]$");
     return r.ok() ? *r : nullptr;
   }();
   return re != nullptr && re->Search(ch);
@@ -94,7 +94,7 @@ std::string SanitizeTag(std::string_view name) {
 
 namespace {
 
-constexpr int kCellBits = 8;  // mantissa bits per table row: cells 2^-8 wide relative, < 1.1
+constexpr int kCellBits = 5;  // mantissa bits per row: a cell spans < 3.2%, the edges 10%
 constexpr int kCellsPerRow = 1 << kCellBits;
 
 int BiasedExponent(double v) {
