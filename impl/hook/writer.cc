@@ -535,6 +535,7 @@ void AsyncWriter::Commit(Chunk& chunk) {
       }
       break;
     case Chunk::Kind::kBarrier: {
+      if (tb_ && !failed()) SetError(tb_->Flush());
       std::lock_guard<std::mutex> lock(mu_);
       barrier_done_ = chunk.barrier_id;
       cv_done_.notify_all();

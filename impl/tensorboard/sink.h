@@ -72,6 +72,8 @@ class TensorBoardSink {
   Status Write(const RecordBatch& batch);
   // Completes the files of a step.
   Status FinishStep(int64_t step) { return files_.FinishStep(step); }
+  // Writes out what is buffered (the hook's flush), keeping the files open.
+  Status Flush() { return files_.Flush(); }
   Status Close() { return files_.Close(); }
 
  private:

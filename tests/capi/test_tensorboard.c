@@ -128,6 +128,28 @@ static void test_tensorboard_dir_alone_enables(void) {
   CHECK(!file_exists(dir, "tensorboard"));
 }
 
+static void test_flush_writes_the_open_step(void) {
+  smd_hook_options *opts = every_step();
+  const char *tb = scratch_path("flush_tb");
+  CHECK_OK(smd_hook_options_set_tensorboard_dir(opts, tb));
+  smd_hook *hook = NULL;
+  CHECK_OK(smd_hook_create(scratch_path("flush_out"), opts, &hook));
+  const float loss = 0.5f;
+  const int64_t one = 1;
+  CHECK_OK(smd_hook_set_mode(hook, SMD_MODE_TRAIN));
+  CHECK_OK(smd_hook_begin_step(hook));
+  CHECK_OK(smd_hook_save_tensor(hook, "loss", SMD_DTYPE_FLOAT32, &one, 1, &loss, 4, NULL, 0));
+  CHECK(file_size(tb, tb_file("TRAIN", 0)) <= 0);
+  CHECK_OK(smd_hook_flush(hook)); /* the step is still open; its TensorBoard records are written */
+  long size = file_size(tb, tb_file("TRAIN", 0));
+  CHECK(size > 0);
+  CHECK_OK(smd_hook_save_tensor(hook, "loss", SMD_DTYPE_FLOAT32, &one, 1, &loss, 4, NULL, 0));
+  CHECK_OK(smd_hook_close(hook));
+  CHECK(file_size(tb, tb_file("TRAIN", 0)) > size);
+  smd_hook_free(hook);
+  smd_hook_options_free(opts);
+}
+
 static void test_dry_run_exports_nothing(void) {
   smd_hook_options *opts = every_step();
   const char *tb = scratch_path("dry_tb");
@@ -290,6 +312,7 @@ int main(int argc, char **argv) {
       TEST_ENTRY(test_option_setters),
       TEST_ENTRY(test_export_into_out_dir),
       TEST_ENTRY(test_tensorboard_dir_alone_enables),
+      TEST_ENTRY(test_flush_writes_the_open_step),
       TEST_ENTRY(test_dry_run_exports_nothing),
       TEST_ENTRY(test_json_keys),
       TEST_ENTRY(test_write_errors_surface),

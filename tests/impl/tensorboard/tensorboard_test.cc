@@ -712,6 +712,67 @@ TEST(HookExport, ScalarsHistogramsAndLayout) {
   }
 }
 
+TEST(HookExport, SaveScalarGoesToTheStepAndModeOfTheCall) {
+  // smdebug writes a cached scalar when the writers close: at the next *saved* step, in the mode
+  // current then. smd writes it where its events record goes: the step and mode of the call.
+  TempDir tmp;
+  hook::HookOptions opts;
+  opts.worker = "worker_0";
+  opts.num_workers = 1;
+  opts.tensorboard_dir = tmp.path() + "/tb";  // default save_interval 500: only step 0 is saved
+  auto hook = hook::Hook::Create(tmp.path() + "/out", opts);
+  ASSERT_TRUE(hook.ok());
+  hook::Hook& h = **hook;
+  ASSERT_TRUE(h.SetMode(Mode::kTrain).ok());
+  ASSERT_TRUE(h.BeginStep().ok());
+  ASSERT_TRUE(h.BeginStep().ok());
+  ASSERT_TRUE(h.SaveScalar("lr", 0.5).ok());  // TRAIN, global step 1 (not a saved step)
+  ASSERT_TRUE(h.SetMode(Mode::kEval).ok());   // the mode changes before the step ends
+  ASSERT_TRUE(h.BeginStep().ok());
+  ASSERT_TRUE(h.Close().ok());
+  std::vector<Parsed> all = ParseLogDir(tmp.path() + "/tb");
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].file, "TRAIN/000000000001_" + ProcessTag() + ".tfevents");
+  EXPECT_EQ(all[0].tag, "scalar/lr");
+  EXPECT_EQ(all[0].step, 1);
+  EXPECT_EQ(all[0].value, 0.5f);
+}
+
+TEST(HookExport, FirstHistogramCollectionByNameAndOnlyWritingWorkers) {
+  TempDir tmp;
+  for (int worker = 0; worker < 2; ++worker) {
+    hook::HookOptions opts;
+    opts.worker = "worker_" + std::to_string(worker);
+    opts.num_workers = 2;  // include_workers "one": only worker_0 writes
+    opts.tensorboard_dir = tmp.path() + "/tb" + std::to_string(worker);
+    opts.include_collections = {"zeta", "alpha", "off"};
+    auto hook = hook::Hook::Create(tmp.path() + "/out" + std::to_string(worker), opts);
+    ASSERT_TRUE(hook.ok());
+    hook::Hook& h = **hook;
+    for (const char* c : {"zeta", "alpha", "off"}) {
+      Result<size_t> idx = h.GetCollection(c);
+      ASSERT_TRUE(idx.ok());
+      ASSERT_TRUE(h.CollectionIncludeRegex(*idx, "^t").ok());
+      if (std::string(c) == "off") ASSERT_TRUE(h.CollectionSetSaveHistogram(*idx, false).ok());
+    }
+    ASSERT_TRUE(h.BeginStep().ok());
+    const float v[2] = {1, 2};
+    const int64_t two = 2;
+    hook::Hook::SaveRequest r;
+    r.name = "t1";
+    r.shape = &two;
+    r.ndim = 1;
+    r.data = v;
+    r.nbytes = sizeof v;
+    ASSERT_TRUE(h.Save(r).ok());
+    ASSERT_TRUE(h.Close().ok());
+  }
+  std::vector<Parsed> all = ParseLogDir(tmp.path() + "/tb0");
+  ASSERT_EQ(all.size(), 1u);
+  EXPECT_EQ(all[0].tag, "alpha/t1");  // zeta, alpha and off hold t1; off has no histograms
+  EXPECT_TRUE(ListDir(tmp.path() + "/tb1").empty());  // worker_1 writes nothing
+}
+
 TEST(HookExport, DryRunAndNoExportWriteNothing) {
   TempDir tmp;
   for (int dry = 0; dry < 2; ++dry) {
