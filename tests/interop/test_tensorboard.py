@@ -270,3 +270,46 @@ def test_data_provider_reads_scalars_and_histograms(exports):
     assert special[:, 2].sum() == 4
     weight0 = hists["TRAIN"]["weights/fc.weight"][0].numpy
     assert weight0[:, 2].sum() == 8 * 16
+
+
+def test_rust_data_server_reads_the_export(exports):
+    """TensorBoard's default loader (`--load_fast`): the Rust tensorboard-data-server, over gRPC."""
+    import time
+
+    from tensorboard import context
+    from tensorboard.data import server_ingester
+    from tensorboard.util import grpc_util
+
+    try:
+        binary = server_ingester.get_server_binary()
+    except Exception as e:  # no tensorboard-data-server wheel for this platform
+        pytest.skip(f"no TensorBoard data server: {e}")
+    root = exports["smd"] / "tensorboard"
+    ingester = server_ingester.SubprocessServerDataIngester(
+        binary, str(root), reload_interval=0, channel_creds_type=grpc_util.ChannelCredsType.LOCAL,
+        samples_per_plugin={"scalars": 0, "histograms": 0})
+    ingester.start()
+    provider = ingester.data_provider
+    ctx = context.RequestContext()
+    deadline = time.monotonic() + 60
+    while True:  # the server loads the folder once, in the background
+        scalars = provider.read_scalars(ctx, experiment_id="", plugin_name="scalars", downsample=10000)
+        hists = provider.read_tensors(ctx, experiment_id="", plugin_name="histograms", downsample=10000)
+        loaded = {run: sorted(tags) for run, tags in scalars.items()} == {
+            run: sorted(tags) for run, tags in EXPECTED_SCALARS.items()}
+        if loaded or time.monotonic() > deadline:
+            break
+        time.sleep(0.2)
+    reference = load(root)
+    got = {(run, tag, d.step): [d.value] for run, tags in scalars.items() for tag, data in tags.items()
+           for d in data}
+    want = {(run, tag, step): values for run, r in reference.items() for (tag, step), values in
+            r["scalars"].items()}
+    assert got == want
+    counts = {(run, tag, d.step): d.numpy[:, 2].tolist() for run, tags in hists.items()
+              for tag, data in tags.items() for d in data}
+    want_counts = {(run, tag, step): list(h[0].bucket) for run, r in reference.items()
+                   for (tag, step), h in r["histograms"].items()}
+    assert counts.keys() == want_counts.keys()
+    for key, c in counts.items():
+        assert c == want_counts[key], key
