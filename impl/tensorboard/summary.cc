@@ -167,6 +167,32 @@ const BucketTable& Table() {
   return *table;
 }
 
+// Maps a value to its counter slot. Copied into a local by the counting loop: read through a
+// reference, its fields would be reloaded after every counter store (uint32_t may alias them).
+struct Classifier {
+  const uint16_t* table;
+  const double* threshold;
+  uint32_t K;
+  int row_base;
+  int rows;
+
+  inline uint32_t Slot(double x) const {
+    uint64_t b;
+    std::memcpy(&b, &x, 8);
+    const uint64_t ab = b & 0x7fffffffffffffffull;
+    double y;
+    std::memcpy(&y, &ab, 8);
+    int r = static_cast<int>(ab >> 52) - row_base;
+    r = r < 0 ? 0 : r;
+    r = r >= rows ? rows - 1 : r;
+    const uint32_t t = table[static_cast<uint32_t>(r) * kCellsPerRow +
+                             static_cast<uint32_t>((ab >> (52 - kCellBits)) & (kCellsPerRow - 1))];
+    const uint32_t neg = x < 0 ? 1u : 0u;
+    const uint32_t cnt = t + (y >= threshold[2 * t + neg] ? 1u : 0u);
+    return neg ? K - cnt : K + 1 + cnt;
+  }
+};
+
 // Counts into slots: slot 0 holds values below the first edge (or NaN-free negatives beyond it),
 // slots 1..2K the buckets, slot 2K+1 everything above the last edge, infinities and NaN.
 constexpr int kLanes = 4;
@@ -193,46 +219,68 @@ struct Accumulator {
     }
   }
 
-  inline uint32_t Slot(double x) const {
-    uint64_t b;
-    std::memcpy(&b, &x, 8);
-    const uint64_t ab = b & 0x7fffffffffffffffull;
-    double y;
-    std::memcpy(&y, &ab, 8);
-    int r = static_cast<int>(ab >> 52) - tb.row_base;
-    r = r < 0 ? 0 : r;
-    r = r >= tb.rows ? tb.rows - 1 : r;
-    const uint32_t t = table[static_cast<uint32_t>(r) * kCellsPerRow +
-                             static_cast<uint32_t>((ab >> (52 - kCellBits)) & (kCellsPerRow - 1))];
-    const uint32_t neg = x < 0 ? 1u : 0u;
-    const uint32_t cnt = t + (y >= threshold[2 * t + neg] ? 1u : 0u);
-    return neg ? K - cnt : K + 1 + cnt;
-  }
-
-  void Add(const double* v, size_t n) {
+  // Counts the n values of type T (float or double) at p, converted to double. p need not be
+  // aligned.
+  template <typename T>
+  void Add(const unsigned char* p, size_t n) {
+    auto v = [p](size_t i) {
+      T x;
+      std::memcpy(&x, p + i * sizeof(T), sizeof(T));
+      return static_cast<double>(x);
+    };
+    // Four elements per iteration, each with its own counters and accumulators, all in named
+    // locals: arrays indexed by the lane would live in memory and chain every addition through a
+    // store and a load.
+    const Classifier cls{table, threshold, K, tb.row_base, tb.rows};
     const size_t stride = 2 * K + 2;
     uint32_t* c0 = lanes.data();
+    uint32_t* c1 = c0 + stride;
+    uint32_t* c2 = c1 + stride;
+    uint32_t* c3 = c2 + stride;
+    double mn0 = mn[0], mn1 = mn[1], mn2 = mn[2], mn3 = mn[3];
+    double mx0 = mx[0], mx1 = mx[1], mx2 = mx[2], mx3 = mx[3];
+    double s0 = sum[0], s1 = sum[1], s2 = sum[2], s3 = sum[3];
+    double q0 = sumsq[0], q1 = sumsq[1], q2 = sumsq[2], q3 = sumsq[3];
+    bool any_nan = false;
     size_t i = 0;
-    for (; i + kLanes <= n; i += kLanes) {
-      for (int l = 0; l < kLanes; ++l) {
-        const double x = v[i + l];
-        ++c0[l * stride + Slot(x)];
-        mn[l] = x < mn[l] ? x : mn[l];
-        mx[l] = x > mx[l] ? x : mx[l];
-        sum[l] += x;
-        sumsq[l] += x * x;
-        nan |= x != x;
-      }
+    for (; i + 4 <= n; i += 4) {
+      const double x0 = v(i), x1 = v(i + 1), x2 = v(i + 2), x3 = v(i + 3);
+      ++c0[cls.Slot(x0)];
+      ++c1[cls.Slot(x1)];
+      ++c2[cls.Slot(x2)];
+      ++c3[cls.Slot(x3)];
+      mn0 = x0 < mn0 ? x0 : mn0;
+      mn1 = x1 < mn1 ? x1 : mn1;
+      mn2 = x2 < mn2 ? x2 : mn2;
+      mn3 = x3 < mn3 ? x3 : mn3;
+      mx0 = x0 > mx0 ? x0 : mx0;
+      mx1 = x1 > mx1 ? x1 : mx1;
+      mx2 = x2 > mx2 ? x2 : mx2;
+      mx3 = x3 > mx3 ? x3 : mx3;
+      s0 += x0;
+      s1 += x1;
+      s2 += x2;
+      s3 += x3;
+      q0 += x0 * x0;
+      q1 += x1 * x1;
+      q2 += x2 * x2;
+      q3 += x3 * x3;
+      any_nan |= (x0 != x0) | (x1 != x1) | (x2 != x2) | (x3 != x3);
     }
     for (; i < n; ++i) {
-      const double x = v[i];
-      ++c0[Slot(x)];
-      mn[0] = x < mn[0] ? x : mn[0];
-      mx[0] = x > mx[0] ? x : mx[0];
-      sum[0] += x;
-      sumsq[0] += x * x;
-      nan |= x != x;
+      const double x = v(i);
+      ++c0[cls.Slot(x)];
+      mn0 = x < mn0 ? x : mn0;
+      mx0 = x > mx0 ? x : mx0;
+      s0 += x;
+      q0 += x * x;
+      any_nan |= x != x;
     }
+    mn[0] = mn0, mn[1] = mn1, mn[2] = mn2, mn[3] = mn3;
+    mx[0] = mx0, mx[1] = mx1, mx[2] = mx2, mx[3] = mx3;
+    sum[0] = s0, sum[1] = s1, sum[2] = s2, sum[3] = s3;
+    sumsq[0] = q0, sumsq[1] = q1, sumsq[2] = q2, sumsq[3] = q3;
+    nan = nan || any_nan;
     since_drain += n;
     if (since_drain >= (1u << 30)) Drain();
   }
@@ -249,26 +297,9 @@ struct Accumulator {
   }
 };
 
-// Converts elements [begin, begin + n) of a buffer to doubles.
+// Converts elements [begin, begin + n) of a buffer to doubles (the dtypes without a direct path).
 void ToDoubles(DType dtype, const void* data, size_t begin, size_t n, double* out) {
-  const unsigned char* p = static_cast<const unsigned char*>(data);
-  switch (dtype) {
-    case DType::kFloat32: {
-      const unsigned char* s = p + 4 * begin;
-      for (size_t i = 0; i < n; ++i) {
-        float f;
-        std::memcpy(&f, s + 4 * i, 4);
-        out[i] = f;
-      }
-      return;
-    }
-    case DType::kFloat64:
-      std::memcpy(out, p + 8 * begin, 8 * n);
-      return;
-    default:
-      for (size_t i = 0; i < n; ++i) out[i] = LoadAsDouble(dtype, data, begin + i);
-      return;
-  }
+  for (size_t i = 0; i < n; ++i) out[i] = LoadAsDouble(dtype, data, begin + i);
 }
 
 }  // namespace
@@ -286,11 +317,14 @@ Result<bool> ComputeHistogram(DType dtype, const void* data, size_t n, Histogram
   double buf[kBlock];
   for (size_t begin = 0; begin < n; begin += kBlock) {
     const size_t len = std::min(kBlock, n - begin);
+    const unsigned char* p = static_cast<const unsigned char*>(data);
     if (dtype == DType::kFloat64) {
-      acc.Add(reinterpret_cast<const double*>(static_cast<const unsigned char*>(data) + 8 * begin), len);
+      acc.Add<double>(p + 8 * begin, len);
+    } else if (dtype == DType::kFloat32) {
+      acc.Add<float>(p + 4 * begin, len);
     } else {
       ToDoubles(dtype, data, begin, len, buf);
-      acc.Add(buf, len);
+      acc.Add<double>(reinterpret_cast<const unsigned char*>(buf), len);
     }
   }
   acc.Drain();
