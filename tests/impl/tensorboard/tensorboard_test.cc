@@ -276,6 +276,25 @@ TEST(Histogram, LargeInputCountsEverything) {
   EXPECT_NE(h.bucket.back(), 0.0);
 }
 
+TEST(Histogram, UnalignedData) {
+  std::vector<double> v = {0.5, -3, 7e10, 1e-9, 2, 2, -0.25};
+  std::vector<float> f(v.begin(), v.end());
+  for (size_t off = 1; off < 8; ++off) {
+    std::string buf64(off, '\0'), buf32(off, '\0');
+    buf64.append(reinterpret_cast<const char*>(v.data()), v.size() * 8);
+    buf32.append(reinterpret_cast<const char*>(f.data()), f.size() * 4);
+    Histogram a, b, c, d;
+    ASSERT_TRUE(Computed(DType::kFloat64, v.data(), v.size(), &a));
+    ASSERT_TRUE(Computed(DType::kFloat64, buf64.data() + off, v.size(), &b));
+    ASSERT_TRUE(Computed(DType::kFloat32, f.data(), f.size(), &c));
+    ASSERT_TRUE(Computed(DType::kFloat32, buf32.data() + off, f.size(), &d));
+    EXPECT_EQ(a.bucket, b.bucket);
+    EXPECT_EQ(a.sum, b.sum);
+    EXPECT_EQ(c.bucket, d.bucket);
+    EXPECT_EQ(c.sum, d.sum);
+  }
+}
+
 TEST(Histogram, Refusals) {
   Histogram h;
   double x = 1;
