@@ -313,3 +313,23 @@ def test_rust_data_server_reads_the_export(exports):
     assert counts.keys() == want_counts.keys()
     for key, c in counts.items():
         assert c == want_counts[key], key
+
+
+def test_export_of_a_multi_worker_trial(smd_scenario_bin, smd_bin, tmp_path):
+    trial = tmp_path / "trial"
+    for w in (1, 0):  # the worker writing training_job_end.ts last
+        s = base(workers=(f"worker_{w}", 2)).option("save_config", "all", 1, 0, "-", "-")
+        s.option("end_marker", int(w == 0)).create()
+        s.add("mode", "TRAIN")
+        for step in range(2):
+            s.add("step").tensor("loss", np.array([10.0 * w + step], np.float32))
+        s.add("close")
+        path = tmp_path / f"w{w}.script"
+        path.write_text(s.text(trial), encoding="utf-8")
+        run_smd_scenario(smd_scenario_bin, path)
+    export_tensorboard(smd_bin, trial, tmp_path / "first")
+    assert load(tmp_path / "first")["TRAIN"]["scalars"] == {("loss", 0): [0.0], ("loss", 1): [1.0]}
+    r = subprocess.run([str(smd_bin), "export-tensorboard", "--worker", "worker_1", str(trial),
+                        str(tmp_path / "w1")], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    assert load(tmp_path / "w1")["TRAIN"]["scalars"] == {("loss", 0): [10.0], ("loss", 1): [11.0]}
