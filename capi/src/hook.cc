@@ -330,6 +330,28 @@ smd_error* smd_hook_options_set_write_end_marker(smd_hook_options* options, bool
   SMD_CAPI_END
 }
 
+smd_error* smd_hook_options_set_export_tensorboard(smd_hook_options* options, bool on) noexcept {
+  SMD_OPTIONS_SETTER_BEGIN
+  options->opts.export_tensorboard = on;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_options_set_tensorboard_dir(smd_hook_options* options, const char* dir) noexcept {
+  SMD_OPTIONS_SETTER_BEGIN
+  if (dir == nullptr || dir[0] == '\0') {
+    options->opts.tensorboard_dir.reset();
+    return nullptr;
+  }
+  if (std::strncmp(dir, "s3://", 5) == 0) {
+    return MakeError(SMD_E_UNSUPPORTED, std::string("TensorBoard export to S3 ('") + dir +
+                                            "') is not supported; give a local folder");
+  }
+  options->opts.tensorboard_dir = dir;
+  return nullptr;
+  SMD_CAPI_END
+}
+
 // ---------------------------------------------------------------------------------------------
 // smd_hook
 

@@ -23,4 +23,7 @@ struct Command {
 int RunDump(int argc, char** argv);
 void HelpDump();
 
+int RunExportTensorBoard(int argc, char** argv);
+void HelpExportTensorBoard();
+
 }  // namespace smdtool

@@ -10,6 +10,8 @@ namespace {
 
 const Command kCommands[] = {
     {"dump", "print the canonical JSON view of a trial (smd-dump/1)", RunDump, HelpDump},
+    {"export-tensorboard", "write TensorBoard logs (scalars, histograms) of a trial",
+     RunExportTensorBoard, HelpExportTensorBoard},
 };
 
 void Usage(FILE* out) {
