@@ -5,6 +5,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "impl/core/status.h"
 #include "smd/smd.h"
@@ -19,6 +20,10 @@ namespace smd::capi {
 smd_error* MakeError(smd_code code, std::string message) noexcept;
 smd_error* FromStatus(const Status& st) noexcept;
 char* DupString(const std::string& s);  // malloc'd copy, freed with smd_free
+// Copies strings into an smd_strarray (malloc'd; the caller frees it with smd_strarray_free).
+void FillStrArray(const std::vector<std::string>& in, smd_strarray* out);
+// Copies int64s into a malloc'd array (NULL for an empty one), freed with smd_free.
+int64_t* DupInt64s(const std::vector<int64_t>& v);
 
 }  // namespace smd::capi
 

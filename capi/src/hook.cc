@@ -1,4 +1,5 @@
 // The C glue for the hook: save/reduction configurations, hook options, the hook, collections.
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -30,6 +31,7 @@ struct smd_collection {
 namespace {
 
 using smd::capi::DupString;
+using smd::capi::FillStrArray;
 using smd::capi::FromStatus;
 using smd::capi::MakeError;
 
@@ -45,26 +47,6 @@ smd_error* ForModes(int mode, Fn fn) {
                      "invalid mode " + std::to_string(mode) + " (expected SMD_MODE_* or SMD_ALL_MODES)");
   }
   fn(static_cast<smd::Mode>(mode));
-  return nullptr;
-}
-
-smd_error* CopyStrings(const std::vector<std::string>& v, smd_strarray* out) {
-  out->strings = nullptr;
-  out->count = 0;
-  if (v.empty()) return nullptr;
-  char** arr = static_cast<char**>(std::calloc(v.size(), sizeof(char*)));
-  if (arr == nullptr) throw std::bad_alloc();
-  smd_strarray tmp{arr, 0};
-  try {
-    for (const std::string& s : v) {
-      arr[tmp.count] = DupString(s);
-      ++tmp.count;
-    }
-  } catch (...) {
-    smd_strarray_free(&tmp);
-    throw;
-  }
-  *out = tmp;
   return nullptr;
 }
 
@@ -348,6 +330,28 @@ smd_error* smd_hook_options_set_write_end_marker(smd_hook_options* options, bool
   SMD_CAPI_END
 }
 
+smd_error* smd_hook_options_set_export_tensorboard(smd_hook_options* options, bool on) noexcept {
+  SMD_OPTIONS_SETTER_BEGIN
+  options->opts.export_tensorboard = on;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_options_set_tensorboard_dir(smd_hook_options* options, const char* dir) noexcept {
+  SMD_OPTIONS_SETTER_BEGIN
+  if (dir == nullptr || dir[0] == '\0') {
+    options->opts.tensorboard_dir.reset();
+    return nullptr;
+  }
+  if (std::strncmp(dir, "s3://", 5) == 0) {
+    return MakeError(SMD_E_UNSUPPORTED, std::string("TensorBoard export to S3 ('") + dir +
+                                            "') is not supported; give a local folder");
+  }
+  options->opts.tensorboard_dir = dir;
+  return nullptr;
+  SMD_CAPI_END
+}
+
 // ---------------------------------------------------------------------------------------------
 // smd_hook
 
@@ -592,6 +596,29 @@ smd_error* smd_hook_save_scalar(smd_hook* hook, const char* name, double value) 
   SMD_CAPI_END
 }
 
+smd_error* smd_hook_get_stats(const smd_hook* hook, smd_hook_stats* out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  SMD_CHECK_ARG(out->struct_size >= offsetof(smd_hook_stats, bytes),
+                "struct_size is not set (set it to sizeof(smd_hook_stats))");
+  smd::hook::WriterStats w = hook->hook->writer_stats();
+  smd_hook_stats s;
+  s.struct_size = sizeof s;
+  s.records = w.records;
+  s.bytes = w.bytes;
+  s.steps = w.steps;
+  s.budget_waits = w.budget_waits;
+  s.peak_pending_bytes = w.peak_pending_bytes;
+  s.encoder_cpu_seconds = w.encoder_cpu_seconds;
+  s.committer_cpu_seconds = w.committer_cpu_seconds;
+  const size_t n = out->struct_size < sizeof s ? out->struct_size : sizeof s;
+  std::memcpy(out, &s, n);
+  out->struct_size = n;
+  return nullptr;
+  SMD_CAPI_END
+}
+
 // ---------------------------------------------------------------------------------------------
 // Collections
 
@@ -611,7 +638,8 @@ smd_error* smd_hook_collection_names(smd_hook* hook, smd_strarray* out) noexcept
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
   SMD_CHECK_ARG(out != nullptr, "out is NULL");
-  return CopyStrings(hook->hook->CollectionNames(), out);
+  FillStrArray(hook->hook->CollectionNames(), out);
+  return nullptr;
   SMD_CAPI_END
 }
 
@@ -683,7 +711,8 @@ smd_error* smd_collection_tensor_names(smd_collection* c, smd_strarray* out) noe
   SMD_CHECK_ARG(out != nullptr, "out is NULL");
   auto names = c->hook->CollectionTensorNames(c->index);
   if (!names.ok()) return FromStatus(names.status());
-  return CopyStrings(*names, out);
+  FillStrArray(*names, out);
+  return nullptr;
   SMD_CAPI_END
 }
 

@@ -14,29 +14,6 @@ struct smd_collection_info {
 
 namespace smd::capi {
 
-void FillStrArray(const std::vector<std::string>& in, smd_strarray* out) {
-  smd_strarray tmp{nullptr, 0};
-  if (!in.empty()) {
-    tmp.strings = static_cast<char**>(std::calloc(in.size(), sizeof(char*)));
-    if (tmp.strings == nullptr) throw std::bad_alloc();
-    try {
-      for (const std::string& s : in) tmp.strings[tmp.count++] = DupString(s);
-    } catch (...) {
-      smd_strarray_free(&tmp);
-      throw;
-    }
-  }
-  *out = tmp;
-}
-
-int64_t* DupInt64s(const std::vector<int64_t>& v) {
-  if (v.empty()) return nullptr;
-  int64_t* p = static_cast<int64_t*>(std::malloc(v.size() * sizeof(int64_t)));
-  if (p == nullptr) throw std::bad_alloc();
-  std::memcpy(p, v.data(), v.size() * sizeof(int64_t));
-  return p;
-}
-
 }  // namespace smd::capi
 
 using smd::capi::DupInt64s;

@@ -29,10 +29,6 @@ struct smd_value {
 
 namespace smd::capi {
 
-// Copies strings into an smd_strarray (malloc'd; the caller frees it with smd_strarray_free).
-void FillStrArray(const std::vector<std::string>& in, smd_strarray* out);
-// Copies int64s into a malloc'd array (NULL for an empty one).
-int64_t* DupInt64s(const std::vector<int64_t>& v);
 inline bool ValidMode(smd_mode m) { return IsValidMode(static_cast<int>(m)); }
 inline Mode ToMode(smd_mode m) { return static_cast<Mode>(m); }
 

@@ -67,6 +67,21 @@ bool IsValidUtf8(std::string_view s) {
 }
 
 void AppendJsonStringAscii(std::string* out, std::string_view s) {
+  // Fast path: nothing to escape.
+  bool plain = true;
+  for (char ch : s) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\') {
+      plain = false;
+      break;
+    }
+  }
+  if (plain) {
+    out->push_back('"');
+    out->append(s.data(), s.size());
+    out->push_back('"');
+    return;
+  }
   out->push_back('"');
   for (size_t i = 0; i < s.size();) {
     const unsigned char c = static_cast<unsigned char>(s[i]);

@@ -107,19 +107,6 @@ size_t SignedDecimalLength(int64_t v) {
   return v < 0 ? 1 + DecimalLength(0 - static_cast<uint64_t>(v)) : DecimalLength(static_cast<uint64_t>(v));
 }
 
-void AppendDecimal(std::string* out, int64_t v) {
-  char buf[24];
-  char* end = buf + sizeof buf;
-  char* p = end;
-  uint64_t u = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
-  do {
-    *--p = static_cast<char>('0' + u % 10);
-    u /= 10;
-  } while (u != 0);
-  if (v < 0) *--p = '-';
-  out->append(p, static_cast<size_t>(end - p));
-}
-
 // Sizes of the nested messages, computed without building them.
 struct RecordLayout {
   size_t dim_len[64];
@@ -149,91 +136,132 @@ void ComputeLayout(const TensorEventFields& f, size_t content_len, RecordLayout*
   if (content_len > 0) L->tensor_len += LengthDelimitedSize(4, content_len);
 }
 
-void AppendShapeDirect(const TensorEventFields& f, const RecordLayout& L, std::string* out) {
-  PutTag(out, 2, wire::kLengthDelimited);
-  PutVarint(out, L.shape_len);
-  for (size_t i = 0; i < f.ndim; ++i) {
-    const uint64_t d = static_cast<uint64_t>(f.shape[i]);
-    size_t dim = i < 64 ? L.dim_len[i]
-                        : (d != 0 ? 1 + VarintSize(d) : 0) +
-                              LengthDelimitedSize(2, f.tag.size() + 1 + DecimalLength(d));
-    PutTag(out, 2, wire::kLengthDelimited);
-    PutVarint(out, dim);
-    if (d != 0) {
-      PutTag(out, 1, wire::kVarint);
-      PutVarint(out, d);
-    }
-    PutTag(out, 2, wire::kLengthDelimited);
-    PutVarint(out, f.tag.size() + 1 + DecimalLength(d));
-    out->append(f.tag.data(), f.tag.size());
-    out->push_back('_');
-    AppendDecimal(out, static_cast<int64_t>(d));
-  }
+// Decimal digits of v written backwards from `end`; returns the first digit.
+char* FormatDecimal(char* end, int64_t v) {
+  uint64_t u = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  char* p = end;
+  do {
+    *--p = static_cast<char>('0' + u % 10);
+    u /= 10;
+  } while (u != 0);
+  if (v < 0) *--p = '-';
+  return p;
 }
 
-void AppendMetadataDirect(const TensorEventFields& f, const RecordLayout& L, std::string* out) {
-  PutTag(out, 9, wire::kLengthDelimited);
-  PutVarint(out, L.md_len);
-  PutTag(out, 1, wire::kLengthDelimited);
-  PutVarint(out, L.pd1_len);
-  PutLengthDelimited(out, 1, "mode_step");
-  PutTag(out, 2, wire::kLengthDelimited);
-  PutVarint(out, SignedDecimalLength(f.mode_step));
-  AppendDecimal(out, f.mode_step);
-  PutTag(out, 1, wire::kLengthDelimited);
-  PutVarint(out, L.pd2_len);
-  PutLengthDelimited(out, 1, "mode");
-  PutTag(out, 2, wire::kLengthDelimited);
-  PutVarint(out, DecimalLength(static_cast<uint64_t>(static_cast<int>(f.mode))));
-  AppendDecimal(out, static_cast<int>(f.mode));
+void PutDecimal(wire::Cursor* c, int64_t v) {
+  char buf[24];
+  char* first = FormatDecimal(buf + sizeof buf, v);
+  c->Bytes(first, static_cast<size_t>(buf + sizeof buf - first));
 }
 
 }  // namespace
 
 void AppendTensorRecord(const TensorEventFields& f, std::string_view content, PayloadCrcKind crc,
-                        std::string* out, size_t* prefix_len, size_t* suffix_len) {
+                        bool inline_content, std::string* out, size_t* prefix_len,
+                        size_t* suffix_len) {
   RecordLayout L;
   ComputeLayout(f, content.size(), &L);
-  const size_t start = out->size();
-  out->append(kRecordHeaderSize, '\0');
-  EncodeEventHead(f, L.tensor_len, L.md_len, out);
   const int dtype = static_cast<int>(f.dtype);
+  const size_t value_len = LengthDelimitedSize(1, f.tag.size()) +
+                           LengthDelimitedSize(8, L.tensor_len) + LengthDelimitedSize(9, L.md_len);
+  const size_t summary_len = LengthDelimitedSize(1, value_len);
+  size_t prefix = kRecordHeaderSize;
+  if (f.wall_time != 0) prefix += 9;
+  if (f.step != 0) prefix += 1 + VarintSize(static_cast<uint64_t>(f.step));
+  prefix += 1 + VarintSize(summary_len) + 1 + VarintSize(value_len);
+  prefix += LengthDelimitedSize(1, f.tag.size());
+  prefix += 1 + VarintSize(L.tensor_len);
+  if (dtype != 0) prefix += 1 + VarintSize(static_cast<uint64_t>(dtype));
+  prefix += LengthDelimitedSize(2, L.shape_len);
+  if (!content.empty()) prefix += 1 + VarintSize(content.size());
+  const size_t suffix = LengthDelimitedSize(9, L.md_len) + kRecordFooterSize;
+  const size_t body = inline_content ? content.size() : 0;
+
+  const size_t start = out->size();
+  out->resize(start + prefix + body + suffix);
+  char* base = &(*out)[start];
+  wire::Cursor c{base + kRecordHeaderSize};
+  if (f.wall_time != 0) {
+    c.Tag(1, wire::kFixed64);
+    uint64_t bits;
+    std::memcpy(&bits, &f.wall_time, 8);
+    c.Fixed64(bits);
+  }
+  if (f.step != 0) {
+    c.Tag(2, wire::kVarint);
+    c.Varint(static_cast<uint64_t>(f.step));
+  }
+  c.Tag(5, wire::kLengthDelimited);
+  c.Varint(summary_len);
+  c.Tag(1, wire::kLengthDelimited);
+  c.Varint(value_len);
+  c.LengthDelimited(1, f.tag);
+  c.Tag(8, wire::kLengthDelimited);
+  c.Varint(L.tensor_len);
   if (dtype != 0) {
-    PutTag(out, 1, wire::kVarint);
-    PutVarint(out, static_cast<uint64_t>(dtype));
+    c.Tag(1, wire::kVarint);
+    c.Varint(static_cast<uint64_t>(dtype));
   }
   // The shape field is always present, even empty for a 0-d tensor (smdebug writes "12 00").
-  AppendShapeDirect(f, L, out);
-  if (!content.empty()) {
-    PutTag(out, 4, wire::kLengthDelimited);
-    PutVarint(out, content.size());
+  c.Tag(2, wire::kLengthDelimited);
+  c.Varint(L.shape_len);
+  for (size_t i = 0; i < f.ndim; ++i) {
+    const uint64_t d = static_cast<uint64_t>(f.shape[i]);
+    const size_t name_len = f.tag.size() + 1 + DecimalLength(d);
+    const size_t dim = i < 64 ? L.dim_len[i] : (d != 0 ? 1 + VarintSize(d) : 0) + LengthDelimitedSize(2, name_len);
+    c.Tag(2, wire::kLengthDelimited);
+    c.Varint(dim);
+    if (d != 0) {
+      c.Tag(1, wire::kVarint);
+      c.Varint(d);
+    }
+    c.Tag(2, wire::kLengthDelimited);
+    c.Varint(name_len);
+    c.Bytes(f.tag.data(), f.tag.size());
+    c.Byte('_');
+    PutDecimal(&c, static_cast<int64_t>(d));
   }
-  const size_t suffix_start = out->size();
-  AppendMetadataDirect(f, L, out);
-  const size_t prefix = suffix_start - start;
-  const size_t payload_len = prefix - kRecordHeaderSize + content.size() + (out->size() - suffix_start);
-  unsigned char header[kRecordHeaderSize];
-  EncodeRecordHeader(payload_len, header);
-  std::memcpy(&(*out)[start], header, kRecordHeaderSize);
+  if (!content.empty()) {
+    c.Tag(4, wire::kLengthDelimited);
+    c.Varint(content.size());
+  }
+  if (inline_content) c.Bytes(content.data(), content.size());
+  char* suffix_start = c.p;
+  // SummaryMetadata{plugin_data: [{"mode_step", <n>}, {"mode", <m>}]}
+  c.Tag(9, wire::kLengthDelimited);
+  c.Varint(L.md_len);
+  c.Tag(1, wire::kLengthDelimited);
+  c.Varint(L.pd1_len);
+  c.LengthDelimited(1, "mode_step");
+  c.Tag(2, wire::kLengthDelimited);
+  c.Varint(SignedDecimalLength(f.mode_step));
+  PutDecimal(&c, f.mode_step);
+  c.Tag(1, wire::kLengthDelimited);
+  c.Varint(L.pd2_len);
+  c.LengthDelimited(1, "mode");
+  c.Tag(2, wire::kLengthDelimited);
+  c.Varint(DecimalLength(static_cast<uint64_t>(static_cast<int>(f.mode))));
+  PutDecimal(&c, static_cast<int>(f.mode));
+
+  const size_t payload_len = (prefix - kRecordHeaderSize) + content.size() + (suffix - kRecordFooterSize);
+  EncodeRecordHeader(payload_len, reinterpret_cast<unsigned char*>(base));
   uint32_t footer = kSmdebugPayloadCrc;
   if (crc == PayloadCrcKind::kReal) {
-    uint32_t c = Crc32c(out->data() + start + kRecordHeaderSize, prefix - kRecordHeaderSize);
-    c = Crc32c(content.data(), content.size(), c);
-    c = Crc32c(out->data() + suffix_start, out->size() - suffix_start, c);
-    footer = MaskCrc(c);
+    uint32_t crc32 = Crc32c(base + kRecordHeaderSize, prefix - kRecordHeaderSize);
+    crc32 = Crc32c(content.data(), content.size(), crc32);
+    crc32 = Crc32c(suffix_start, suffix - kRecordFooterSize, crc32);
+    footer = MaskCrc(crc32);
   }
-  unsigned char fbytes[4];
-  EncodeFixed32(footer, fbytes);
-  out->append(reinterpret_cast<const char*>(fbytes), 4);
+  EncodeFixed32(footer, reinterpret_cast<unsigned char*>(c.p));
   *prefix_len = prefix;
-  *suffix_len = out->size() - suffix_start;
+  *suffix_len = suffix;
 }
 
 void EncodeTensorRecord(const TensorEventFields& f, std::string_view content, PayloadCrcKind crc,
                         std::string* prefix, std::string* suffix) {
   std::string all;
   size_t p, s;
-  AppendTensorRecord(f, content, crc, &all, &p, &s);
+  AppendTensorRecord(f, content, crc, /*inline_content=*/false, &all, &p, &s);
   prefix->assign(all, 0, p);
   suffix->assign(all, p, s);
 }

@@ -33,11 +33,13 @@ struct TensorEventFields {
 void EncodeTensorRecord(const TensorEventFields& f, std::string_view content, PayloadCrcKind crc,
                         std::string* prefix, std::string* suffix);
 
-// The same, appending to *out: the prefix, then the suffix. *prefix_len and *suffix_len say where
-// the content goes (between them). `content` is only read for a real payload CRC. No allocation
-// beyond the growth of *out.
+// The same, appending to *out: the prefix, then (with inline_content) the content, then the
+// suffix. *prefix_len and *suffix_len give the sizes of the parts around the content. Without
+// inline_content, `content` is only read for a real payload CRC and the caller places it between
+// the two parts. No allocation beyond the growth of *out.
 void AppendTensorRecord(const TensorEventFields& f, std::string_view content, PayloadCrcKind crc,
-                        std::string* out, size_t* prefix_len, size_t* suffix_len);
+                        bool inline_content, std::string* out, size_t* prefix_len,
+                        size_t* suffix_len);
 
 // A complete record for a 1-D string tensor (dtype left unset, values in string_val).
 void EncodeStringTensorRecord(const TensorEventFields& f, const std::vector<std::string>& values,

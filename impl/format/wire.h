@@ -45,6 +45,32 @@ inline void PutDouble(std::string* out, double d) {
   PutFixed64(out, v);
 }
 
+// Writes into memory the caller sized exactly (see the *Size functions above).
+struct Cursor {
+  char* p;
+  void Byte(uint8_t b) { *p++ = static_cast<char>(b); }
+  void Varint(uint64_t v) {
+    while (v >= 0x80) {
+      *p++ = static_cast<char>((v & 0x7f) | 0x80);
+      v >>= 7;
+    }
+    *p++ = static_cast<char>(v);
+  }
+  void Tag(uint32_t field, WireType wt) { Varint((field << 3) | wt); }
+  void Bytes(const void* data, size_t n) {
+    if (n) std::memcpy(p, data, n);
+    p += n;
+  }
+  void LengthDelimited(uint32_t field, std::string_view b) {
+    Tag(field, kLengthDelimited);
+    Varint(b.size());
+    Bytes(b.data(), b.size());
+  }
+  void Fixed64(uint64_t v) {
+    for (int i = 0; i < 8; ++i) *p++ = static_cast<char>(v >> (8 * i));
+  }
+};
+
 // A bounds-checked reader over one message's bytes.
 class Reader {
  public:

@@ -55,15 +55,19 @@ void ReductionConfig::Add(ReductionOp op, bool abs) {
   if (std::find(list->begin(), list->end(), op) == list->end()) list->push_back(op);
 }
 
-std::string ReductionConfig::ToString() const {
+std::string ReductionConfig::ToString(bool with_median) const {
   std::string out;
   auto add = [&](const std::string& s) {
     if (!out.empty()) out += ',';
     out += s;
   };
-  for (ReductionOp op : reductions_) add(ReductionOpName(op));
+  for (ReductionOp op : reductions_) {
+    if (op != ReductionOp::kMedian || with_median) add(ReductionOpName(op));
+  }
   for (ReductionOp op : norms_) add(std::string(ReductionOpName(op)) + "_norm");
-  for (ReductionOp op : abs_reductions_) add(std::string("abs_") + ReductionOpName(op));
+  for (ReductionOp op : abs_reductions_) {
+    if (op != ReductionOp::kMedian || with_median) add(std::string("abs_") + ReductionOpName(op));
+  }
   for (ReductionOp op : abs_norms_) add(std::string("abs_") + ReductionOpName(op) + "_norm");
   return out;
 }
@@ -72,7 +76,7 @@ void ReductionConfig::AppendJson(std::string* out) const {
   *out += "{\"save_raw_tensor\": ";
   *out += save_raw_tensor ? "true" : "false";
   *out += ", \"reductions\": ";
-  AppendJsonStringAscii(out, ToString());
+  AppendJsonStringAscii(out, ToString(/*with_median=*/false));
   *out += ", \"save_shape\": ";
   *out += save_shape ? "true" : "false";
   *out += '}';

@@ -71,8 +71,11 @@ class ReductionConfig {
   }
 
   // smdebug's string: reductions, then "<n>_norm"s, then "abs_<r>"s, then "abs_<n>_norm"s.
-  std::string ToString() const;
-  // {"save_raw_tensor": true, "reductions": "...", "save_shape": false}
+  // Without `with_median`, median and abs_median are left out: smdebug's reader validates the
+  // collections file's reductions and refuses the whole trial over a name it does not know.
+  std::string ToString(bool with_median = true) const;
+  // {"save_raw_tensor": true, "reductions": "...", "save_shape": false}, as the collections file
+  // holds it (without median).
   void AppendJson(std::string* out) const;
   bool operator==(const ReductionConfig& o) const {
     return save_raw_tensor == o.save_raw_tensor && save_shape == o.save_shape &&

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 
 #include "impl/format/event.h"
 #include "impl/format/layout.h"
@@ -136,6 +137,29 @@ Payload BufferPool::Adopt(DLManagedTensorVersioned* managed, char* data, size_t 
   return p;
 }
 
+void BufferPool::ReleaseAll(std::vector<Payload>* payloads) {
+  std::vector<char*> to_free;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (Payload& p : *payloads) {
+      if (p.pool_ != this || p.managed_ != nullptr) continue;  // adopted tensors: below
+      in_flight_ -= p.charged_;
+      if (p.block_ != nullptr && pooled_bytes_ + p.block_cap_ <= std::min(kMaxPooledBytes, budget_)) {
+        free_[ClassIndex(p.block_cap_)].push_back(p.block_);
+        pooled_bytes_ += p.block_cap_;
+      } else if (p.block_ != nullptr) {
+        to_free.push_back(p.block_);
+      }
+      p.pool_ = nullptr;
+      p.block_ = p.data_ = nullptr;
+      p.size_ = p.charged_ = p.block_cap_ = 0;
+    }
+  }
+  cv_.notify_all();
+  for (char* b : to_free) std::free(b);
+  payloads->clear();  // the rest (adopted DLPack tensors) release themselves
+}
+
 void BufferPool::Return(char* block, size_t cap, size_t charged) {
   bool keep = false;
   {
@@ -169,7 +193,14 @@ uint64_t BufferPool::waits() const {
 
 namespace {
 constexpr uint64_t kChunkBytes = 4u << 20;  // the encoder hands data over at least this often
+constexpr size_t kChunkHeadersReserve = 64u << 10;
+
+double ThreadCpuSeconds() {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
+}  // namespace
 
 AsyncWriter::AsyncWriter(io::Storage* storage, WriterOptions options)
     : storage_(storage),
@@ -177,6 +208,9 @@ AsyncWriter::AsyncWriter(io::Storage* storage, WriterOptions options)
       pool_(options_.memory_budget),
       wake_threshold_(std::min<size_t>(4u << 20, options_.memory_budget / 4)) {
   pool_.set_on_wait([this] { Wake(); });
+  if (!options_.tensorboard_dir.empty()) {
+    tb_ = std::make_unique<tensorboard::TensorBoardSink>(options_.tensorboard_dir);
+  }
   committer_ = std::thread([this] { RunCommitter(); });
   encoder_ = std::thread([this] { RunEncoder(); });
 }
@@ -281,6 +315,10 @@ WriterStats AsyncWriter::stats() const {
   s.records = stat_records_.load();
   s.bytes = stat_bytes_.load();
   s.steps = stat_steps_.load();
+  s.budget_waits = pool_.waits();
+  s.peak_pending_bytes = pool_.peak_in_flight();
+  s.encoder_cpu_seconds = encoder_cpu_.load();
+  s.committer_cpu_seconds = committer_cpu_.load();
   return s;
 }
 
@@ -314,6 +352,8 @@ void AsyncWriter::RunEncoder() {
     }
     for (Item& item : batch) Encode(item);
     batch.clear();
+    if (!done_payloads_.empty()) pool_.ReleaseAll(&done_payloads_);
+    encoder_cpu_.store(ThreadCpuSeconds(), std::memory_order_relaxed);
     // Someone waits for memory: hand over what is encoded so that the committer releases it.
     if (flush || pool_.waiting()) FlushChunk();
   }
@@ -336,6 +376,7 @@ void AsyncWriter::Encode(Item& item) {
                                   std::to_string(item.job.step)));
         }
       }
+      if (item.job.data.data() != nullptr) done_payloads_.push_back(std::move(item.job.data));
       break;
     case Item::Kind::kEndStep:
       if (open_step_ && *open_step_ == item.step) FinishStepChunk();
@@ -370,7 +411,8 @@ Status AsyncWriter::EncodeTensor(TensorJob& job) {
     index_shapes_.push_back({job.name, job.name, job.shape.to_vector()});
     if (!meta_) meta_ = io::IndexMeta{job.mode, job.mode_step, std::nullopt};
   }
-  for (const ReductionName& r : job.reductions) {
+  for (size_t ri = 0; ri < job.reductions.size(); ++ri) {
+    const ReductionName r = job.reductions[ri];
     Result<ReductionValue> rv =
         ComputeReduction(r.op, r.abs, job.dtype, job.data.data(), job.num_elements);
     if (!rv.ok()) {
@@ -383,12 +425,25 @@ Status AsyncWriter::EncodeTensor(TensorJob& job) {
     AddRecord(job, ReductionTag(job.name, r.op, r.abs), rv->dtype, &one, 1,
               std::string_view(reinterpret_cast<const char*>(rv->bytes), DTypeSize(rv->dtype)));
   }
+  if (job.tb_any() && tb_) {
+    tensorboard::TensorSummaryRequest tr;
+    tr.mode = job.mode;
+    tr.step = job.step;
+    tr.wall_time = job.wall_time;
+    tr.histogram_tag = job.tb_histogram_tag;
+    if (job.tb_scalar) tr.scalar_tag = job.name;
+    tr.dtype = job.dtype;
+    tr.data = job.data.data();
+    tr.num_elements = job.num_elements;
+    SMD_RETURN_IF_ERROR(tensorboard::EncodeTensorSummaries(tr, &chunk_.tb));
+  }
   if (job.write_raw && job.num_elements > 0) {
     AddRecord(job, job.name, job.dtype, job.shape.data(), job.shape.size(),
               std::string_view(job.data.data(), job.data.size()));
-    chunk_.payloads.push_back(std::move(job.data));  // the record points into it
+    // A big tensor's record points into its buffer, which lives until the committer wrote it.
+    if (job.data.size() > 4096) chunk_.payloads.push_back(std::move(job.data));
   }
-  if (chunk_.bytes >= kChunkBytes) FlushChunk();
+  if (chunk_.bytes + chunk_.tb.size() >= kChunkBytes) FlushChunk();
   return Status::Ok();
 }
 
@@ -403,13 +458,14 @@ void AsyncWriter::AddRecord(const TensorJob& job, const std::string& tag, DType 
   f.ndim = ndim;
   f.mode = job.mode;
   f.mode_step = job.mode_step;
+  if (chunk_.headers.capacity() < kChunkHeadersReserve) chunk_.headers.reserve(kChunkHeadersReserve);
   const size_t off = chunk_.headers.size();
   size_t prefix_len, suffix_len;
-  io::AppendTensorRecord(f, content, options_.crc, &chunk_.headers, &prefix_len, &suffix_len);
   // Small contents (reductions, small tensors) are copied next to their headers: fewer pieces.
-  if (content.size() <= 4096) {
-    std::string& h = chunk_.headers;
-    h.insert(off + prefix_len, content.data(), content.size());
+  const bool inline_content = content.size() <= 4096;
+  io::AppendTensorRecord(f, content, options_.crc, inline_content, &chunk_.headers, &prefix_len,
+                         &suffix_len);
+  if (inline_content) {
     chunk_.pieces.push_back({true, nullptr, off, prefix_len + content.size() + suffix_len});
   } else {
     chunk_.pieces.push_back({true, nullptr, off, prefix_len});
@@ -428,7 +484,7 @@ void AsyncWriter::AddRecord(const TensorJob& job, const std::string& tag, DType 
 }
 
 void AsyncWriter::FlushChunk() {
-  if (chunk_.bytes == 0 && chunk_.pieces.empty()) return;
+  if (chunk_.bytes == 0 && chunk_.pieces.empty() && chunk_.tb.empty()) return;
   Chunk c = std::move(chunk_);
   chunk_ = Chunk();
   chunk_.step = c.step;
@@ -483,19 +539,24 @@ void AsyncWriter::RunCommitter() {
     }
     for (Chunk& c : batch) Commit(c);
     batch.clear();
+    committer_cpu_.store(ThreadCpuSeconds(), std::memory_order_relaxed);
   }
   if (sink_) sink_->Abort();
+  if (tb_) SetError(tb_->Close());
 }
 
 void AsyncWriter::Commit(Chunk& chunk) {
   switch (chunk.kind) {
     case Chunk::Kind::kData:
-      if (!failed()) {
+      if (!failed() && !chunk.tb.empty()) SetError(tb_->Write(chunk.tb));
+      if (!failed() && !chunk.pieces.empty()) {
         Status st = CommitData(chunk);
         if (!st.ok()) SetError(st.WithContext("writing step " + std::to_string(chunk.step)));
       }
       break;
     case Chunk::Kind::kFinishStep:
+      if (!failed() && !chunk.tb.empty()) SetError(tb_->Write(chunk.tb));
+      if (tb_ && !failed()) SetError(tb_->FinishStep(chunk.step));
       if (!failed() && !chunk.pieces.empty()) {
         Status st = CommitData(chunk);
         if (!st.ok()) SetError(st.WithContext("writing step " + std::to_string(chunk.step)));
@@ -516,13 +577,14 @@ void AsyncWriter::Commit(Chunk& chunk) {
       }
       break;
     case Chunk::Kind::kBarrier: {
+      if (tb_ && !failed()) SetError(tb_->Flush());
       std::lock_guard<std::mutex> lock(mu_);
       barrier_done_ = chunk.barrier_id;
       cv_done_.notify_all();
       break;
     }
   }
-  chunk.payloads.clear();  // releases the tensors' buffers (and deletes adopted DLPack tensors)
+  pool_.ReleaseAll(&chunk.payloads);  // the tensors' buffers, and adopted DLPack tensors
 }
 
 Status AsyncWriter::CommitData(Chunk& chunk) {

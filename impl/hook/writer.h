@@ -28,6 +28,7 @@
 #include "impl/format/index_file.h"
 #include "impl/format/record.h"
 #include "impl/storage/storage.h"
+#include "impl/tensorboard/sink.h"
 
 namespace smd::hook {
 
@@ -67,6 +68,8 @@ class BufferPool {
   // A block of at least n bytes, charged to the budget; waits while the budget is exhausted (a
   // request larger than the budget is granted once nothing else is held).
   Payload Acquire(size_t n);
+  // Releases many payloads at once (one lock, one wake-up).
+  void ReleaseAll(std::vector<Payload>* payloads);
   // Wraps a DLPack tensor: charges its size (waiting like Acquire) and deletes it on release.
   Payload Adopt(DLManagedTensorVersioned* managed, char* data, size_t n);
   // Called (without the pool's lock) before a caller starts waiting for budget.
@@ -93,6 +96,34 @@ class BufferPool {
   std::vector<char*> free_[64];  // by log2 of the block capacity
 };
 
+// The reductions to write for a tensor, in order, one byte each (op, and abs in the top bit).
+class ReductionList {
+ public:
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  ReductionName operator[](size_t i) const {
+    return {static_cast<ReductionOp>(v_[i] & 0x7f), (v_[i] & 0x80) != 0};
+  }
+  bool Contains(ReductionOp op, bool abs) const {
+    const uint8_t b = Code(op, abs);
+    for (size_t i = 0; i < n_; ++i) {
+      if (v_[i] == b) return true;
+    }
+    return false;
+  }
+  // Adds it unless present.
+  void Add(ReductionOp op, bool abs) {
+    if (!Contains(op, abs) && n_ < sizeof v_) v_[n_++] = Code(op, abs);
+  }
+
+ private:
+  static uint8_t Code(ReductionOp op, bool abs) {
+    return static_cast<uint8_t>(static_cast<int>(op) | (abs ? 0x80 : 0));
+  }
+  uint8_t v_[2 * kNumReductionOps] = {};
+  uint8_t n_ = 0;
+};
+
 // One tensor to write at a step.
 struct TensorJob {
   int64_t step = 0;  // global step (file name and Event.step)
@@ -106,7 +137,12 @@ struct TensorJob {
   Payload data;
   bool write_raw = false;
   bool write_shape = false;
-  SmallVector<ReductionName, 8> reductions;  // in write order
+  ReductionList reductions;  // in write order
+  // TensorBoard export, decided by the hook: a histogram under "<collection>/<name>" (empty:
+  // none) and a scalar summary of the single element.
+  std::string tb_histogram_tag;
+  bool tb_scalar = false;
+  bool tb_any() const { return tb_scalar || !tb_histogram_tag.empty(); }
 };
 
 struct WriterOptions {
@@ -114,12 +150,17 @@ struct WriterOptions {
   io::PayloadCrcKind crc = io::PayloadCrcKind::kSmdebugConstant;
   bool claim_out_dir = false;  // create claim.smd before the first file (single-worker jobs)
   size_t memory_budget = 256u << 20;
+  std::string tensorboard_dir;  // empty: no TensorBoard export
 };
 
 struct WriterStats {
   uint64_t records = 0;
   uint64_t bytes = 0;
   uint64_t steps = 0;
+  uint64_t budget_waits = 0;
+  uint64_t peak_pending_bytes = 0;
+  double encoder_cpu_seconds = 0;
+  double committer_cpu_seconds = 0;
 };
 
 // Two threads: the encoder takes queued items in order, computes reductions and encodes records
@@ -173,6 +214,7 @@ class AsyncWriter {
     uint64_t bytes = 0;
     std::string rel, content;  // kWriteFile; for kFinishStep: the index file and its JSON
     uint64_t barrier_id = 0;
+    tensorboard::RecordBatch tb;  // TensorBoard records, written before the chunk's step ends
   };
 
   void Push(Item item, size_t bytes);
@@ -216,6 +258,7 @@ class AsyncWriter {
   Status first_error_;
   std::atomic<bool> failed_{false};
   std::atomic<uint64_t> stat_records_{0}, stat_bytes_{0}, stat_steps_{0};
+  std::atomic<double> encoder_cpu_{0}, committer_cpu_{0};
 
   std::mutex commit_mu_;  // the committer's queue
   std::condition_variable commit_cv_;
@@ -226,6 +269,7 @@ class AsyncWriter {
   std::thread encoder_, committer_;
 
   // Encoder state for the step being encoded.
+  std::vector<Payload> done_payloads_;  // encoded (copied into the chunk): released per batch
   std::optional<int64_t> open_step_;
   uint64_t step_offset_ = 0;  // bytes of the step's event file so far
   Chunk chunk_;
@@ -238,6 +282,7 @@ class AsyncWriter {
   std::optional<int64_t> sink_step_;
   bool claim_done_ = false;
   bool claimed_ = false;
+  std::unique_ptr<tensorboard::TensorBoardSink> tb_;  // committer's; null without export
 };
 
 }  // namespace smd::hook

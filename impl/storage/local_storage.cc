@@ -45,10 +45,18 @@ Status WriteFully(int fd, struct iovec* iov, int count, const std::string& path)
 
 class LocalStorage;
 
+// A file being written as <name>.tmp, renamed to <name> on commit. Names are relative to dir_fd
+// (the trial root, which the storage keeps open), or absolute with AT_FDCWD; tmp_/final_ are the
+// full paths, for messages.
 class LocalSink : public FileSink {
  public:
-  LocalSink(int fd, std::string final_path, std::string tmp_path)
-      : fd_(fd), final_(std::move(final_path)), tmp_(std::move(tmp_path)) {}
+  LocalSink(int fd, int dir_fd, std::string rel, std::string final_path, std::string tmp_path)
+      : fd_(fd),
+        dir_fd_(dir_fd),
+        rel_(std::move(rel)),
+        rel_tmp_(rel_ + kTmpSuffix),
+        final_(std::move(final_path)),
+        tmp_(std::move(tmp_path)) {}
   ~LocalSink() override { Abort(); }
 
   Status Append(const struct iovec* pieces, int count) override {
@@ -80,10 +88,10 @@ class LocalSink : public FileSink {
     int fd = fd_;
     fd_ = -1;
     if (::close(fd) != 0 && st.ok()) st = ErrnoStatus("cannot close", tmp_, errno);
-    if (st.ok() && ::rename(tmp_.c_str(), final_.c_str()) != 0) {
+    if (st.ok() && ::renameat(dir_fd_, rel_tmp_.c_str(), dir_fd_, rel_.c_str()) != 0) {
       st = ErrnoStatus("cannot rename to '" + final_ + "'", tmp_, errno);
     }
-    if (!st.ok()) ::unlink(tmp_.c_str());
+    if (!st.ok()) ::unlinkat(dir_fd_, rel_tmp_.c_str(), 0);
     committed_ = st.ok();
     return st;
   }
@@ -94,7 +102,7 @@ class LocalSink : public FileSink {
       fd_ = -1;
     }
     if (!committed_ && !aborted_) {
-      ::unlink(tmp_.c_str());
+      ::unlinkat(dir_fd_, rel_tmp_.c_str(), 0);
       aborted_ = true;
     }
   }
@@ -109,7 +117,8 @@ class LocalSink : public FileSink {
   }
 
   int fd_;
-  std::string final_, tmp_;
+  int dir_fd_;
+  std::string rel_, rel_tmp_, final_, tmp_;
   std::string buf_;
   uint64_t size_ = 0;
   bool committed_ = false, aborted_ = false;
@@ -140,9 +149,13 @@ class LocalStorage : public Storage {
     std::string path = Path(rel);
     std::string tmp = path + kTmpSuffix;
     SMD_RETURN_IF_ERROR(EnsureParent(path));
-    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    // Relative to the root's descriptor: the kernel does not walk out_dir's own path each time.
+    int dir = rel.empty() ? -1 : RootFd();
+    int fd = dir >= 0 ? ::openat(dir, (rel + kTmpSuffix).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)
+                      : ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0) return ErrnoStatus("cannot create", tmp, errno);
-    return std::unique_ptr<FileSink>(new LocalSink(fd, path, tmp));
+    if (dir < 0) return std::unique_ptr<FileSink>(new LocalSink(fd, AT_FDCWD, path, path, tmp));
+    return std::unique_ptr<FileSink>(new LocalSink(fd, dir, rel, path, tmp));
   }
 
   Status WriteAtomic(const std::string& rel, std::string_view content) override {
@@ -294,7 +307,14 @@ class LocalStorage : public Storage {
       std::lock_guard<std::mutex> lock(mu_);
       if (known_dirs_.count(dir)) return Status::Ok();
     }
-    SMD_RETURN_IF_ERROR(MakeDirs(dir));
+    // The usual case: a new step folder whose parent exists (one mkdirat from the root).
+    const int root = RootFd();
+    const size_t prefix = root_.size() + 1;
+    bool made = false;
+    if (root >= 0 && dir.size() > prefix && dir.compare(0, root_.size(), root_) == 0) {
+      made = ::mkdirat(root, dir.c_str() + prefix, 0755) == 0;  // otherwise MakeDirs sorts it out
+    }
+    if (!made) SMD_RETURN_IF_ERROR(MakeDirs(dir));
     std::lock_guard<std::mutex> lock(mu_);
     if (known_dirs_.size() > 4096) known_dirs_.clear();
     known_dirs_.insert(dir);

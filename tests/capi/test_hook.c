@@ -166,6 +166,16 @@ static void test_what_is_written(void) {
   CHECK(file_exists(dir, "collections/000000000/worker_0_collections.json"));
   CHECK(file_exists(dir, "claim.smd"));
   CHECK_OK(smd_hook_close(hook));
+  smd_hook_stats st;
+  memset(&st, 0, sizeof st);
+  st.struct_size = sizeof st;
+  CHECK_OK(smd_hook_get_stats(hook, &st));
+  CHECK(st.steps == 3);
+  CHECK(st.records == 9); /* fc.weight, loss, scalar/acc at each step */
+  CHECK(st.bytes > 3 * (6 * 4 + 8 + 8));
+  CHECK(st.budget_waits == 0);
+  st.struct_size = 0;
+  CHECK_ERR(smd_hook_get_stats(hook, &st), SMD_E_INVALID_ARGUMENT, "struct_size");
   smd_hook_free(hook);
   CHECK(file_exists(dir, "events/000000000002/000000000002_worker_0.tfevents"));
   CHECK(file_exists(dir, "training_job_end.ts") && file_size(dir, "training_job_end.ts") == 0);
@@ -397,6 +407,33 @@ static void test_from_json(void) {
   free(c);
 }
 
+static void test_from_json_file_found_through_the_environment(void) {
+  const char *dir = scratch_path("fromenv");
+  const char *cfg = scratch_path("debughookconfig.json");
+  FILE *f = fopen(cfg, "w");
+  CHECK(f != NULL);
+  if (f == NULL) return;
+  fprintf(f, "{\"LocalPath\": \"%s\", \"HookParameters\": {\"save_all\": \"true\", "
+             "\"save_interval\": \"1\", \"dry_run\": \"false\"}}", dir);
+  fclose(f);
+  setenv("SMDEBUG_CONFIG_FILE_PATH", cfg, 1);
+  smd_hook *hook = NULL;
+  CHECK_OK(smd_hook_create_from_json_file(NULL, NULL, &hook));
+  unsetenv("SMDEBUG_CONFIG_FILE_PATH");
+  if (hook == NULL) return;
+  float v = 1;
+  CHECK_OK(smd_hook_begin_step(hook));
+  CHECK(smd_hook_is_due(hook, "anything"));
+  CHECK_OK(smd_hook_save_tensor(hook, "anything", SMD_DTYPE_FLOAT32, NULL, 0, &v, sizeof v, NULL, 0));
+  CHECK_OK(smd_hook_close(hook));
+  smd_hook_free(hook);
+  CHECK(file_exists(dir, "index/000000000/000000000000_worker_0.json"));
+  /* without the variable, the SageMaker default path is used (absent here) */
+  hook = NULL;
+  CHECK_ERR(smd_hook_create_from_json_file(NULL, NULL, &hook), SMD_E_NOT_FOUND,
+            "/opt/ml/input/config/debughookconfig.json");
+}
+
 int main(int argc, char **argv) {
   static const struct capi_test tests[] = {
       TEST_ENTRY(test_version),
@@ -413,6 +450,7 @@ int main(int argc, char **argv) {
       TEST_ENTRY(test_collections_api),
       TEST_ENTRY(test_small_memory_budget_waits_not_drops),
       TEST_ENTRY(test_from_json),
+      TEST_ENTRY(test_from_json_file_found_through_the_environment),
   };
   return capi_run(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

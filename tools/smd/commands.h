@@ -27,4 +27,7 @@ void HelpDump();
 int RunRules(int argc, char** argv);
 void HelpRules();
 
+int RunExportTensorBoard(int argc, char** argv);
+void HelpExportTensorBoard();
+
 }  // namespace smdtool

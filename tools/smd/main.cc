@@ -11,6 +11,8 @@ namespace {
 const Command kCommands[] = {
     {"dump", "print the canonical JSON view of a trial (smd-dump/1)", RunDump, HelpDump},
     {"rules", "run built-in rules over a trial (or watch a running job)", RunRules, HelpRules},
+    {"export-tensorboard", "write TensorBoard logs (scalars, histograms) of a trial",
+     RunExportTensorBoard, HelpExportTensorBoard},
 };
 
 void Usage(FILE* out) {

@@ -157,6 +157,21 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_memory_budget(smd_hook_opti
  * set, as on SageMaker). */
 SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_write_end_marker(smd_hook_options *options,
                                                                       bool write) SMD_NOEXCEPT;
+/* TensorBoard export (see smd/tensorboard.h for the files): scalar summaries of the values of
+ * scalar collections (losses, metrics, feature_importance, average_shap, sm_metrics) that have
+ * one element and of every smd_hook_save_scalar, and histograms of saved tensors that belong to a
+ * collection with save_histogram (not the scalar ones; bool and empty tensors excluded), tagged
+ * "<collection>/<tensor>" with the first such collection by name. Written by the hook's writer
+ * thread, completed with each step; failures surface like any write error. Nothing is exported in
+ * a dry run or by a worker that writes no tensors. Default off. Turning it on without a folder
+ * exports into <out_dir>/tensorboard. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_export_tensorboard(smd_hook_options *options,
+                                                                       bool on) SMD_NOEXCEPT;
+/* The TensorBoard log folder (copied; "~" is $HOME). Setting it turns the export on even
+ * without smd_hook_options_set_export_tensorboard, as smdebug does; NULL or "" unsets it.
+ * Errors: SMD_E_INVALID_ARGUMENT (NULL options), SMD_E_UNSUPPORTED (an s3:// folder). */
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_tensorboard_dir(smd_hook_options *options,
+                                                                    const char *dir) SMD_NOEXCEPT;
 
 /* ---------------------------------------------------------------------------------------------
  * Hook.
@@ -174,7 +189,11 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_create(const char *out_dir, const smd_h
 /* Creates a hook from smdebug's JSON hook configuration file (the file SageMaker writes):
  * LocalPath, HookParameters (save_interval, save_steps, start_step, end_step and their train./
  * eval./predict./global. forms, reductions, save_raw_tensor, save_shape, save_all, include_regex,
- * include_workers, dry_run, ...) and CollectionConfigurations. json_path NULL means
+ * include_workers, dry_run, export_tensorboard, tensorboard_dir, ...) and
+ * CollectionConfigurations. Under SageMaker (TRAINING_JOB_NAME set) export_tensorboard and
+ * tensorboard_dir are ignored and TensorBoard export goes to the "LocalPath" of
+ * $TENSORBOARD_CONFIG_FILE_PATH (default /opt/ml/input/config/tensorboardoutputconfig.json) if
+ * that file exists. json_path NULL means
  * $SMDEBUG_CONFIG_FILE_PATH, else /opt/ml/input/config/debughookconfig.json. options (may be NULL)
  * supplies what the JSON cannot say (worker, wall time base, memory budget); what the JSON sets
  * wins. Errors: SMD_E_NOT_FOUND (no such file), SMD_E_INVALID_ARGUMENT (malformed JSON or a bad
@@ -273,6 +292,24 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_save_dlpack_managed(smd_hook *hook, con
  * whatever the save configuration says. Errors: as smd_hook_save_tensor. */
 SMD_API SMD_MUST_USE smd_error *smd_hook_save_scalar(smd_hook *hook, const char *name,
                                                      double value) SMD_NOEXCEPT;
+
+/* What the hook's writer has done so far. Set struct_size to sizeof(smd_hook_stats) before the
+ * call; fields are only ever appended, and a caller compiled against an older, shorter struct gets
+ * the fields it knows. */
+typedef struct smd_hook_stats {
+  size_t struct_size;
+  uint64_t records;              /* records written to event files */
+  uint64_t bytes;                /* bytes of those records */
+  uint64_t steps;                /* steps whose files are complete */
+  uint64_t budget_waits;         /* saves that waited for the memory budget */
+  uint64_t peak_pending_bytes;   /* the most tensor bytes held at once */
+  double encoder_cpu_seconds;    /* CPU time of the writer's encoder thread */
+  double committer_cpu_seconds;  /* CPU time of the writer's file-writing thread */
+} smd_hook_stats;
+
+/* Fills *out (see smd_hook_stats). A hook that writes nothing (dry run, non-chief worker) reports
+ * zeros. Errors: SMD_E_INVALID_ARGUMENT (NULL, or struct_size smaller than its first two fields). */
+SMD_API SMD_MUST_USE smd_error *smd_hook_get_stats(const smd_hook *hook, smd_hook_stats *out) SMD_NOEXCEPT;
 
 /* ---------------------------------------------------------------------------------------------
  * Collections: named groups of tensors with their own configuration. Built-in names (seed 002):

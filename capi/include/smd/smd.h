@@ -31,5 +31,6 @@
 #include "smd/trial.h"
 #include "smd/tensor.h"
 #include "smd/rules.h"
+#include "smd/tensorboard.h"
 
 #endif /* SMD_SMD_H */
