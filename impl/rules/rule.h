@@ -155,9 +155,10 @@ class RuleContext {
 struct InvokeOptions {
   // Called for every finding of a met condition, in order; non-zero cancels (kCancelled).
   std::function<int(const Rule&, const Finding&)> on_finding;
-  // Called after each step of each rule (kNotMet, kConditionMet, kSkipped: once per run of
-  // skipped steps, with its first step) and with rule == nullptr and kWaiting once per wait
-  // slice while waiting for a step of a live job. Non-zero cancels (kCancelled).
+  // Called after each step of each rule (kNotMet, kConditionMet, kSkipped: once per run of steps
+  // the job never had, with its first step, and once per step whose tensors were missing) and
+  // with rule == nullptr and kWaiting once per wait slice while waiting for a step of a live
+  // job. Non-zero cancels (kCancelled).
   std::function<int(const Rule*, int64_t step, Outcome)> on_progress;
   // Write the stop-training signal into the base trial's folder when a condition is met.
   bool stop_training = false;

@@ -214,7 +214,9 @@ SMD_API smd_rule_end smd_rule_end_reason(const smd_rule *rule) SMD_NOEXCEPT;
 typedef enum smd_rule_outcome {
   SMD_RULE_NOT_MET = 0,        /* evaluated; condition not met */
   SMD_RULE_CONDITION_MET = 1,  /* evaluated; condition met (after the finding callbacks) */
-  SMD_RULE_SKIPPED = 2,        /* skipped: reported once per run of consecutive skipped steps */
+  SMD_RULE_SKIPPED = 2,        /* skipped: a step the job never had (reported once per run of
+                                  consecutive such steps, with its first step), or a step at
+                                  which the rule's tensors were missing (once each) */
   SMD_RULE_WAITING = 3         /* waiting for `step` of a running job (rule is NULL) */
 } smd_rule_outcome;
 
