@@ -26,16 +26,16 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# Python: the interpreter on PATH if it is 3.8-3.12 (smdebug needs numpy<2), else Debian's.
+# Python: the interpreter on PATH if it is 3.9-3.12 (smdebug needs numpy<2), else Debian's.
 PY=""
 for cand in python3 /usr/bin/python3; do
   if command -v "$cand" >/dev/null 2>&1 &&
-     "$cand" -c 'import sys; sys.exit(0 if (3,8) <= sys.version_info[:2] <= (3,12) else 1)' 2>/dev/null &&
+     "$cand" -c 'import sys; sys.exit(0 if (3,9) <= sys.version_info[:2] <= (3,12) else 1)' 2>/dev/null &&
      "$cand" -c 'import venv, ensurepip' 2>/dev/null; then
     PY=$(command -v "$cand"); break
   fi
 done
-[ -n "$PY" ] || { echo "setup: no Python 3.8-3.12 with venv found" >&2; exit 1; }
+[ -n "$PY" ] || { echo "setup: no Python 3.9-3.12 with venv found" >&2; exit 1; }
 
 VENV=${SMD_VENV:-$PWD/.venv}
 REQ=scripts/requirements.txt

@@ -330,6 +330,28 @@ smd_error* smd_hook_options_set_write_end_marker(smd_hook_options* options, bool
   SMD_CAPI_END
 }
 
+smd_error* smd_hook_options_set_export_tensorboard(smd_hook_options* options, bool on) noexcept {
+  SMD_OPTIONS_SETTER_BEGIN
+  options->opts.export_tensorboard = on;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_options_set_tensorboard_dir(smd_hook_options* options, const char* dir) noexcept {
+  SMD_OPTIONS_SETTER_BEGIN
+  if (dir == nullptr || dir[0] == '\0') {
+    options->opts.tensorboard_dir.reset();
+    return nullptr;
+  }
+  if (std::strncmp(dir, "s3://", 5) == 0) {
+    return MakeError(SMD_E_UNSUPPORTED, std::string("TensorBoard export to S3 ('") + dir +
+                                            "') is not supported; give a local folder");
+  }
+  options->opts.tensorboard_dir = dir;
+  return nullptr;
+  SMD_CAPI_END
+}
+
 // ---------------------------------------------------------------------------------------------
 // smd_hook
 
@@ -438,6 +460,17 @@ bool smd_hook_is_due(smd_hook* hook, const char* name) noexcept {
 }
 
 bool smd_hook_any_due(const smd_hook* hook) noexcept { return hook && hook->hook->AnyDue(); }
+
+smd_error* smd_hook_stop_requested(const smd_hook* hook, bool* out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  auto r = hook->hook->StopRequested();
+  if (!r.ok()) return FromStatus(r.status());
+  *out = r.value();
+  return nullptr;
+  SMD_CAPI_END
+}
 
 smd_error* smd_hook_save_tensor(smd_hook* hook, const char* name, smd_dtype dtype,
                                 const int64_t* shape, size_t ndim, const void* data, size_t nbytes,

@@ -13,6 +13,8 @@ namespace smd::io {
 constexpr const char* kEndOfJobFile = "training_job_end.ts";
 constexpr const char* kClaimFile = "claim.smd";
 constexpr const char* kTmpSuffix = ".tmp";
+// smd only: written by a rule whose condition was met (StopTraining), polled by the hook.
+constexpr const char* kStopTrainingFile = "stop_training.smd";
 
 // Python floor division by 1000 (negative steps round down).
 int64_t IndexPrefixOf(int64_t step);

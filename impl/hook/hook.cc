@@ -8,6 +8,7 @@
 #include "impl/core/copy.h"
 #include "impl/core/text.h"
 #include "impl/format/layout.h"
+#include "impl/tensorboard/sink.h"
 
 namespace smd::hook {
 namespace {
@@ -86,6 +87,12 @@ Status Hook::Init(const std::string& out_dir, const HookOptions& opts) {
   writes_ = !dry_run_ && (include_all_workers_ || chief);
   if (opts.memory_budget == 0) return InvalidArgument("the memory budget must be more than 0 bytes");
 
+  tensorboard_dir_ = tensorboard::ResolveTensorBoardDir(out_dir, opts.export_tensorboard,
+                                                       opts.tensorboard_dir);
+  if (tensorboard_dir_ && tensorboard_dir_->rfind("s3://", 0) == 0) {
+    return Unsupported("TensorBoard export to S3 ('" + *tensorboard_dir_ +
+                       "') is not supported; give a local tensorboard_dir");
+  }
   SMD_ASSIGN_OR_RETURN(storage_, io::Storage::Open(out_dir));
   if (!dry_run_) {
     SMD_ASSIGN_OR_RETURN(bool ended, storage_->Exists(io::kEndOfJobFile));
@@ -95,6 +102,12 @@ Status Hook::Init(const std::string& out_dir, const HookOptions& opts) {
                         storage_->Describe(io::kEndOfJobFile) + " exists); use a new folder");
     }
     SMD_RETURN_IF_ERROR(storage_->PrepareForWriting());
+    // A stop-training signal left by a rule watching an earlier, unfinished run in this folder
+    // is not meant for this one.
+    if (num_workers_ == 1 || worker_ == "worker_0") {
+      SMD_ASSIGN_OR_RETURN(bool stale, storage_->Exists(io::kStopTrainingFile));
+      if (stale) SMD_RETURN_IF_ERROR(storage_->Remove(io::kStopTrainingFile));
+    }
   }
 
   save_config_ = opts.save_config;
@@ -133,6 +146,7 @@ Status Hook::Init(const std::string& out_dir, const HookOptions& opts) {
     wo.crc = opts.real_payload_crc ? io::PayloadCrcKind::kReal : io::PayloadCrcKind::kSmdebugConstant;
     wo.claim_out_dir = num_workers_ == 1;
     wo.memory_budget = opts.memory_budget;
+    if (tensorboard_dir_) wo.tensorboard_dir = *tensorboard_dir_;
     writer_.reset(new AsyncWriter(storage_.get(), wo));
   }
   mode_steps_[ModeIndex(Mode::kGlobal)] = -1;
@@ -191,6 +205,14 @@ Result<std::shared_ptr<Hook>> Hook::CreateFromJson(std::string_view json, const 
   for (const std::string& r : spec.include_regex) opts.include_regex.push_back(r);
   if (spec.include_workers) opts.include_all_workers = *spec.include_workers == "all";
   if (spec.dry_run) opts.dry_run = *spec.dry_run;
+  if (Env("TRAINING_JOB_NAME") != nullptr) {
+    // SageMaker: the TensorBoard configuration file decides, the hook parameters do not.
+    SMD_ASSIGN_OR_RETURN(std::optional<std::string> tb, tensorboard::SageMakerTensorBoardDir());
+    if (tb) opts.tensorboard_dir = tb;
+  } else {
+    if (spec.export_tensorboard) opts.export_tensorboard = *spec.export_tensorboard;
+    if (spec.tensorboard_dir) opts.tensorboard_dir = spec.tensorboard_dir;
+  }
   for (const io::CollectionSpec& cs : spec.collections) {
     if (!IsBuiltinCollection(cs.name) && cs.include_regex.empty()) {
       return err("collection '" + cs.name +
@@ -246,6 +268,11 @@ Mode Hook::mode() const {
 int64_t Hook::mode_step() const {
   std::shared_lock<std::shared_mutex> g(gate_);
   return mode_steps_[ModeIndex(mode_)].value_or(-1);
+}
+
+Result<bool> Hook::StopRequested() const {
+  if (dry_run_) return false;
+  return storage_->Exists(io::kStopTrainingFile);
 }
 
 bool Hook::closed() const {
@@ -493,12 +520,22 @@ Status Hook::Save(SaveRequest& req) {
     }
     bool raw = false, shape = false;
     ReductionList& reds = job.reductions;
+    const Collection* tb_hist = nullptr;  // histogram: the first qualifying collection by name
+    bool tb_scalar = false;
     for (uint32_t i : MembersLocked(name)) {
       if (!due_[i]) continue;
       const Collection& c = collections_[i];
       const ReductionConfig& rc = EffectiveReductionLocked(c);
       raw = raw || rc.save_raw_tensor;
       shape = shape || rc.save_shape;
+      if (tensorboard_dir_) {
+        if (IsScalarCollection(c.name)) {
+          tb_scalar = true;
+        } else if (c.save_histogram && !IsNonReductionCollection(c.name) &&
+                   (tb_hist == nullptr || c.name < tb_hist->name)) {
+          tb_hist = &c;
+        }
+      }
       if (IsScalarCollection(c.name)) continue;
       auto add = [&](const std::vector<ReductionOp>& ops, bool abs) {
         for (ReductionOp op : ops) reds.Add(op, abs);
@@ -508,8 +545,12 @@ Status Hook::Save(SaveRequest& req) {
       add(rc.abs_reductions(), true);
       add(rc.abs_norms(), true);
     }
-    if (!raw && !shape && reds.empty()) return Status::Ok();
+    if (req.dtype == DType::kBool || count == 0) tb_hist = nullptr;
+    tb_scalar = tb_scalar && count == 1;
+    if (!raw && !shape && reds.empty() && tb_hist == nullptr && !tb_scalar) return Status::Ok();
     if (!writes_) return Status::Ok();
+    if (tb_hist != nullptr) job.tb_histogram_tag = tb_hist->name + "/" + name;
+    job.tb_scalar = tb_scalar;
     job.write_raw = raw;
     job.write_shape = shape;
     job.step = step_;
@@ -523,7 +564,7 @@ Status Hook::Save(SaveRequest& req) {
   job.dtype = req.dtype;
   job.shape.assign(req.shape, req.shape + req.ndim);
   job.num_elements = count;
-  const bool need_data = job.write_raw || !job.reductions.empty();
+  const bool need_data = job.write_raw || !job.reductions.empty() || job.tb_any();
   if (need_data && req.managed != nullptr) {
     job.data = writer_->pool().Adopt(guard.release(), static_cast<char*>(const_cast<void*>(req.data)),
                                      req.nbytes);
@@ -555,6 +596,7 @@ Status Hook::SaveScalar(const std::string& name, double value) {
   job.shape = {1};
   job.num_elements = 1;
   job.write_raw = true;
+  job.tb_scalar = tensorboard_dir_.has_value();
   job.data = writer_->pool().Acquire(sizeof value);
   std::memcpy(job.data.data(), &value, sizeof value);
   pending_scalars_.push_back(std::move(job));

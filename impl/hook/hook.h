@@ -39,6 +39,10 @@ struct HookOptions {
   double wall_time_base = 0;
   size_t memory_budget = 256u << 20;
   std::optional<bool> write_end_marker;
+  // TensorBoard export (FORMAT.md §11): into tensorboard_dir if set, else <out_dir>/tensorboard
+  // if export_tensorboard.
+  bool export_tensorboard = false;
+  std::optional<std::string> tensorboard_dir;
 };
 
 // The worker name and count the launcher's environment gives (OpenMPI, torch.distributed,
@@ -64,6 +68,9 @@ class Hook : public std::enable_shared_from_this<Hook> {
   Mode mode() const;
   int64_t mode_step() const;
   const std::string& worker() const { return worker_; }
+  // Whether a rule raised the stop-training signal (io::kStopTrainingFile in out_dir). False for
+  // dry runs. Errors: kIO.
+  Result<bool> StopRequested() const;
   bool closed() const;
 
   bool IsDue(const std::string& name);
@@ -100,6 +107,8 @@ class Hook : public std::enable_shared_from_this<Hook> {
   std::string CollectionsJson() const;
 
   WriterStats writer_stats() const;
+  // The TensorBoard log folder, if the hook exports (even when this worker does not write).
+  const std::optional<std::string>& tensorboard_dir() const { return tensorboard_dir_; }
 
  private:
   Hook() = default;
@@ -128,6 +137,7 @@ class Hook : public std::enable_shared_from_this<Hook> {
   bool dry_run_ = false;
   bool write_end_marker_ = true;
   double wall_time_base_ = 0;
+  std::optional<std::string> tensorboard_dir_;  // set: TensorBoard export on
   std::unique_ptr<AsyncWriter> writer_;
 
   // Step gate: saves hold it shared for their whole duration; step and mode changes hold it

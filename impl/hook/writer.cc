@@ -208,6 +208,9 @@ AsyncWriter::AsyncWriter(io::Storage* storage, WriterOptions options)
       pool_(options_.memory_budget),
       wake_threshold_(std::min<size_t>(4u << 20, options_.memory_budget / 4)) {
   pool_.set_on_wait([this] { Wake(); });
+  if (!options_.tensorboard_dir.empty()) {
+    tb_ = std::make_unique<tensorboard::TensorBoardSink>(options_.tensorboard_dir);
+  }
   committer_ = std::thread([this] { RunCommitter(); });
   encoder_ = std::thread([this] { RunEncoder(); });
 }
@@ -422,13 +425,25 @@ Status AsyncWriter::EncodeTensor(TensorJob& job) {
     AddRecord(job, ReductionTag(job.name, r.op, r.abs), rv->dtype, &one, 1,
               std::string_view(reinterpret_cast<const char*>(rv->bytes), DTypeSize(rv->dtype)));
   }
+  if (job.tb_any() && tb_) {
+    tensorboard::TensorSummaryRequest tr;
+    tr.mode = job.mode;
+    tr.step = job.step;
+    tr.wall_time = job.wall_time;
+    tr.histogram_tag = job.tb_histogram_tag;
+    if (job.tb_scalar) tr.scalar_tag = job.name;
+    tr.dtype = job.dtype;
+    tr.data = job.data.data();
+    tr.num_elements = job.num_elements;
+    SMD_RETURN_IF_ERROR(tensorboard::EncodeTensorSummaries(tr, &chunk_.tb));
+  }
   if (job.write_raw && job.num_elements > 0) {
     AddRecord(job, job.name, job.dtype, job.shape.data(), job.shape.size(),
               std::string_view(job.data.data(), job.data.size()));
     // A big tensor's record points into its buffer, which lives until the committer wrote it.
     if (job.data.size() > 4096) chunk_.payloads.push_back(std::move(job.data));
   }
-  if (chunk_.bytes >= kChunkBytes) FlushChunk();
+  if (chunk_.bytes + chunk_.tb.size() >= kChunkBytes) FlushChunk();
   return Status::Ok();
 }
 
@@ -469,7 +484,7 @@ void AsyncWriter::AddRecord(const TensorJob& job, const std::string& tag, DType 
 }
 
 void AsyncWriter::FlushChunk() {
-  if (chunk_.bytes == 0 && chunk_.pieces.empty()) return;
+  if (chunk_.bytes == 0 && chunk_.pieces.empty() && chunk_.tb.empty()) return;
   Chunk c = std::move(chunk_);
   chunk_ = Chunk();
   chunk_.step = c.step;
@@ -527,17 +542,21 @@ void AsyncWriter::RunCommitter() {
     committer_cpu_.store(ThreadCpuSeconds(), std::memory_order_relaxed);
   }
   if (sink_) sink_->Abort();
+  if (tb_) SetError(tb_->Close());
 }
 
 void AsyncWriter::Commit(Chunk& chunk) {
   switch (chunk.kind) {
     case Chunk::Kind::kData:
-      if (!failed()) {
+      if (!failed() && !chunk.tb.empty()) SetError(tb_->Write(chunk.tb));
+      if (!failed() && !chunk.pieces.empty()) {
         Status st = CommitData(chunk);
         if (!st.ok()) SetError(st.WithContext("writing step " + std::to_string(chunk.step)));
       }
       break;
     case Chunk::Kind::kFinishStep:
+      if (!failed() && !chunk.tb.empty()) SetError(tb_->Write(chunk.tb));
+      if (tb_ && !failed()) SetError(tb_->FinishStep(chunk.step));
       if (!failed() && !chunk.pieces.empty()) {
         Status st = CommitData(chunk);
         if (!st.ok()) SetError(st.WithContext("writing step " + std::to_string(chunk.step)));
@@ -558,6 +577,7 @@ void AsyncWriter::Commit(Chunk& chunk) {
       }
       break;
     case Chunk::Kind::kBarrier: {
+      if (tb_ && !failed()) SetError(tb_->Flush());
       std::lock_guard<std::mutex> lock(mu_);
       barrier_done_ = chunk.barrier_id;
       cv_done_.notify_all();

@@ -28,6 +28,7 @@
 #include "impl/format/index_file.h"
 #include "impl/format/record.h"
 #include "impl/storage/storage.h"
+#include "impl/tensorboard/sink.h"
 
 namespace smd::hook {
 
@@ -137,6 +138,11 @@ struct TensorJob {
   bool write_raw = false;
   bool write_shape = false;
   ReductionList reductions;  // in write order
+  // TensorBoard export, decided by the hook: a histogram under "<collection>/<name>" (empty:
+  // none) and a scalar summary of the single element.
+  std::string tb_histogram_tag;
+  bool tb_scalar = false;
+  bool tb_any() const { return tb_scalar || !tb_histogram_tag.empty(); }
 };
 
 struct WriterOptions {
@@ -144,6 +150,7 @@ struct WriterOptions {
   io::PayloadCrcKind crc = io::PayloadCrcKind::kSmdebugConstant;
   bool claim_out_dir = false;  // create claim.smd before the first file (single-worker jobs)
   size_t memory_budget = 256u << 20;
+  std::string tensorboard_dir;  // empty: no TensorBoard export
 };
 
 struct WriterStats {
@@ -207,6 +214,7 @@ class AsyncWriter {
     uint64_t bytes = 0;
     std::string rel, content;  // kWriteFile; for kFinishStep: the index file and its JSON
     uint64_t barrier_id = 0;
+    tensorboard::RecordBatch tb;  // TensorBoard records, written before the chunk's step ends
   };
 
   void Push(Item item, size_t bytes);
@@ -274,6 +282,7 @@ class AsyncWriter {
   std::optional<int64_t> sink_step_;
   bool claim_done_ = false;
   bool claimed_ = false;
+  std::unique_ptr<tensorboard::TensorBoardSink> tb_;  // committer's; null without export
 };
 
 }  // namespace smd::hook

@@ -86,6 +86,10 @@ def main(script):
             elif k == "wall_time_base":
                 base = float(f[2])
                 install_deterministic_clock(base)
+            elif k == "export_tensorboard":
+                opts["export_tensorboard"] = f[2] == "1"
+            elif k == "tensorboard_dir":
+                opts["tensorboard_dir"] = f[2]
             elif k == "end_marker":
                 end_marker = f[2] == "1"
             elif k in ("real_crc", "memory_budget"):

@@ -12,6 +12,7 @@
  *   option  num_workers  N                    option  include_workers  one|all
  *   option  wall_time_base  SECONDS           option  real_crc  0|1
  *   option  end_marker  0|1                   option  memory_budget  BYTES
+ *   option  export_tensorboard  0|1           option  tensorboard_dir  DIR
  *   create  OUT_DIR
  *   collection  NAME  regex  REGEX
  *   collection  NAME  tensor  TENSOR_NAME
@@ -159,6 +160,10 @@ int main(int argc, char **argv) {
         CALL(smd_hook_options_set_real_payload_crc(opts, strcmp(f[2], "1") == 0));
       } else if (strcmp(k, "end_marker") == 0) {
         CALL(smd_hook_options_set_write_end_marker(opts, strcmp(f[2], "1") == 0));
+      } else if (strcmp(k, "export_tensorboard") == 0) {
+        CALL(smd_hook_options_set_export_tensorboard(opts, strcmp(f[2], "1") == 0));
+      } else if (strcmp(k, "tensorboard_dir") == 0) {
+        CALL(smd_hook_options_set_tensorboard_dir(opts, f[2]));
       } else if (strcmp(k, "memory_budget") == 0) {
         CALL(smd_hook_options_set_memory_budget(opts, (size_t)strtoull(f[2], NULL, 10)));
       } else {

@@ -181,7 +181,7 @@ def test_cat_steps_modes_workers(smd_bin):
 def test_cat_reductions(smd_bin):
     t = FIXTURES / "reductions_float"
     rc, out, err = run_smd(smd_bin, "cat", t, "r_mat32", "--step", "1")
-    assert rc == 6
+    assert rc == 7
     assert "SMD_E_TENSOR_UNAVAILABLE_FOR_STEP" in err
     assert "saved reductions there: abs_l1, abs_l2," in err and "--reduction NAME" in err
     rc, out, err = run_smd(smd_bin, "cat", t, "r_mat32", "--step", "1", "--reduction", "max")
@@ -190,7 +190,7 @@ def test_cat_reductions(smd_bin):
     assert head == "r_mat32 max  step 1 (TRAIN step 1)  worker_0  float32 [1]"
     assert body == np.array2string(np.array([cases.weight(1).max()]), separator=", ") + "\n"
     rc, out, err = run_smd(smd_bin, "cat", t, "r_mat32", "--reduction", "median")
-    assert rc == 6, err  # not saved, and no raw value to compute it from
+    assert rc == 7, err  # not saved, and no raw value to compute it from
     rc, out, err = run_smd(smd_bin, "cat", t, "rr_vec32", "--reduction", "bogus")
     assert rc == 2 and "bogus" in err
 
@@ -242,11 +242,11 @@ def test_cat_bfloat16(smd_bin, smd_scenario_bin, tmp_path):
 def test_cat_errors_and_exit_codes(smd_bin, tmp_path):
     t = FIXTURES / "modes_reentry"
     rc, out, err = run_smd(smd_bin, "cat", t, "nope")
-    assert rc == 6 and "no tensor 'nope'" in err and "smd ls" in err
+    assert rc == 7 and "no tensor 'nope'" in err and "smd ls" in err
     rc, out, err = run_smd(smd_bin, "cat", t, "loss", "--step", "99")
-    assert rc == 6 and "SMD_E_STEP_UNAVAILABLE" in err
+    assert rc == 7 and "SMD_E_STEP_UNAVAILABLE" in err
     rc, out, err = run_smd(smd_bin, "cat", t, "loss", "--worker", "worker_9")
-    assert rc == 6 and "Invalid Worker: worker_9" in err
+    assert rc == 7 and "Invalid Worker: worker_9" in err
     assert run_smd(smd_bin, "cat", t, "loss", "--mode", "TEST")[0] == 2
     assert run_smd(smd_bin, "cat", t, "loss", "--step", "x")[0] == 2
     assert run_smd(smd_bin, "cat", t)[0] == 2

@@ -153,7 +153,7 @@ void HelpCat() {
       "\n"
       "exit status: 0 ok; 1 the trial or the value could not be read; 2 bad usage (also an\n"
       "unknown reduction); 3 no collections file (MissingCollectionFiles); 4 the output could not\n"
-      "be written; 6 no such tensor, or nothing of it at that step, mode or worker.\n");
+      "be written; 7 no such tensor, or nothing of it at that step, mode or worker.\n");
 }
 
 int RunCat(int argc, char** argv) {

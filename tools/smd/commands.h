@@ -11,7 +11,9 @@ enum ExitCode {
   kExitNoCollections = 3,     // MissingCollectionFiles: no (or too few) collection files
   kExitOutput = 4,            // the output could not be written
   kExitPartial = 5,           // output written, but some data could not be read (see stderr)
-  kExitNotFound = 6,          // the tensor, step, worker or reduction asked for is not in the trial
+  kExitConditionMet = 6,      // smd rules: a rule's condition was met (IssuesFound)
+  kExitNotFound = 7,          // the tensor, step, worker or reduction asked for is not in the trial
+  kExitInterrupted = 130,     // interrupted (SIGINT/SIGTERM) before the end
 };
 
 struct Command {
@@ -23,6 +25,12 @@ struct Command {
 
 int RunDump(int argc, char** argv);
 void HelpDump();
+int RunRules(int argc, char** argv);
+void HelpRules();
+
+int RunExportTensorBoard(int argc, char** argv);
+void HelpExportTensorBoard();
+
 int RunLs(int argc, char** argv);
 void HelpLs();
 int RunCat(int argc, char** argv);

@@ -12,6 +12,9 @@ const Command kCommands[] = {
     {"dump", "print the canonical JSON view of a trial (smd-dump/1)", RunDump, HelpDump},
     {"ls", "summarize a trial: workers, modes, steps, tensors, collections", RunLs, HelpLs},
     {"cat", "print one value of a tensor, or write it as a .npy file", RunCat, HelpCat},
+    {"rules", "run built-in rules over a trial (or watch a running job)", RunRules, HelpRules},
+    {"export-tensorboard", "write TensorBoard logs (scalars, histograms) of a trial",
+     RunExportTensorBoard, HelpExportTensorBoard},
 };
 
 void Usage(FILE* out) {
@@ -29,7 +32,7 @@ void Usage(FILE* out) {
                "exit status: 0 ok; 1 the trial could not be read; 2 bad usage; 3 the trial has no\n"
                "collections file (MissingCollectionFiles); 4 the output could not be written;\n"
                "5 output written but some data could not be read (details on stderr);\n"
-               "6 the tensor, step, worker or reduction asked for is not in the trial.\n");
+               "7 the tensor, step, worker or reduction asked for is not in the trial.\n");
 }
 
 }  // namespace

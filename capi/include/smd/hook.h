@@ -157,6 +157,21 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_memory_budget(smd_hook_opti
  * set, as on SageMaker). */
 SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_write_end_marker(smd_hook_options *options,
                                                                       bool write) SMD_NOEXCEPT;
+/* TensorBoard export (see smd/tensorboard.h for the files): scalar summaries of the values of
+ * scalar collections (losses, metrics, feature_importance, average_shap, sm_metrics) that have
+ * one element and of every smd_hook_save_scalar, and histograms of saved tensors that belong to a
+ * collection with save_histogram (not the scalar ones; bool and empty tensors excluded), tagged
+ * "<collection>/<tensor>" with the first such collection by name. Written by the hook's writer
+ * thread, completed with each step; failures surface like any write error. Nothing is exported in
+ * a dry run or by a worker that writes no tensors. Default off. Turning it on without a folder
+ * exports into <out_dir>/tensorboard. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_export_tensorboard(smd_hook_options *options,
+                                                                       bool on) SMD_NOEXCEPT;
+/* The TensorBoard log folder (copied; "~" is $HOME). Setting it turns the export on even
+ * without smd_hook_options_set_export_tensorboard, as smdebug does; NULL or "" unsets it.
+ * Errors: SMD_E_INVALID_ARGUMENT (NULL options), SMD_E_UNSUPPORTED (an s3:// folder). */
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_tensorboard_dir(smd_hook_options *options,
+                                                                    const char *dir) SMD_NOEXCEPT;
 
 /* ---------------------------------------------------------------------------------------------
  * Hook.
@@ -174,7 +189,11 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_create(const char *out_dir, const smd_h
 /* Creates a hook from smdebug's JSON hook configuration file (the file SageMaker writes):
  * LocalPath, HookParameters (save_interval, save_steps, start_step, end_step and their train./
  * eval./predict./global. forms, reductions, save_raw_tensor, save_shape, save_all, include_regex,
- * include_workers, dry_run, ...) and CollectionConfigurations. json_path NULL means
+ * include_workers, dry_run, export_tensorboard, tensorboard_dir, ...) and
+ * CollectionConfigurations. Under SageMaker (TRAINING_JOB_NAME set) export_tensorboard and
+ * tensorboard_dir are ignored and TensorBoard export goes to the "LocalPath" of
+ * $TENSORBOARD_CONFIG_FILE_PATH (default /opt/ml/input/config/tensorboardoutputconfig.json) if
+ * that file exists. json_path NULL means
  * $SMDEBUG_CONFIG_FILE_PATH, else /opt/ml/input/config/debughookconfig.json. options (may be NULL)
  * supplies what the JSON cannot say (worker, wall time base, memory budget); what the JSON sets
  * wins. Errors: SMD_E_NOT_FOUND (no such file), SMD_E_INVALID_ARGUMENT (malformed JSON or a bad
@@ -222,6 +241,16 @@ SMD_API const char *smd_hook_worker(const smd_hook *hook) SMD_NOEXCEPT;
 SMD_API bool smd_hook_is_due(smd_hook *hook, const char *name) SMD_NOEXCEPT;
 /* Whether any collection at all is due at the current step. Cheapest. */
 SMD_API bool smd_hook_any_due(const smd_hook *hook) SMD_NOEXCEPT;
+
+/* Whether a rule asked this training job to stop (smdebug's StopTraining action, done locally):
+ * a rule invoked with the stop-training option (smd_rule_invoke_options_set_stop_training, `smd
+ * rules --stop-training`) or carrying a stoptraining action writes the signal file
+ * stop_training.smd into the trial folder, which is this hook's out_dir. Costs one stat() of a
+ * local file: poll it once per step and, when *out is true, finish the step and close the hook.
+ * Always false for a dry run. A signal left in out_dir by an earlier, unfinished run is removed
+ * when the hook is created. Errors: SMD_E_INVALID_ARGUMENT (NULL), SMD_E_IO. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_stop_requested(const smd_hook *hook,
+                                                        bool *out) SMD_NOEXCEPT;
 
 /* Offers a tensor for the current step. It belongs to every collection whose regexes or names
  * match it plus the `collections` named here (the name is added to them; unknown ones are

@@ -30,5 +30,7 @@
 #include "smd/hook.h"
 #include "smd/trial.h"
 #include "smd/tensor.h"
+#include "smd/rules.h"
+#include "smd/tensorboard.h"
 
 #endif /* SMD_SMD_H */

@@ -1,0 +1,99 @@
+#include "impl/tensorboard/sink.h"
+
+#include <cjson/cJSON.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <sstream>
+
+#include "impl/tensorboard/summary.h"
+
+namespace smd::tensorboard {
+
+std::string* RecordBatch::Begin(Mode mode, int64_t step, double wall_time) {
+  if (runs_.empty() || runs_.back().mode != mode || runs_.back().step != step) {
+    runs_.push_back({mode, step, wall_time, bytes_.size(), bytes_.size()});
+  }
+  return &bytes_;
+}
+
+void RecordBatch::End() {
+  if (!runs_.empty()) runs_.back().end = bytes_.size();
+}
+
+Status EncodeTensorSummaries(const TensorSummaryRequest& req, RecordBatch* out) {
+  const bool hist = !req.histogram_tag.empty() && req.dtype != DType::kBool && req.num_elements > 0;
+  const bool scalar = !req.scalar_tag.empty() && req.num_elements == 1;
+  if (!hist && !scalar) return Status::Ok();
+  if (req.data == nullptr) return InvalidArgument("no data for the TensorBoard summaries");
+  if (hist) {
+    Histogram h;
+    SMD_ASSIGN_OR_RETURN(bool any, ComputeHistogram(req.dtype, req.data, req.num_elements, &h));
+    // As smdebug: a tensor with no value within the buckets (all NaN, infinite or beyond 1e20)
+    // gets no histogram.
+    if (any) {
+      std::string* buf = out->Begin(req.mode, req.step, req.wall_time);
+      AppendHistogramRecord(buf, req.wall_time, req.step, SanitizeTag(req.histogram_tag), h);
+      out->End();
+    }
+  }
+  if (scalar) {
+    SMD_ASSIGN_OR_RETURN(double v, ScalarValue(req.dtype, req.data, req.num_elements));
+    std::string* buf = out->Begin(req.mode, req.step, req.wall_time);
+    AppendScalarRecord(buf, req.wall_time, req.step, SanitizeTag(req.scalar_tag), static_cast<float>(v));
+    out->End();
+  }
+  return Status::Ok();
+}
+
+Status TensorBoardSink::Write(const RecordBatch& batch) {
+  for (const RecordBatch::Run& r : batch.runs()) {
+    SMD_RETURN_IF_ERROR(files_.Append(
+        r.mode, r.step, r.wall_time,
+        std::string_view(batch.bytes().data() + r.begin, r.end - r.begin)));
+  }
+  return Status::Ok();
+}
+
+std::optional<std::string> ResolveTensorBoardDir(const std::string& out_dir, bool export_tensorboard,
+                                                 const std::optional<std::string>& tensorboard_dir) {
+  if (tensorboard_dir && !tensorboard_dir->empty()) {
+    // "~" and "~/..." are the home folder, as smdebug's os.path.expanduser.
+    const std::string& d = *tensorboard_dir;
+    const char* home = std::getenv("HOME");
+    if (home != nullptr && *home != '\0' && d[0] == '~' && (d.size() == 1 || d[1] == '/')) {
+      return std::string(home) + d.substr(1);
+    }
+    return d;
+  }
+  if (!export_tensorboard) return std::nullopt;
+  std::string dir = out_dir;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir + "/tensorboard";
+}
+
+Result<std::optional<std::string>> SageMakerTensorBoardDir() {
+  const char* env = std::getenv("TENSORBOARD_CONFIG_FILE_PATH");
+  const std::string path = (env != nullptr && *env != '\0')
+                               ? env
+                               : "/opt/ml/input/config/tensorboardoutputconfig.json";
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::optional<std::string>();
+  std::ostringstream text;
+  text << in.rdbuf();
+  std::unique_ptr<cJSON, void (*)(cJSON*)> root(cJSON_Parse(text.str().c_str()), cJSON_Delete);
+  if (root == nullptr || !cJSON_IsObject(root.get())) {
+    return InvalidArgument("the TensorBoard configuration '" + path + "' is not a JSON object");
+  }
+  const cJSON* local = cJSON_GetObjectItemCaseSensitive(root.get(), "LocalPath");
+  if (local == nullptr || cJSON_IsNull(local)) return std::optional<std::string>();
+  if (!cJSON_IsString(local) || local->valuestring[0] == '\0') {
+    return InvalidArgument("the TensorBoard configuration '" + path +
+                           "': LocalPath must be a non-empty string");
+  }
+  return std::optional<std::string>(local->valuestring);
+}
+
+}  // namespace smd::tensorboard

@@ -1,0 +1,334 @@
+// smd export-tensorboard PATH OUT: TensorBoard logs from an existing trial, made only from the
+// public C API (the Trial/Tensor reader and the TensorBoard writer of smd/tensorboard.h).
+//
+// What is exported mirrors what the hook exports while training (FORMAT.md §11):
+//  - a scalar summary of every one-element value of a tensor that belongs to a scalar collection
+//    (losses, metrics, feature_importance, average_shap, sm_metrics) or is a save_scalar value
+//    ("scalar/<name>"), tagged with the tensor name;
+//  - a histogram of every saved value of a tensor that belongs to a collection with save_histogram
+//    (other than the scalar collections and tensorflow_summaries), tagged "<collection>/<tensor>"
+//    with the first such collection by name; bool and empty values excluded.
+// A tensor belongs to a collection if the collections file lists it or one of the collection's
+// regexes matches it (smdebug's own collection queries). Steps are global steps, each written to
+// the folder of the mode it was saved in. Only raw values can be exported: a step where a tensor
+// has only reductions or a shape is skipped.
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "commands.h"
+#include "smd/smd.h"
+
+namespace smdtool {
+namespace {
+
+struct Err {
+  smd_error* e = nullptr;
+  explicit Err(smd_error* err) : e(err) {}
+  ~Err() { smd_error_free(e); }
+  Err(const Err&) = delete;
+  Err& operator=(const Err&) = delete;
+  explicit operator bool() const { return e != nullptr; }
+  smd_code code() const { return smd_error_code(e); }
+  std::string message() const {
+    return std::string(smd_code_name(code())) + ": " + smd_error_message(e);
+  }
+};
+
+template <typename T, void (*Free)(T*)>
+struct Owned {
+  T* p = nullptr;
+  Owned() = default;
+  Owned(const Owned&) = delete;
+  Owned& operator=(const Owned&) = delete;
+  ~Owned() { Free(p); }
+};
+using TrialPtr = Owned<smd_trial, smd_trial_free>;
+using TensorPtr = Owned<smd_tensor, smd_tensor_free>;
+using ValuePtr = Owned<smd_value, smd_value_free>;
+using FilterPtr = Owned<smd_tensor_filter, smd_tensor_filter_free>;
+using CollectionPtr = Owned<smd_collection_info, smd_collection_info_free>;
+using WriterPtr = Owned<smd_tensorboard_writer, smd_tensorboard_writer_free>;
+
+struct Strings {
+  smd_strarray a{nullptr, 0};
+  Strings() = default;
+  Strings(const Strings&) = delete;
+  Strings& operator=(const Strings&) = delete;
+  ~Strings() { smd_strarray_free(&a); }
+  std::vector<std::string> vec() const {
+    std::vector<std::string> v;
+    for (size_t i = 0; i < a.count; ++i) v.emplace_back(a.strings[i]);
+    return v;
+  }
+};
+
+struct Failure {
+  int exit_code;
+  std::string message;
+};
+
+[[noreturn]] void Fail(int exit_code, const std::string& what, const Err& err) {
+  throw Failure{exit_code, what + ": " + err.message()};
+}
+[[noreturn]] void FailTrial(const std::string& what, const Err& err) {
+  Fail(err.code() == SMD_E_MISSING_COLLECTION_FILES ? kExitNoCollections : kExitTrialError, what, err);
+}
+
+bool IsScalarCollection(const std::string& name) {
+  return name == "losses" || name == "metrics" || name == "feature_importance" ||
+         name == "average_shap" || name == "sm_metrics";
+}
+bool IsNonHistogramCollection(const std::string& name) {
+  return IsScalarCollection(name) || name == "tensorflow_summaries";
+}
+
+double Now() {
+  using namespace std::chrono;
+  return duration_cast<duration<double>>(system_clock::now().time_since_epoch()).count();
+}
+
+struct Options {
+  std::string path, out, worker;
+  bool quiet = false;
+};
+
+struct Counts {
+  uint64_t scalars = 0, histograms = 0, skipped = 0, problems = 0;
+};
+
+class Exporter {
+ public:
+  Exporter(const Options& o) : opts_(o) {}
+
+  int Run() {
+    {
+      Err e(smd_trial_open(opts_.path.c_str(), nullptr, &trial_.p));
+      if (e) FailTrial("cannot open the trial '" + opts_.path + "'", e);
+    }
+    // A finished trial is loaded whole by the open; a running one is exported as far as it is.
+    (void)smd_trial_set_auto_refresh(trial_.p, false);
+    LoadCollections();
+    {
+      Err e(smd_tensorboard_writer_create(opts_.out.c_str(), &writer_.p));
+      if (e) Fail(kExitOutput, "cannot write into '" + opts_.out + "'", e);
+    }
+    int64_t* steps = nullptr;
+    size_t n = 0;
+    {
+      Err e(smd_trial_steps(trial_.p, SMD_MODE_GLOBAL, true, &steps, &n));
+      if (e) FailTrial("cannot list the steps", e);
+    }
+    std::vector<int64_t> global_steps(steps, steps + n);
+    smd_free(steps);
+    wall_time_ = Now();
+    for (int64_t step : global_steps) ExportStep(step);
+    {
+      Err e(smd_tensorboard_writer_close(writer_.p));
+      if (e) Fail(kExitOutput, "cannot complete the TensorBoard files", e);
+    }
+    if (!opts_.quiet) {
+      std::fprintf(stderr,
+                   "smd export-tensorboard: %" PRIu64 " scalar(s) and %" PRIu64
+                   " histogram(s) from %zu step(s) written to %s\n",
+                   counts_.scalars, counts_.histograms, global_steps.size(), opts_.out.c_str());
+    }
+    return counts_.problems > 0 ? kExitPartial : kExitOk;
+  }
+
+ private:
+  void LoadCollections() {
+    Strings names;
+    {
+      Err e(smd_trial_collection_names(trial_.p, &names.a));
+      if (e) FailTrial("cannot list the collections", e);
+    }
+    for (const std::string& name : names.vec()) {  // sorted: the first histogram collection wins
+      CollectionPtr info;
+      {
+        Err e(smd_trial_collection(trial_.p, name.c_str(), &info.p));
+        if (e) FailTrial("cannot read collection '" + name + "'", e);
+      }
+      const bool scalar = IsScalarCollection(name);
+      const bool histogram =
+          !IsNonHistogramCollection(name) && smd_collection_info_save_histogram(info.p);
+      if (!scalar && !histogram) continue;
+      FilterPtr filter;
+      Strings members;
+      {
+        Err e(smd_tensor_filter_create(&filter.p));
+        if (e) FailTrial("cannot create a tensor filter", e);
+      }
+      {
+        Err e(smd_tensor_filter_set_collection(filter.p, name.c_str()));
+        if (e) FailTrial("cannot filter by collection '" + name + "'", e);
+      }
+      {
+        Err e(smd_trial_tensor_names(trial_.p, filter.p, &members.a));
+        if (e) FailTrial("cannot list the tensors of collection '" + name + "'", e);
+      }
+      for (const std::string& t : members.vec()) {
+        if (scalar) scalar_tensors_.insert(t);
+        if (histogram && histogram_collection_.count(t) == 0) histogram_collection_[t] = name;
+      }
+    }
+  }
+
+  smd_tensor* Tensor(const std::string& name) {
+    auto it = tensors_.find(name);
+    if (it != tensors_.end()) return it->second.p;
+    TensorPtr& t = tensors_[name];
+    Err e(smd_trial_tensor(trial_.p, name.c_str(), &t.p));
+    if (e) FailTrial("cannot open tensor '" + name + "'", e);
+    return t.p;
+  }
+
+  void Problem(const std::string& tensor, int64_t step, const Err& e) {
+    ++counts_.problems;
+    std::fprintf(stderr, "smd export-tensorboard: '%s' at step %" PRId64 " skipped: %s\n",
+                 tensor.c_str(), step, e.message().c_str());
+  }
+
+  void ExportStep(int64_t step) {
+    smd_mode mode;
+    {
+      Err e(smd_trial_mode(trial_.p, step, &mode));
+      if (e) FailTrial("cannot get the mode of step " + std::to_string(step), e);
+    }
+    FilterPtr filter;
+    Strings names;
+    {
+      Err e(smd_tensor_filter_create(&filter.p));
+      if (e) FailTrial("cannot create a tensor filter", e);
+    }
+    {
+      Err e(smd_tensor_filter_set_step(filter.p, step));
+      if (e) FailTrial("cannot filter by step", e);
+    }
+    {
+      Err e(smd_trial_tensor_names(trial_.p, filter.p, &names.a));
+      if (e) FailTrial("cannot list the tensors of step " + std::to_string(step), e);
+    }
+    for (const std::string& name : names.vec()) {
+      auto hist = histogram_collection_.find(name);
+      const bool scalar = scalar_tensors_.count(name) > 0 || name.rfind("scalar/", 0) == 0;
+      if (hist == histogram_collection_.end() && !scalar) continue;
+      ValuePtr value;
+      {
+        Err e(smd_tensor_value(Tensor(name), step, SMD_MODE_GLOBAL,
+                               opts_.worker.empty() ? nullptr : opts_.worker.c_str(), &value.p));
+        if (e) {
+          const smd_code c = e.code();
+          if (c == SMD_E_TENSOR_UNAVAILABLE_FOR_STEP || c == SMD_E_INVALID_WORKER) {
+            ++counts_.skipped;  // only reductions / a shape, or not from this worker
+          } else {
+            Problem(name, step, e);
+          }
+          continue;
+        }
+      }
+      const smd_dtype dt = smd_value_dtype(value.p);
+      const size_t count = smd_value_count(value.p);
+      const bool numeric = dt != SMD_DTYPE_STRING && smd_dtype_size(dt) > 0;
+      if (hist != histogram_collection_.end() && numeric && dt != SMD_DTYPE_BOOL && count > 0) {
+        const std::string tag = hist->second + "/" + name;
+        bool written = false;
+        Err e(smd_tensorboard_writer_add_histogram(writer_.p, mode, step, wall_time_, tag.c_str(), dt,
+                                                   smd_value_data(value.p),
+                                                   smd_value_nbytes(value.p), &written));
+        if (e) Fail(kExitOutput, "cannot write the histogram of '" + name + "'", e);
+        if (written) ++counts_.histograms;
+      }
+      if (scalar && numeric && count == 1) {
+        double v = 0;
+        Err ge(smd_value_get_double(value.p, 0, &v));
+        if (ge) {
+          if (ge.code() != SMD_E_UNSUPPORTED) Problem(name, step, ge);
+          continue;  // complex values have no scalar summary here
+        }
+        Err e(smd_tensorboard_writer_add_scalar(writer_.p, mode, step, wall_time_, name.c_str(), v));
+        if (e) Fail(kExitOutput, "cannot write the scalar '" + name + "'", e);
+        ++counts_.scalars;
+      }
+    }
+  }
+
+  const Options& opts_;
+  TrialPtr trial_;
+  WriterPtr writer_;
+  std::set<std::string> scalar_tensors_;
+  std::map<std::string, std::string> histogram_collection_;  // tensor -> collection
+  std::map<std::string, TensorPtr> tensors_;
+  double wall_time_ = 0;
+  Counts counts_;
+};
+
+}  // namespace
+
+void HelpExportTensorBoard() {
+  std::printf(
+      "usage: smd export-tensorboard [--worker NAME] [--quiet] PATH OUT\n"
+      "\n"
+      "Writes TensorBoard logs of the trial in folder PATH into folder OUT, as the hook's\n"
+      "TensorBoard export would have: OUT/<MODE>/<step>_<pid>_<host>.tfevents, one folder (run)\n"
+      "per mode, steps as global steps.\n"
+      "  scalars     one-element values of tensors in the losses, metrics, feature_importance,\n"
+      "              average_shap and sm_metrics collections, and save_scalar values (scalar/*)\n"
+      "  histograms  values of tensors in collections with save_histogram, tagged\n"
+      "              <collection>/<tensor> (TensorFlow's default buckets)\n"
+      "Tensors saved only as reductions or shapes have no value to export and are skipped.\n"
+      "\n"
+      "  --worker NAME  export this worker's values (default: at each step, the first worker\n"
+      "                 by name that saved the tensor)\n"
+      "  --quiet        no summary line on stderr\n"
+      "\n"
+      "exit status: 0 ok; 1 the trial could not be read; 2 bad usage; 3 no collections file;\n"
+      "4 the output could not be written; 5 written, but some values could not be read.\n");
+}
+
+int RunExportTensorBoard(int argc, char** argv) {
+  Options o;
+  std::vector<std::string> pos;
+  for (int i = 1; i < argc; ++i) {
+    const char* a = argv[i];
+    if (std::strcmp(a, "--help") == 0 || std::strcmp(a, "-h") == 0) {
+      HelpExportTensorBoard();
+      return kExitOk;
+    } else if (std::strcmp(a, "--quiet") == 0 || std::strcmp(a, "-q") == 0) {
+      o.quiet = true;
+    } else if (std::strcmp(a, "--worker") == 0) {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "smd export-tensorboard: --worker needs a name\n");
+        return kExitUsage;
+      }
+      o.worker = argv[++i];
+    } else if (std::strncmp(a, "--worker=", 9) == 0) {
+      o.worker = a + 9;
+    } else if (a[0] == '-' && a[1] != '\0') {
+      std::fprintf(stderr, "smd export-tensorboard: unknown option '%s'\n", a);
+      return kExitUsage;
+    } else {
+      pos.emplace_back(a);
+    }
+  }
+  if (pos.size() != 2) {
+    std::fprintf(stderr, "usage: smd export-tensorboard [--worker NAME] [--quiet] PATH OUT\n");
+    return kExitUsage;
+  }
+  o.path = pos[0];
+  o.out = pos[1];
+  try {
+    Exporter ex(o);
+    return ex.Run();
+  } catch (const Failure& f) {
+    std::fprintf(stderr, "smd export-tensorboard: %s\n", f.message.c_str());
+    return f.exit_code;
+  }
+}
+
+}  // namespace smdtool
