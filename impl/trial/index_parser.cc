@@ -57,8 +57,9 @@ size_t Utf8SeqLen(const unsigned char* p, const unsigned char* end) {
 
 class Parser {
  public:
-  Parser(std::string_view text, ParsedIndex* out)
-      : begin_(text.data()), p_(text.data()), end_(text.data() + text.size()), out_(out) {}
+  Parser(std::string_view text, ParsedIndex* out, bool fast_path)
+      : begin_(text.data()), p_(text.data()), end_(text.data() + text.size()), out_(out),
+        fast_path_(fast_path) {}
 
   Status Run() {
     Ws();
@@ -401,7 +402,7 @@ class Parser {
         seen_tensor_payload_ = true;
         out_->tensors.clear();
         out_->tensors.reserve(static_cast<size_t>(end_ - p_) / 64 + 1);  // ~70 bytes per entry
-        return Array([&] { return FastTensorEntry() || ParseTensorEntry(); });
+        return Array([&] { return (fast_path_ && FastTensorEntry()) || ParseTensorEntry(); });
       }
       if (key == "shape_payload") {
         seen_shape_payload_ = true;
@@ -523,6 +524,7 @@ class Parser {
   const char* p_;
   const char* end_;
   ParsedIndex* out_;
+  const bool fast_path_;
   Status status_;
   bool seen_meta_ = false, seen_tensor_payload_ = false, seen_shape_payload_ = false;
 };
@@ -540,9 +542,9 @@ void ParsedIndex::Clear() {
   unescaped.clear();
 }
 
-Status ParseIndexFile(std::string_view text, ParsedIndex* out) {
+Status ParseIndexFile(std::string_view text, ParsedIndex* out, bool fast_path) {
   out->Clear();
-  Parser p(text, out);
+  Parser p(text, out, fast_path);
   return p.Run();
 }
 

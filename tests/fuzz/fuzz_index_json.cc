@@ -1,5 +1,6 @@
 // Fuzzes the index file parser (impl/trial/index_parser): any bytes, as the reader reads them
-// from index/<folder>/<step>_<worker>.json.
+// from index/<folder>/<step>_<worker>.json; the fast path for smdebug's exact layout must agree
+// with the general parser on every input.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -24,11 +25,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     (void)h;
   }
-  // Parsing again into the same object (the reader reuses one) must give the same answer.
+  // Parsing again into the same object (the reader reuses one) gives the same answer, and so does
+  // the general parser alone (without the fast path for smdebug's exact layout).
   parsed.Clear();
-  smd::trial::ParsedIndex again;
-  const bool ok1 = smd::trial::ParseIndexFile(text, &parsed).ok();
-  const bool ok2 = smd::trial::ParseIndexFile(text, &again).ok();
-  if (ok1 != ok2 || (ok1 && parsed.tensors.size() != again.tensors.size())) __builtin_trap();
+  smd::trial::ParsedIndex general;
+  const smd::Status st1 = smd::trial::ParseIndexFile(text, &parsed);
+  const smd::Status st2 = smd::trial::ParseIndexFile(text, &general, /*fast_path=*/false);
+  if (st1.ok() != st2.ok() || st1.message() != st2.message()) __builtin_trap();
+  if (st1.ok()) {
+    if (parsed.tensors.size() != general.tensors.size() || parsed.mode != general.mode ||
+        parsed.mode_step != general.mode_step ||
+        parsed.event_file_name != general.event_file_name) {
+      __builtin_trap();
+    }
+    for (size_t i = 0; i < parsed.tensors.size(); ++i) {
+      const auto& a = parsed.tensors[i];
+      const auto& b = general.tensors[i];
+      if (a.name != b.name || a.start != b.start || a.length != b.length) __builtin_trap();
+    }
+  }
   return 0;
 }
