@@ -203,6 +203,12 @@ class LocalStorage : public Storage {
   }
 
   Result<std::string> ReadAll(const std::string& rel) override {
+    std::string out;
+    SMD_RETURN_IF_ERROR(ReadAllInto(rel, &out));
+    return out;
+  }
+
+  Status ReadAllInto(const std::string& rel, std::string* result) override {
     // O_NONBLOCK: a FIFO (or another special file) where a file should be must not block the
     // reader; regular files ignore it.
     int fd = OpenAt(rel, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -226,7 +232,8 @@ class LocalStorage : public Storage {
     }
     if (static_cast<size_t>(n) < scratch.size()) {
       ::close(fd);
-      return std::string(scratch.data(), static_cast<size_t>(n));
+      result->assign(scratch.data(), static_cast<size_t>(n));  // (keeps the capacity)
+      return Status::Ok();
     }
     struct stat st;
     if (::fstat(fd, &st) != 0) {
@@ -238,7 +245,8 @@ class LocalStorage : public Storage {
       ::close(fd);
       return Status(Code::kIO, "cannot read '" + Path(rel) + "': it is not a regular file");
     }
-    std::string out(scratch.data(), static_cast<size_t>(n));
+    std::string& out = *result;
+    out.assign(scratch.data(), static_cast<size_t>(n));
     size_t done = out.size();
     size_t cap = std::max(done, static_cast<size_t>(st.st_size)) + 1;
     out.resize(cap);
@@ -258,7 +266,7 @@ class LocalStorage : public Storage {
     }
     ::close(fd);
     out.resize(done);
-    return out;
+    return Status::Ok();
   }
 
   Status ReadRange(const std::string& rel, uint64_t offset, uint64_t len, char* out) override {

@@ -59,6 +59,11 @@ class Storage {
   virtual Result<uint64_t> FileSize(const std::string& rel) = 0;
   // Whole file. Errors: kNotFound, kIO.
   virtual Result<std::string> ReadAll(const std::string& rel) = 0;
+  // The same into *out, reusing its capacity (readers that read many files keep one buffer).
+  virtual Status ReadAllInto(const std::string& rel, std::string* out) {
+    SMD_ASSIGN_OR_RETURN(*out, ReadAll(rel));
+    return Status::Ok();
+  }
   // Exactly `len` bytes at `offset` into `out`. Errors: kNotFound, kIO, kCorrupt if the file is
   // shorter than offset + len.
   virtual Status ReadRange(const std::string& rel, uint64_t offset, uint64_t len, char* out) = 0;

@@ -75,6 +75,7 @@ constexpr uint32_t kNone = UINT32_MAX;
 constexpr std::string_view kReductionPrefix = "smdebug/reductions/";
 constexpr size_t kApplyChunk = 64;             // index files applied under one lock
 constexpr size_t kParseAhead = 256;            // index files read and parsed ahead of applying
+static_assert(kParseAhead >= kApplyChunk, "a chunk's files are parsed into distinct slots");
 constexpr size_t kParallelMinFiles = 48;       // fewer: parse on the calling thread
 constexpr size_t kParallelMinValues = 32;      // values() reads fewer on the calling thread
 constexpr uint64_t kSmallEventFile = 256 << 10;  // event files read (and cached) whole
@@ -220,11 +221,8 @@ class InOrderPipeline {
     for (unsigned k = 0; k < helpers; ++k) threads_.emplace_back([this] { Help(); });
   }
   ~InOrderPipeline() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
+    stop_.store(true);
+    Notify();
     for (std::thread& t : threads_) t.join();
   }
   InOrderPipeline(const InOrderPipeline&) = delete;
@@ -237,48 +235,75 @@ class InOrderPipeline {
       state_[i].store(kDone);
       return;
     }
+    // A helper is doing it, and will be done within microseconds: spin a little before sleeping
+    // (a futex sleep and wake-up cost about as much as parsing a file).
+    for (int k = 0; k < kSpins; ++k) {
+      if (state_[i].load() == kDone) return;
+      CpuRelax();
+    }
+    // Waiters announce themselves, so that the helpers take the lock and notify only when
+    // someone waits.
     std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [&] { return state_[i].load() == kDone || error_; });
+    waiters_.fetch_add(1);
+    cv_.wait(lock, [&] { return state_[i].load() == kDone || stop_.load(); });
+    waiters_.fetch_sub(1);
     if (error_) std::rethrow_exception(error_);
   }
 
   // Items before `count` are consumed: the helpers may run further ahead.
   void Consumed(size_t count) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      consumed_ = count;
-    }
-    cv_.notify_all();
+    consumed_.store(count);
+    Notify();
   }
 
  private:
   static constexpr uint8_t kTodo = 0, kRunning = 1, kDone = 2;
+  static constexpr int kSpins = 20000;  // about 50-100 us
+
+  static void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+  }
+
+  // Wakes the waiters, if any. Sequentially consistent: a waiter registers, then checks its
+  // condition; this runs after the condition changed, then looks for waiters.
+  void Notify() {
+    if (waiters_.load() == 0) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    cv_.notify_all();
+  }
 
   void Help() {
     for (;;) {
-      size_t i;
-      {
+      size_t i = next_.load();
+      if (i >= n_ || stop_.load()) return;
+      if (i >= consumed_.load() + lookahead_) {  // far enough ahead: wait for the consumer
         std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return stop_ || next_ >= n_ || next_ < consumed_ + lookahead_; });
-        if (stop_ || next_ >= n_) return;
-        i = next_++;
+        waiters_.fetch_add(1);
+        cv_.wait(lock, [&] { return stop_.load() || next_.load() < consumed_.load() + lookahead_; });
+        waiters_.fetch_sub(1);
+        continue;
       }
+      if (!next_.compare_exchange_weak(i, i + 1)) continue;
       uint8_t expected = kTodo;
       if (!state_[i].compare_exchange_strong(expected, kRunning)) continue;  // the caller took it
       try {
         work_(i);
       } catch (...) {
-        std::lock_guard<std::mutex> lock(mu_);
-        if (!error_) error_ = std::current_exception();
-        stop_ = true;
-        cv_.notify_all();
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          if (!error_) error_ = std::current_exception();
+        }
+        stop_.store(true);
+        state_[i].store(kDone);
+        Notify();
         return;
       }
-      {
-        std::lock_guard<std::mutex> lock(mu_);  // (so that a waiting Get sees it)
-        state_[i].store(kDone);
-      }
-      cv_.notify_all();
+      state_[i].store(kDone);
+      Notify();
     }
   }
 
@@ -286,12 +311,13 @@ class InOrderPipeline {
   Work work_;
   std::unique_ptr<std::atomic<uint8_t>[]> state_;
   std::vector<std::thread> threads_;
+  std::atomic<size_t> next_{0};      // the next item a helper takes
+  std::atomic<size_t> consumed_{0};  // items the caller is done with
+  std::atomic<bool> stop_{false};
+  std::atomic<int> waiters_{0};
   std::mutex mu_;
   std::condition_variable cv_;
-  size_t next_ = 0;      // the next item a helper takes
-  size_t consumed_ = 0;  // items the caller is done with
-  bool stop_ = false;
-  std::exception_ptr error_;
+  std::exception_ptr error_;  // guarded by mu_
 };
 
 // Sleeps for a short poll slice: 5 ms doubling to kWaitSliceMs, never past the deadline.
@@ -350,12 +376,20 @@ struct Trial::Found {
   std::vector<RedEntry> reds;
 };
 
+// Where an index file is read and parsed. A refresh keeps a ring of these (as many as files may
+// be parsed ahead) and reuses their buffers: no allocation per file in the steady state, and none
+// freed on another thread than the one that allocated it (which made malloc's arena locks the
+// bottleneck of opening with helper threads).
+struct Trial::ParseSlot {
+  std::string text;
+  ParsedIndex parsed;  // views into text
+};
+
 struct Trial::PendingFile {
   std::string rel;
   int64_t step = 0;
   std::string worker;
-  std::string text;
-  ParsedIndex parsed;
+  ParseSlot* slot = nullptr;  // set when it was parsed
   Status status;
   bool gone = false;  // vanished between listing and reading
 };
@@ -564,7 +598,7 @@ Status Trial::RefreshLocked(Status* first_problem) {
     SMD_ASSIGN_OR_RETURN(std::vector<std::string> files, ListCollectionFiles());
     AddCollectionWorkers(files);
   }
-  SMD_RETURN_IF_ERROR(ListAndLoadIndex(first_problem));
+  SMD_RETURN_IF_ERROR(ListAndLoadIndex(first_problem, /*live=*/!ended));
   if (ended) {
     std::unique_lock<std::shared_mutex> lock(mu_);
     if (!loaded_all_) {
@@ -644,28 +678,35 @@ Result<std::vector<Trial::PendingFile>> Trial::ListNewIndexFiles(bool* listed_an
   return out;
 }
 
-Status Trial::ListAndLoadIndex(Status* first_problem) {
+Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
   bool listed_any = false;
   SMD_ASSIGN_OR_RETURN(std::vector<PendingFile> files, ListNewIndexFiles(&listed_any));
 
-  auto parse_one = [this](PendingFile& f) {
-    auto text = storage_->ReadAll(f.rel);
-    if (!text.ok()) {
-      if (text.status().code() == Code::kNotFound) {
+  // Files are read at most kParseAhead ahead of the one applied, so file i can use slot
+  // i % slots.size(): the file that used it before has been applied.
+  std::vector<ParseSlot> slots(std::min(files.size(), kParseAhead));
+  auto read_one = [this, &slots](PendingFile& f, size_t i) {
+    ParseSlot& slot = slots[i % slots.size()];
+    f.slot = &slot;
+    Status read = storage_->ReadAllInto(f.rel, &slot.text);
+    if (!read.ok()) {
+      if (read.code() == Code::kNotFound) {
         f.gone = true;
       } else {
-        f.status = text.status();
+        f.status = read;
       }
-      return;
     }
-    f.text = std::move(text).value();
-    Status st = ParseIndexFile(f.text, &f.parsed);
-    if (st.ok() && f.parsed.mode_step < 0) {
-      st = Corrupt("mode step " + std::to_string(f.parsed.mode_step) + " can not be less than 0");
+  };
+  auto parse_one = [this](PendingFile& f) {
+    if (f.gone || !f.status.ok()) return;
+    ParsedIndex& parsed = f.slot->parsed;
+    Status st = ParseIndexFile(f.slot->text, &parsed);
+    if (st.ok() && parsed.mode_step < 0) {
+      st = Corrupt("mode step " + std::to_string(parsed.mode_step) + " can not be less than 0");
     }
-    if (st.ok() && f.parsed.has_event_file_name && !f.parsed.tensors.empty() &&
-        !IsSafeRelativePath(f.parsed.event_file_name)) {
-      st = Corrupt("event_file_name '" + std::string(f.parsed.event_file_name) +
+    if (st.ok() && parsed.has_event_file_name && !parsed.tensors.empty() &&
+        !IsSafeRelativePath(parsed.event_file_name)) {
+      st = Corrupt("event_file_name '" + std::string(parsed.event_file_name) +
                    "' is not a path inside the trial");
     }
     if (!st.ok()) {
@@ -673,17 +714,20 @@ Status Trial::ListAndLoadIndex(Status* first_problem) {
     }
   };
 
-  // Helper threads read and parse ahead while this thread applies the files in order, a chunk
-  // at a time under the lock.
+  // A helper thread reads the files ahead while this thread parses and applies them in order, a
+  // chunk at a time under the lock. One reader: threads opening files of one folder at once
+  // slow each other down (the folder's dentry is shared), more than they gain.
   const size_t n = files.size();
-  const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  const unsigned helpers = n >= kParallelMinFiles ? std::min(hw, 8u) - 1 : 0;
-  auto work = [&](size_t i) { parse_one(files[i]); };
+  const unsigned helpers = n >= kParallelMinFiles && std::thread::hardware_concurrency() > 1 ? 1 : 0;
+  auto work = [&](size_t i) { read_one(files[i], i); };
   InOrderPipeline<decltype(work)> pipe(n, kParseAhead, helpers, work);
   std::vector<uint32_t> grown;
   for (size_t begin = 0; begin < n; begin += kApplyChunk) {
     const size_t end = std::min(n, begin + kApplyChunk);
-    for (size_t i = begin; i < end; ++i) pipe.Get(i);
+    for (size_t i = begin; i < end; ++i) {
+      pipe.Get(i);
+      parse_one(files[i]);
+    }
     std::vector<std::string> problems;
     {
       std::unique_lock<std::shared_mutex> lock(mu_);
@@ -700,19 +744,17 @@ Status Trial::ListAndLoadIndex(Status* first_problem) {
           problems.push_back(f.status.message());
           continue;
         }
-        ok_files.push_back(&f.parsed);
+        ok_files.push_back(&f.slot->parsed);
         resolved.emplace_back();
-        ResolveEntries(f.parsed, &resolved.back());
+        ResolveEntries(f.slot->parsed, &resolved.back());
       }
-      ReserveForBatch(ok_files, resolved, n - end, &grown);
+      ReserveForBatch(ok_files, resolved, n - end, live, &grown);
       size_t k = 0;
       for (size_t i = begin; i < end; ++i) {
         PendingFile& f = files[i];
         if (f.gone || !f.status.ok()) continue;
         ++index_files_read_;
-        ApplyIndexFile(f.parsed, resolved[k++], f.step, f.worker);
-        f.text = std::string();
-        f.parsed = ParsedIndex();
+        ApplyIndexFile(f.slot->parsed, resolved[k++], f.step, f.worker);
       }
     }
     pipe.Consumed(end);
@@ -874,7 +916,7 @@ void Trial::ResolveEntries(const ParsedIndex& p, std::vector<Prediction>* out) {
 
 void Trial::ReserveForBatch(const std::vector<const ParsedIndex*>& files,
                             const std::vector<std::vector<Prediction>>& resolved,
-                            size_t files_after, std::vector<uint32_t>* grown) {
+                            size_t files_after, bool live, std::vector<uint32_t>* grown) {
   // Per (tensor, mode): the files of the batch that have it (one step entry each) and its
   // reduction entries.
   const size_t n = tensors_.size() * kNumModes;
@@ -908,7 +950,10 @@ void Trial::ReserveForBatch(const std::vector<const ParsedIndex*>& files,
         want += files_after * per_file;
         grown->push_back(static_cast<uint32_t>(idx));
       }
-      v.reserve(want);
+      // Growing by at least half keeps a live trial's refreshes (a few steps each) from copying
+      // the whole table every time; a live trial also gets an eighth more room to begin with.
+      if (live) want += want / 8;
+      v.reserve(std::max(want, v.size() + v.size() / 2));
     };
     reserve(t.by_mode[mi], step_count[idx], 1);
     if (red_count[idx] > 0) reserve(t.reds[mi], red_count[idx], red_count[idx] / step_count[idx]);

@@ -165,6 +165,7 @@ class Trial : public std::enable_shared_from_this<Trial> {
   struct TensorData;
   struct StepInfo;
   struct Found;
+  struct ParseSlot;
   struct PendingFile;
   struct Prediction;
 
@@ -185,7 +186,7 @@ class Trial : public std::enable_shared_from_this<Trial> {
                    WaitState* w);
   Status MaybeRefresh();
   Status RefreshLocked(Status* first_problem);  // with refresh_mu_ held
-  Status ListAndLoadIndex(Status* first_problem);
+  Status ListAndLoadIndex(Status* first_problem, bool live);  // live: the job has not ended
   Result<std::vector<PendingFile>> ListNewIndexFiles(bool* listed_any);
   void ResolveEntries(const ParsedIndex& p, std::vector<Prediction>* out);
   void ApplyIndexFile(const ParsedIndex& p, const std::vector<Prediction>& resolved,
@@ -194,7 +195,7 @@ class Trial : public std::enable_shared_from_this<Trial> {
   // the size they will have); returns the (tensor, mode) tables given room beyond the batch.
   void ReserveForBatch(const std::vector<const ParsedIndex*>& files,
                        const std::vector<std::vector<Prediction>>& resolved, size_t files_after,
-                       std::vector<uint32_t>* grown);
+                       bool live, std::vector<uint32_t>* grown);
   void ShrinkTables(const std::vector<uint32_t>& grown);
   void UpdateCursor();
   void AddWarning(const std::string& message);
