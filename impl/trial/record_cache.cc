@@ -63,6 +63,31 @@ bool RecordCache::TouchFile(uint32_t file) {
   return !touched_.insert(file).second;
 }
 
+void RecordCache::GetValues(const std::vector<std::pair<uint32_t, uint64_t>>& keys,
+                            std::vector<ValuePtr>* out) {
+  out->assign(keys.size(), nullptr);
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (Item* item = Find(Key{keys[i].first, keys[i].second})) (*out)[i] = item->value;
+  }
+}
+
+void RecordCache::PutValues(const std::vector<std::pair<uint32_t, uint64_t>>& keys,
+                            const std::vector<ValuePtr>& values) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < keys.size() && i < values.size(); ++i) {
+    if (!values[i]) continue;
+    const size_t bytes = values[i]->memory_size() + kItemOverhead;
+    Insert(Item{Key{keys[i].first, keys[i].second}, values[i], nullptr, bytes});
+  }
+}
+
+void RecordCache::TouchFiles(const std::vector<uint32_t>& files) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (touched_.size() > (1u << 20)) touched_.clear();
+  touched_.insert(files.begin(), files.end());
+}
+
 size_t RecordCache::used_bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
   return used_;

@@ -11,6 +11,8 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "impl/trial/value.h"
 
@@ -29,6 +31,13 @@ class RecordCache {
   // file only from its second use on keeps a scan of one tensor over many steps reading just its
   // records, while reading many tensors of one step costs one read of the file.
   bool TouchFile(uint32_t file);
+
+  // The same for many at once, under one lock (threads reading in bulk share nothing else).
+  // GetValues: out[i] is the cached value of keys[i] or null.
+  void GetValues(const std::vector<std::pair<uint32_t, uint64_t>>& keys, std::vector<ValuePtr>* out);
+  void PutValues(const std::vector<std::pair<uint32_t, uint64_t>>& keys,
+                 const std::vector<ValuePtr>& values);  // null values are skipped
+  void TouchFiles(const std::vector<uint32_t>& files);
   size_t capacity() const { return capacity_; }
 
   size_t used_bytes() const;

@@ -216,6 +216,12 @@ class Trial : public std::enable_shared_from_this<Trial> {
   Result<Found> Resolve(uint32_t id, int64_t step, Mode mode, const std::string* worker);
   Result<ValuePtr> ReadRecord(uint32_t file, uint64_t offset, uint64_t length,
                               const std::string& tag, uint32_t tensor_id, int64_t step, Mode mode);
+  // One record of an event file, decoded: no value cache; whole small files read and cached
+  // when use_blocks. *reads counts the storage reads done.
+  Result<ValuePtr> ReadRecordAt(const std::string& rel, uint64_t span, uint32_t file,
+                                uint64_t offset, uint64_t length, const std::string& tag,
+                                uint32_t tensor_id, int64_t step, Mode mode, bool use_blocks,
+                                int* reads);
   Result<ValuePtr> ValueOf(uint32_t id, const Found& f, int64_t step, Mode mode);
   // The info of a large record from its first bytes; nullopt when they do not suffice.
   Result<std::optional<ValueInfo>> ReadRecordHead(uint32_t file, uint64_t offset, uint64_t length,
