@@ -195,6 +195,39 @@ TEST(Trial, StepErrorsFollowSmdebug) {
   EXPECT_EQ(t->HasPassedStep(7, Mode::kGlobal).value(), StepState::kUnavailable);
 }
 
+// smd_tensor_values reads on several threads (from 32 steps on): values in step order, the cache
+// used and filled, the first failing step's error.
+TEST(Trial, ValuesInBulk) {
+  TrialBuilder b(TempDir("t"));
+  b.WriteCollections({"worker_0"}, 1);
+  for (int s = 0; s < 80; ++s) b.SimpleStep(s, {"a", "b"});
+  b.End();
+  auto t = MustOpen(b.dir());
+  ASSERT_TRUE(t);
+  const uint32_t a = Id(*t, "a");
+  ASSERT_TRUE(t->TensorValue(a, 5, Mode::kGlobal, nullptr).ok());  // cached now
+  const uint64_t before = t->GetStats().records_read;
+  auto all = t->TensorValues(a, Mode::kGlobal, nullptr);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  ASSERT_EQ(all->size(), 80u);
+  for (int s = 0; s < 80; ++s) {
+    EXPECT_EQ(all.value()[s].first, s);
+    EXPECT_EQ(FloatAt(all.value()[s].second), float(s));
+  }
+  EXPECT_EQ(t->GetStats().records_read - before, 79u);  // step 5 came from the cache
+  auto again = t->TensorValues(a, Mode::kGlobal, nullptr);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again.value()[7].second, all.value()[7].second);  // the same cached value
+  EXPECT_EQ(t->GetStats().records_read - before, 79u);
+  ASSERT_EQ(0, std::remove((b.dir() + "/events/000000000040/000000000040_worker_0.tfevents").c_str()));
+  ASSERT_EQ(0, std::remove((b.dir() + "/events/000000000060/000000000060_worker_0.tfevents").c_str()));
+  auto broken = t->TensorValues(Id(*t, "b"), Mode::kGlobal, nullptr);
+  EXPECT_EQ(broken.status().code(), Code::kTensorUnavailableForStep);
+  EXPECT_NE(broken.status().message().find("000000000040_worker_0.tfevents' is missing"),
+            std::string::npos)
+      << broken.status().message();
+}
+
 TEST(Trial, ValuesOutliveTheTrial) {
   ValuePtr v;
   {
