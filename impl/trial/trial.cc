@@ -78,6 +78,7 @@ constexpr size_t kParseAhead = 256;            // index files read and parsed ah
 static_assert(kParseAhead >= kApplyChunk, "a chunk's files are parsed into distinct slots");
 constexpr size_t kParallelMinFiles = 48;       // fewer: parse on the calling thread
 constexpr size_t kParallelMinValues = 32;      // values() reads fewer on the calling thread
+constexpr size_t kParallelBlock = 16;          // values() a thread reads at a time
 constexpr uint64_t kSmallEventFile = 256 << 10;  // event files read (and cached) whole
 constexpr uint64_t kScratchRecordMax = 64 << 10;  // records read into a per-thread buffer
 constexpr size_t kRecordHeadBytes = 4096;      // read to learn a large record's dtype and shape
@@ -177,10 +178,13 @@ int64_t WindowFromEnv() {
 }
 
 // Runs fn(i) for i in [begin, end) on up to `max_threads` threads (the caller's included) when
-// there are at least min_items items; otherwise on the calling thread. An exception thrown by fn
-// (bad_alloc) stops the work and is rethrown on the calling thread.
+// there are at least min_items items; otherwise on the calling thread. Threads take `block`
+// consecutive items at a time (so that what they write next to each other is not written by two
+// threads at once). An exception thrown by fn (bad_alloc) stops the work and is rethrown on the
+// calling thread.
 template <typename Fn>
-void ParallelFor(size_t begin, size_t end, size_t min_items, unsigned max_threads, Fn fn) {
+void ParallelFor(size_t begin, size_t end, size_t min_items, unsigned max_threads, size_t block,
+                 Fn fn) {
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   const unsigned threads = end - begin >= min_items ? std::min(hw, max_threads) : 1;
   if (threads <= 1) {
@@ -192,7 +196,9 @@ void ParallelFor(size_t begin, size_t end, size_t min_items, unsigned max_thread
   std::exception_ptr error;
   auto work = [&] {
     try {
-      for (size_t i; (i = next.fetch_add(1)) < end;) fn(i);
+      for (size_t b; (b = next.fetch_add(block)) < end;) {
+        for (size_t i = b; i < std::min(end, b + block); ++i) fn(i);
+      }
     } catch (...) {
       next.store(end);
       std::lock_guard<std::mutex> lock(error_mu);
@@ -1636,7 +1642,7 @@ Result<std::vector<std::pair<int64_t, ValuePtr>>> Trial::TensorValues(uint32_t i
   std::vector<Status> errors(n);
   std::vector<ValuePtr> fresh(n);
   std::vector<uint8_t> reads(n, 0);
-  ParallelFor(0, n, kParallelMinValues, 4, [&](size_t i) {
+  ParallelFor(0, n, kParallelMinValues, 4, kParallelBlock, [&](size_t i) {
     const StepEntry& e = found[i].entry;
     if (e.file == kNone) {
       errors[i] = TensorUnavailableForStepError(name, steps[i], mode, !found[i].reds.empty());
