@@ -15,9 +15,10 @@ MEM resident memory added by opening a 10,000 steps x 100 tensors trial, per (te
 The trials are written by tests/bench/make_trial (smd's encoders, smdebug's layout and bytes) on a
 fresh ext4 file system (benchlib.FreshFilesystem), and read with a warm page cache. Each
 repetition opens a new trial, so nothing is served from a value cache. smd figures are the best
-of --reps runs, smdebug's the best of fewer (it is slower). Bounds measured in the same run: R1
-opening and reading the 1000 index files, R2 open + pread + close of the 1000 records (1 and 2
-threads), R3 pread of the same 400 MiB; files are opened relative to the trial folder, as smd does.
+of --reps runs (R4: the median of 5 refreshes), smdebug's the best of 3-5 (R4: the median of 3).
+Bounds measured in the same run: R1 opening and reading the 1000 index files, R2 open + pread +
+close of the 1000 records (1 and 2 threads), R3 pread of the same 400 MiB; files are opened
+relative to the trial folder, as smd does.
 """
 import argparse
 import json
@@ -182,6 +183,7 @@ def run(args, scratch):
     reps = args.reps
 
     rows = []
+    notes = []
 
     def row(name, smdebug, smd, bound, vs_smdebug, vs_bound, target, met):
         rows.append((name, smdebug, smd, bound, vs_smdebug, vs_bound, target, met))
@@ -200,7 +202,7 @@ def run(args, scratch):
 
     # R2
     smd = run_json(bench, "series", t1, TENSOR, reps)
-    sd_t, sd_n, _ = smdebug_series(t1, TENSOR, 2)
+    sd_t, sd_n, _ = smdebug_series(t1, TENSOR, 5)
     n = smd["count"]
     assert n == sd_n == 1000
     lst = os.path.join(scratch, "records.lst")
@@ -215,12 +217,18 @@ def run(args, scratch):
     row("R2 the same, smd_tensor_values() (values/s)", f"{sd_rate:,.0f}", f"{bulk_rate:,.0f}",
         f"{b2:,.0f} (openat+pread+close, 2 threads)", f"{bulk_rate / sd_rate:.1f}x",
         f"{bulk_rate / b2 * 100:.0f}%", ">= 50x", bulk_rate / sd_rate >= 50)
-    row("R2 ceiling: the bound itself vs smdebug", f"{sd_rate:,.0f}", "-",
-        f"{b2:,.0f} (2 threads)", f"{b2 / sd_rate:.1f}x (at most)", "-", ">= 50x", b2 / sd_rate >= 50)
+    row("R2 ceiling: the bound vs smdebug (any reader)", f"{sd_rate:,.0f}", "-",
+        f"{b2:,.0f} (2 threads)", f"{b1 / sd_rate:.1f}x / {b2 / sd_rate:.1f}x", "-",
+        "(1 / 2 threads)", None)
+    notes.append(f"R2: each value is in its own event file; openat + pread + close alone take "
+                 f"{1e6 / b1:.2f} us per value here, so no reader of these files gets more than "
+                 f"{b1 / sd_rate:.0f}x smdebug on one thread or {b2 / sd_rate:.0f}x on two; "
+                 f"smd spends {1e6 / loop_rate:.2f} us per value() and "
+                 f"{1e6 / bulk_rate:.2f} us per value in smd_tensor_values().")
 
     # R3
     smd = run_json(bench, "series", t3, "layer0/weight", reps)
-    sd_t, sd_n, sd_bytes = smdebug_series(t3, "layer0/weight", 2)
+    sd_t, sd_n, sd_bytes = smdebug_series(t3, "layer0/weight", 3)
     assert smd["count"] == sd_n == 100 and smd["bytes"] == sd_bytes
     lst = os.path.join(scratch, "big.lst")
     index_ranges(t3, "layer0/weight", lst)
@@ -262,13 +270,16 @@ def run(args, scratch):
 
     header = ("workload", "smdebug", "smd", "bound (same run)", "smd vs smdebug", "smd / bound",
               "target", "met")
-    table = [tuple(str(c) if not isinstance(c, bool) else ("yes" if c else "NO") for c in r) for r in rows]
+    table = [tuple("-" if c is None else ("yes" if c else "NO") if isinstance(c, bool) else str(c)
+                   for c in r) for r in rows]
     widths = [max(len(r[i]) for r in table + [header]) for i in range(len(header))]
     line = lambda r: "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |"  # noqa: E731
     print(line(header))
     print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     for r in table:
         print(line(r))
+    for n in notes:
+        print(n)
     sys.stdout.flush()
 
 
