@@ -74,9 +74,9 @@ namespace {
 constexpr uint32_t kNone = UINT32_MAX;
 constexpr std::string_view kReductionPrefix = "smdebug/reductions/";
 constexpr size_t kApplyChunk = 64;             // index files applied under one lock
-constexpr size_t kParseAhead = 256;            // index files read and parsed ahead of applying
-static_assert(kParseAhead >= kApplyChunk, "a chunk's files are parsed into distinct slots");
-constexpr size_t kParallelMinFiles = 48;       // fewer: parse on the calling thread
+constexpr size_t kParseAhead = 256;            // index files read ahead of parsing and applying
+static_assert(kParseAhead >= kApplyChunk, "a chunk's files are read into distinct slots");
+constexpr size_t kParallelMinFiles = 48;       // fewer: read on the calling thread
 constexpr size_t kParallelMinValues = 32;      // values() reads fewer on the calling thread
 constexpr size_t kParallelBlock = 16;          // values() a thread reads at a time
 constexpr uint64_t kSmallEventFile = 256 << 10;  // event files read (and cached) whole
@@ -243,7 +243,7 @@ class InOrderPipeline {
     }
     // A helper is doing it, and will be done within microseconds: spin a little before sleeping
     // (a futex sleep and wake-up cost about as much as parsing a file).
-    for (int k = 0; k < kSpins; ++k) {
+    for (int k = 0; k < kSpins && !stop_.load(); ++k) {
       if (state_[i].load() == kDone) return;
       CpuRelax();
     }
@@ -253,7 +253,7 @@ class InOrderPipeline {
     waiters_.fetch_add(1);
     cv_.wait(lock, [&] { return state_[i].load() == kDone || stop_.load(); });
     waiters_.fetch_sub(1);
-    if (error_) std::rethrow_exception(error_);
+    if (error_) std::rethrow_exception(error_);  // (stop_ is only set early by an error)
   }
 
   // Items before `count` are consumed: the helpers may run further ahead.
@@ -298,13 +298,12 @@ class InOrderPipeline {
       if (!state_[i].compare_exchange_strong(expected, kRunning)) continue;  // the caller took it
       try {
         work_(i);
-      } catch (...) {
+      } catch (...) {  // item i stays unfinished; Get(i) rethrows
         {
           std::lock_guard<std::mutex> lock(mu_);
           if (!error_) error_ = std::current_exception();
         }
         stop_.store(true);
-        state_[i].store(kDone);
         Notify();
         return;
       }
