@@ -1,6 +1,6 @@
 /* train_mlp: a small training loop instrumented with smd's hook.
  *
- *   train_mlp OUT_DIR [--steps N] [--lr RATE] [--init SCALE] [--seed S]
+ *   train_mlp OUT_DIR [--steps N] [--lr RATE] [--init SCALE] [--seed S] [--tensorboard]
  *
  * A two-layer perceptron (8 inputs, 16 sigmoid hidden units, 1 sigmoid output) learns a synthetic
  * binary classification task with plain SGD. Every training step it offers the hook its weights,
@@ -9,10 +9,15 @@
  *   - weights and biases every 10 steps (raw values),
  *   - gradients every 10 steps as reductions only (mean, abs_mean, max, min, l2_norm),
  *   - the loss every step (the "losses" collection), plus the accuracy as a scalar.
- * With --init 8 the hidden layer saturates and the gradients of the first layer vanish; with
- * --lr 50 the loss explodes. The defaults train well.
+ * The defaults train well. With --lr 1000 the first updates throw the hidden units into
+ * saturation, after which the first layer's gradients vanish (about 1e-9) and the loss stays high:
+ * the VanishingGradient rule fires (smd rules OUT_DIR --rule VanishingGradient).
+ * --tensorboard also writes TensorBoard logs into OUT_DIR/tensorboard.
+ * Each step it polls the hook's stop signal: `smd rules OUT_DIR --follow --stop-training ...`
+ * running next to it stops the training when a rule fires.
  */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,13 +102,23 @@ static void save(smd_hook *hook, const char *name, const float *data, int64_t ro
 
 int main(int argc, char **argv) {
   if (argc < 2 || strcmp(argv[1], "--help") == 0) {
-    fprintf(stderr, "usage: train_mlp OUT_DIR [--steps N] [--lr RATE] [--init SCALE] [--seed S]\n");
+    fprintf(stderr, "usage: train_mlp OUT_DIR [--steps N] [--lr RATE] [--init SCALE] [--seed S] [--tensorboard]\n");
     return argc < 2 ? 2 : 0;
   }
   const char *out_dir = argv[1];
   int steps = 200;
   double lr = 1.0, init = 0.5;
-  for (int a = 2; a + 1 < argc; a += 2) {
+  bool tensorboard = false;
+  for (int a = 2; a < argc; a += 2) {
+    if (strcmp(argv[a], "--tensorboard") == 0) {
+      tensorboard = true;
+      --a;
+      continue;
+    }
+    if (a + 1 >= argc) {
+      fprintf(stderr, "train_mlp: %s needs a value\n", argv[a]);
+      return 2;
+    }
     if (strcmp(argv[a], "--steps") == 0) steps = atoi(argv[a + 1]);
     else if (strcmp(argv[a], "--lr") == 0) lr = atof(argv[a + 1]);
     else if (strcmp(argv[a], "--init") == 0) init = atof(argv[a + 1]);
@@ -145,6 +160,7 @@ int main(int argc, char **argv) {
   check(smd_hook_options_add_include_collection(opts, "weights"), "include");
   check(smd_hook_options_add_include_collection(opts, "biases"), "include");
   check(smd_hook_options_add_include_collection(opts, "gradients"), "include");
+  if (tensorboard) check(smd_hook_options_set_export_tensorboard(opts, true), "tensorboard");
   smd_hook *hook = NULL;
   check(smd_hook_create(out_dir, opts, &hook), "creating the hook");
 
@@ -162,6 +178,12 @@ int main(int argc, char **argv) {
   struct grads g;
   double acc = 0, loss = 0;
   for (int step = 0; step < steps; ++step) {
+    bool stop = false;
+    check(smd_hook_stop_requested(hook, &stop), "stop signal");
+    if (stop) {
+      printf("step %4d  a rule asked to stop the training\n", step);
+      break;
+    }
     check(smd_hook_set_mode(hook, SMD_MODE_TRAIN), "mode");
     check(smd_hook_begin_step(hook), "step");
     int from = (step * BATCH) % N_TRAIN;

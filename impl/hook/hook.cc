@@ -407,7 +407,10 @@ void Hook::RecomputeDueLocked() {
 }
 
 const std::vector<uint32_t>& Hook::MembersLocked(const std::string& name) {
-  NameInfo& info = names_[name];
+  return MembersLocked(name, names_[name]);
+}
+
+const std::vector<uint32_t>& Hook::MembersLocked(const std::string& name, NameInfo& info) {
   if (info.generation != generation_) {
     info.members.clear();
     for (size_t i = 0; i < collections_.size(); ++i) {
@@ -500,9 +503,11 @@ Status Hook::Save(SaveRequest& req) {
                           req.name + "'");
     }
     std::string name(req.name);
-    if (names_.find(name) == names_.end()) {
-      if (name.empty()) return InvalidArgument("tensor name is empty");
-      if (!IsValidUtf8(name)) return InvalidArgument("tensor name is not valid UTF-8");
+    // One hash lookup per save: a name seen for the first time is checked once.
+    auto [name_it, first_time] = names_.try_emplace(name);
+    if (first_time && (name.empty() || !IsValidUtf8(name))) {
+      names_.erase(name_it);
+      return InvalidArgument(name.empty() ? "tensor name is empty" : "tensor name is not valid UTF-8");
     }
     for (size_t i = 0; i < req.n_collections; ++i) {
       size_t idx = GetOrCreateLocked(req.collections[i]);
@@ -522,7 +527,7 @@ Status Hook::Save(SaveRequest& req) {
     ReductionList& reds = job.reductions;
     const Collection* tb_hist = nullptr;  // histogram: the first qualifying collection by name
     bool tb_scalar = false;
-    for (uint32_t i : MembersLocked(name)) {
+    for (uint32_t i : MembersLocked(name, name_it->second)) {
       if (!due_[i]) continue;
       const Collection& c = collections_[i];
       const ReductionConfig& rc = EffectiveReductionLocked(c);

@@ -122,6 +122,8 @@ class Hook : public std::enable_shared_from_this<Hook> {
   SaveConfigMode EffectiveSaveLocked(const Collection& c, Mode m) const;
   const ReductionConfig& EffectiveReductionLocked(const Collection& c) const;
   const std::vector<uint32_t>& MembersLocked(const std::string& name);
+  struct NameInfo;
+  const std::vector<uint32_t>& MembersLocked(const std::string& name, NameInfo& info);
   Status CheckOpenLocked() const;
   double WallTime() const;
   void ExportCollectionsLocked();
