@@ -3,8 +3,10 @@
 #   1. the C/C++ tests (header, C API, impl unit tests, ABI) and the interop tests against the
 #      real smdebug, on a normal build;
 #   2. the C/C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
-#   3. the C API tests (the hook's writer threads) under ThreadSanitizer.
-# SMD_TEST_QUICK=1 skips the sanitizer builds.
+#   3. the C API and C++ unit tests (the hook's writer threads, concurrent reads) under
+#      ThreadSanitizer;
+#   4. every libFuzzer target for SMD_FUZZ_SECONDS (default 60) seconds.
+# SMD_TEST_QUICK=1 skips the sanitizer builds and the fuzzing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
@@ -60,7 +62,16 @@ if [ "${SMD_TEST_QUICK:-0}" != "1" ]; then
   ASAN_OPTIONS=detect_leaks=1 run_ctest build-asan -LE 'interop|abi'
   echo "== C API tests (hook writer threads) under ThreadSanitizer"
   build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSMD_SANITIZE=thread -DSMD_BUILD_BENCH=OFF
-  TSAN_OPTIONS=halt_on_error=1 run_ctest build-tsan -L 'capi|hook'
+  TSAN_OPTIONS=halt_on_error=1 run_ctest build-tsan -L 'capi|hook|impl'
+  echo "== fuzzing: every libFuzzer target for ${SMD_FUZZ_SECONDS:-60} s"
+  set +e
+  tests/fuzz/run.sh "${SMD_FUZZ_SECONDS:-60}" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  set -e
+  p=$(grep -c ': ok (' "$log" || true)
+  f=$(grep -c ': FAILED (' "$log" || true)
+  passed=$((passed + p)); failed=$((failed + f))
+  if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then failed=$((failed + 1)); echo "fuzzing failed to run"; fi
 fi
 
 echo

@@ -19,6 +19,7 @@ static int capi_failures = 0;
 static int capi_msg_has(const char *msg, const char *needle) {
   return needle == NULL || strstr(msg, needle) != NULL;
 }
+static const char *capi_or_empty(const char *s) { return s ? s : ""; }
 static int capi_current_failed = 0;
 static char capi_scratch[4096];
 
@@ -56,7 +57,7 @@ static char capi_scratch[4096];
         capi_current_failed = 1;                                                              \
       } else if (!capi_msg_has(smd_error_message(e_), (needle))) {                            \
         fprintf(stderr, "%s:%d: message \"%s\" lacks \"%s\"\n", __FILE__, __LINE__,           \
-                smd_error_message(e_), (const char *)(needle));                               \
+                smd_error_message(e_), capi_or_empty(needle));                                \
         capi_current_failed = 1;                                                              \
       }                                                                                       \
       smd_error_free(e_);                                                                     \
