@@ -217,7 +217,7 @@ AsyncWriter::AsyncWriter(io::Storage* storage, WriterOptions options)
 
 AsyncWriter::~AsyncWriter() { (void)Close(); }
 
-void AsyncWriter::Push(Item item, size_t bytes) {
+void AsyncWriter::Push(Item&& item, size_t bytes) {
   bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -244,7 +244,7 @@ void AsyncWriter::Wake() {
   cv_work_.notify_one();
 }
 
-Status AsyncWriter::Enqueue(TensorJob job) {
+Status AsyncWriter::Enqueue(TensorJob&& job) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return InvalidState("the hook's writer is closed");

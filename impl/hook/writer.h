@@ -176,7 +176,7 @@ class AsyncWriter {
   BufferPool& pool() { return pool_; }
 
   // Queues a tensor. Returns the sticky error if the writer has failed.
-  Status Enqueue(TensorJob job);
+  Status Enqueue(TensorJob&& job);
   // Ends a step: its files are completed in order after everything queued before.
   void EndStep(int64_t step);
   // Writes a whole file (collections JSON, markers) after everything queued before.
@@ -217,7 +217,7 @@ class AsyncWriter {
     tensorboard::RecordBatch tb;  // TensorBoard records, written before the chunk's step ends
   };
 
-  void Push(Item item, size_t bytes);
+  void Push(Item&& item, size_t bytes);
   void Wake();
   void SetError(const Status& st);
   bool failed() const;
