@@ -11,9 +11,6 @@ using smd::capi::MakeError;
 using smd::capi::ToMode;
 using smd::capi::ValidMode;
 
-#define SMD_CHECK_MODE(m) \
-  SMD_CHECK_ARG(ValidMode(m), "unknown mode " + std::to_string(static_cast<int>(m)))
-
 namespace {
 
 smd_value* NewValue(smd::trial::ValuePtr v) { return new smd_value{std::move(v)}; }

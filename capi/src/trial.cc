@@ -12,18 +12,11 @@ struct smd_collection_info {
   smd::trial::CollectionInfo info;
 };
 
-namespace smd::capi {
-
-}  // namespace smd::capi
-
 using smd::capi::DupInt64s;
 using smd::capi::FillStrArray;
 using smd::capi::MakeError;
 using smd::capi::ToMode;
 using smd::capi::ValidMode;
-
-#define SMD_CHECK_MODE(m) \
-  SMD_CHECK_ARG(ValidMode(m), "unknown mode " + std::to_string(static_cast<int>(m)))
 
 extern "C" {
 

@@ -33,3 +33,8 @@ inline bool ValidMode(smd_mode m) { return IsValidMode(static_cast<int>(m)); }
 inline Mode ToMode(smd_mode m) { return static_cast<Mode>(m); }
 
 }  // namespace smd::capi
+
+// Returns SMD_E_INVALID_ARGUMENT from a C API function when m is not one of the smd_mode values.
+#define SMD_CHECK_MODE(m)                                          \
+  SMD_CHECK_ARG(smd::capi::ValidMode(m),                           \
+                "unknown mode " + std::to_string(static_cast<int>(m)))

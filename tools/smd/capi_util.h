@@ -63,6 +63,8 @@ using TensorPtr = Owned<smd_tensor, smd_tensor_free>;
 using ValuePtr = Owned<smd_value, smd_value_free>;
 using OptionsPtr = Owned<smd_trial_options, smd_trial_options_free>;
 using CollectionPtr = Owned<smd_collection_info, smd_collection_info_free>;
+using FilterPtr = Owned<smd_tensor_filter, smd_tensor_filter_free>;
+using WriterPtr = Owned<smd_tensorboard_writer, smd_tensorboard_writer_free>;
 
 // A failure that ends the command with an exit code and a message.
 struct Fatal {

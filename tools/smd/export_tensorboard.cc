@@ -21,63 +21,16 @@
 #include <string>
 #include <vector>
 
+#include "capi_util.h"
 #include "commands.h"
 #include "smd/smd.h"
 
 namespace smdtool {
 namespace {
 
-struct Err {
-  smd_error* e = nullptr;
-  explicit Err(smd_error* err) : e(err) {}
-  ~Err() { smd_error_free(e); }
-  Err(const Err&) = delete;
-  Err& operator=(const Err&) = delete;
-  explicit operator bool() const { return e != nullptr; }
-  smd_code code() const { return smd_error_code(e); }
-  std::string message() const {
-    return std::string(smd_code_name(code())) + ": " + smd_error_message(e);
-  }
-};
-
-template <typename T, void (*Free)(T*)>
-struct Owned {
-  T* p = nullptr;
-  Owned() = default;
-  Owned(const Owned&) = delete;
-  Owned& operator=(const Owned&) = delete;
-  ~Owned() { Free(p); }
-};
-using TrialPtr = Owned<smd_trial, smd_trial_free>;
-using TensorPtr = Owned<smd_tensor, smd_tensor_free>;
-using ValuePtr = Owned<smd_value, smd_value_free>;
-using FilterPtr = Owned<smd_tensor_filter, smd_tensor_filter_free>;
-using CollectionPtr = Owned<smd_collection_info, smd_collection_info_free>;
-using WriterPtr = Owned<smd_tensorboard_writer, smd_tensorboard_writer_free>;
-
-struct Strings {
-  smd_strarray a{nullptr, 0};
-  Strings() = default;
-  Strings(const Strings&) = delete;
-  Strings& operator=(const Strings&) = delete;
-  ~Strings() { smd_strarray_free(&a); }
-  std::vector<std::string> vec() const {
-    std::vector<std::string> v;
-    for (size_t i = 0; i < a.count; ++i) v.emplace_back(a.strings[i]);
-    return v;
-  }
-};
-
-struct Failure {
-  int exit_code;
-  std::string message;
-};
-
-[[noreturn]] void Fail(int exit_code, const std::string& what, const Err& err) {
-  throw Failure{exit_code, what + ": " + err.message()};
-}
-[[noreturn]] void FailTrial(const std::string& what, const Err& err) {
-  Fail(err.code() == SMD_E_MISSING_COLLECTION_FILES ? kExitNoCollections : kExitTrialError, what, err);
+// The output side fails with kExitOutput; trial errors use ThrowFatal (capi_util.h).
+[[noreturn]] void FailOutput(const std::string& what, const Err& err) {
+  throw Fatal{kExitOutput, what + ": " + err.message()};
 }
 
 bool IsScalarCollection(const std::string& name) {
@@ -109,20 +62,20 @@ class Exporter {
   int Run() {
     {
       Err e(smd_trial_open(opts_.path.c_str(), nullptr, &trial_.p));
-      if (e) FailTrial("cannot open the trial '" + opts_.path + "'", e);
+      if (e) ThrowFatal(e, "cannot open the trial '" + opts_.path + "'");
     }
     // A finished trial is loaded whole by the open; a running one is exported as far as it is.
     (void)smd_trial_set_auto_refresh(trial_.p, false);
     LoadCollections();
     {
       Err e(smd_tensorboard_writer_create(opts_.out.c_str(), &writer_.p));
-      if (e) Fail(kExitOutput, "cannot write into '" + opts_.out + "'", e);
+      if (e) FailOutput("cannot write into '" + opts_.out + "'", e);
     }
     int64_t* steps = nullptr;
     size_t n = 0;
     {
       Err e(smd_trial_steps(trial_.p, SMD_MODE_GLOBAL, true, &steps, &n));
-      if (e) FailTrial("cannot list the steps", e);
+      if (e) ThrowFatal(e, "cannot list the steps");
     }
     std::vector<int64_t> global_steps(steps, steps + n);
     smd_free(steps);
@@ -130,7 +83,7 @@ class Exporter {
     for (int64_t step : global_steps) ExportStep(step);
     {
       Err e(smd_tensorboard_writer_close(writer_.p));
-      if (e) Fail(kExitOutput, "cannot complete the TensorBoard files", e);
+      if (e) FailOutput("cannot complete the TensorBoard files", e);
     }
     if (!opts_.quiet) {
       std::fprintf(stderr,
@@ -143,34 +96,34 @@ class Exporter {
 
  private:
   void LoadCollections() {
-    Strings names;
+    StrArray names;
     {
       Err e(smd_trial_collection_names(trial_.p, &names.a));
-      if (e) FailTrial("cannot list the collections", e);
+      if (e) ThrowFatal(e, "cannot list the collections");
     }
     for (const std::string& name : names.vec()) {  // sorted: the first histogram collection wins
       CollectionPtr info;
       {
         Err e(smd_trial_collection(trial_.p, name.c_str(), &info.p));
-        if (e) FailTrial("cannot read collection '" + name + "'", e);
+        if (e) ThrowFatal(e, "cannot read collection '" + name + "'");
       }
       const bool scalar = IsScalarCollection(name);
       const bool histogram =
           !IsNonHistogramCollection(name) && smd_collection_info_save_histogram(info.p);
       if (!scalar && !histogram) continue;
       FilterPtr filter;
-      Strings members;
+      StrArray members;
       {
         Err e(smd_tensor_filter_create(&filter.p));
-        if (e) FailTrial("cannot create a tensor filter", e);
+        if (e) ThrowFatal(e, "cannot create a tensor filter");
       }
       {
         Err e(smd_tensor_filter_set_collection(filter.p, name.c_str()));
-        if (e) FailTrial("cannot filter by collection '" + name + "'", e);
+        if (e) ThrowFatal(e, "cannot filter by collection '" + name + "'");
       }
       {
         Err e(smd_trial_tensor_names(trial_.p, filter.p, &members.a));
-        if (e) FailTrial("cannot list the tensors of collection '" + name + "'", e);
+        if (e) ThrowFatal(e, "cannot list the tensors of collection '" + name + "'");
       }
       for (const std::string& t : members.vec()) {
         if (scalar) scalar_tensors_.insert(t);
@@ -184,7 +137,7 @@ class Exporter {
     if (it != tensors_.end()) return it->second.p;
     TensorPtr& t = tensors_[name];
     Err e(smd_trial_tensor(trial_.p, name.c_str(), &t.p));
-    if (e) FailTrial("cannot open tensor '" + name + "'", e);
+    if (e) ThrowFatal(e, "cannot open tensor '" + name + "'");
     return t.p;
   }
 
@@ -198,21 +151,21 @@ class Exporter {
     smd_mode mode;
     {
       Err e(smd_trial_mode(trial_.p, step, &mode));
-      if (e) FailTrial("cannot get the mode of step " + std::to_string(step), e);
+      if (e) ThrowFatal(e, "cannot get the mode of step " + std::to_string(step));
     }
     FilterPtr filter;
-    Strings names;
+    StrArray names;
     {
       Err e(smd_tensor_filter_create(&filter.p));
-      if (e) FailTrial("cannot create a tensor filter", e);
+      if (e) ThrowFatal(e, "cannot create a tensor filter");
     }
     {
       Err e(smd_tensor_filter_set_step(filter.p, step));
-      if (e) FailTrial("cannot filter by step", e);
+      if (e) ThrowFatal(e, "cannot filter by step");
     }
     {
       Err e(smd_trial_tensor_names(trial_.p, filter.p, &names.a));
-      if (e) FailTrial("cannot list the tensors of step " + std::to_string(step), e);
+      if (e) ThrowFatal(e, "cannot list the tensors of step " + std::to_string(step));
     }
     for (const std::string& name : names.vec()) {
       auto hist = histogram_collection_.find(name);
@@ -241,7 +194,7 @@ class Exporter {
         Err e(smd_tensorboard_writer_add_histogram(writer_.p, mode, step, wall_time_, tag.c_str(), dt,
                                                    smd_value_data(value.p),
                                                    smd_value_nbytes(value.p), &written));
-        if (e) Fail(kExitOutput, "cannot write the histogram of '" + name + "'", e);
+        if (e) FailOutput("cannot write the histogram of '" + name + "'", e);
         if (written) ++counts_.histograms;
       }
       if (scalar && numeric && count == 1) {
@@ -252,7 +205,7 @@ class Exporter {
           continue;  // complex values have no scalar summary here
         }
         Err e(smd_tensorboard_writer_add_scalar(writer_.p, mode, step, wall_time_, name.c_str(), v));
-        if (e) Fail(kExitOutput, "cannot write the scalar '" + name + "'", e);
+        if (e) FailOutput("cannot write the scalar '" + name + "'", e);
         ++counts_.scalars;
       }
     }
@@ -325,7 +278,7 @@ int RunExportTensorBoard(int argc, char** argv) {
   try {
     Exporter ex(o);
     return ex.Run();
-  } catch (const Failure& f) {
+  } catch (const Fatal& f) {
     std::fprintf(stderr, "smd export-tensorboard: %s\n", f.message.c_str());
     return f.exit_code;
   }

@@ -49,9 +49,7 @@ Json& Json::Set(const std::string& key, Json v) {
   return slot;
 }
 
-namespace {
-
-void WriteString(std::string* out, const std::string& s) {
+void AppendJsonString(std::string* out, const std::string& s) {
   out->push_back('"');
   for (char ch : s) {
     const unsigned char c = static_cast<unsigned char>(ch);
@@ -76,6 +74,8 @@ void WriteString(std::string* out, const std::string& s) {
   out->push_back('"');
 }
 
+namespace {
+
 void Indent(std::string* out, int n) { out->append(static_cast<size_t>(n) * 2, ' '); }
 
 }  // namespace
@@ -85,7 +85,7 @@ void Json::Write(std::string* out, int indent) const {
     case Kind::kNull: out->append("null"); return;
     case Kind::kBool: out->append(b_ ? "true" : "false"); return;
     case Kind::kInt: out->append(std::to_string(i_)); return;
-    case Kind::kString: WriteString(out, s_); return;
+    case Kind::kString: AppendJsonString(out, s_); return;
     case Kind::kArray: {
       if (items_.empty()) {
         out->append("[]");
@@ -110,7 +110,7 @@ void Json::Write(std::string* out, int indent) const {
       size_t i = 0;
       for (const auto& kv : members_) {
         Indent(out, indent + 1);
-        WriteString(out, kv.first);
+        AppendJsonString(out, kv.first);
         out->append(": ");
         kv.second.Write(out, indent + 1);
         out->append(++i < members_.size() ? ",\n" : "\n");

@@ -41,6 +41,10 @@ class Json {
   std::map<std::string, Json> members_;  // std::string compares bytes as unsigned char
 };
 
+// Appends s as a JSON string literal: quotes, backslash escapes for '"', '\\' and control
+// characters, other bytes (UTF-8 included) as they are.
+void AppendJsonString(std::string* out, const std::string& s);
+
 // Python's repr(float(x)) for finite x; "nan", "inf", "-inf" otherwise (DUMP.md's float rule).
 std::string PythonFloat(double x);
 

@@ -13,7 +13,9 @@
 #include <utility>
 #include <vector>
 
+#include "capi_util.h"
 #include "commands.h"
+#include "json.h"
 #include "smd/smd.h"
 
 namespace smdtool {
@@ -75,47 +77,11 @@ bool ParseRuleSpec(const std::string& text, RuleSpec* out, std::string* error) {
   return true;
 }
 
-bool ParseInt(const char* s, int64_t* out) {
-  char* end = nullptr;
-  errno = 0;
-  long long v = std::strtoll(s, &end, 10);
-  if (errno != 0 || end == s || *end != '\0') return false;
-  *out = v;
-  return true;
-}
-
 std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out.push_back(static_cast<char>(c));
-        }
-    }
-  }
-  return out + "\"";
+  std::string out;
+  AppendJsonString(&out, s);
+  return out;
 }
-
-struct Err {
-  smd_error* e;
-  explicit Err(smd_error* err) : e(err) {}
-  ~Err() { smd_error_free(e); }
-  Err(const Err&) = delete;
-  Err& operator=(const Err&) = delete;
-  explicit operator bool() const { return e != nullptr; }
-  smd_code code() const { return smd_error_code(e); }
-  std::string message() const { return std::string(smd_code_name(code())) + ": " + smd_error_message(e); }
-};
 
 // State shared with the callbacks.
 struct Run {
@@ -225,10 +191,6 @@ void ListRules() {
   smd_strarray_free(&names);
 }
 
-int TrialExit(const Err& e) {
-  return e.code() == SMD_E_MISSING_COLLECTION_FILES ? kExitNoCollections : kExitTrialError;
-}
-
 }  // namespace
 
 void HelpRules() {
@@ -306,7 +268,7 @@ int RunRules(int argc, char** argv) {
     } else if (a == "--start" || a == "--end") {
       const char* v = need(i, "a step number");
       int64_t n;
-      if (!v || !ParseInt(v, &n) || n < (a == "--end" ? -1 : 0)) {
+      if (!v || !ParseInt64Arg(v, &n) || n < (a == "--end" ? -1 : 0)) {
         std::fprintf(stderr, "smd rules: invalid %s value '%s'\n", a.c_str(), v ? v : "");
         return kExitUsage;
       }
@@ -370,7 +332,7 @@ int RunRules(int argc, char** argv) {
     if (e) {
       std::fprintf(stderr, "smd rules: cannot open the trial '%s': %s\n", p.c_str(), e.message().c_str());
       cleanup();
-      return TrialExit(e);
+      return TrialExitCode(e);
     }
     trials.push_back(t);
   }
@@ -393,7 +355,7 @@ int RunRules(int argc, char** argv) {
       std::fprintf(stderr, "smd rules: %s\n", smd_error_message(e.e));
       free_rules();
       cleanup();
-      return e.code() == SMD_E_INVALID_ARGUMENT ? kExitUsage : TrialExit(e);
+      return e.code() == SMD_E_INVALID_ARGUMENT ? kExitUsage : TrialExitCode(e);
     }
     rules.push_back(r);
   }
