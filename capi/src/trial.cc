@@ -18,6 +18,20 @@ using smd::capi::MakeError;
 using smd::capi::ToMode;
 using smd::capi::ValidMode;
 
+namespace {
+// The mode and mode step of a global step; SMD_E_NOT_FOUND if the trial does not know the step.
+smd_error* LookUpModeOf(smd_trial* trial, int64_t global_step, std::pair<smd::Mode, int64_t>* out) {
+  auto r = trial->trial->ModeOf(global_step);
+  if (!r.ok()) return smd::capi::FromStatus(r.status());
+  if (!r.value()) {
+    return MakeError(SMD_E_NOT_FOUND, "global step " + std::to_string(global_step) +
+                                          " is not known to the trial");
+  }
+  *out = *r.value();
+  return nullptr;
+}
+}  // namespace
+
 extern "C" {
 
 // ---- options --------------------------------------------------------------------------------
@@ -163,13 +177,9 @@ smd_error* smd_trial_mode(smd_trial* trial, int64_t global_step, smd_mode* out) 
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
   SMD_CHECK_ARG(out != nullptr, "out is NULL");
-  auto r = trial->trial->ModeOf(global_step);
-  if (!r.ok()) return smd::capi::FromStatus(r.status());
-  if (!r.value()) {
-    return MakeError(SMD_E_NOT_FOUND, "global step " + std::to_string(global_step) +
-                                          " is not known to the trial");
-  }
-  *out = static_cast<smd_mode>(r.value()->first);
+  std::pair<smd::Mode, int64_t> m;
+  if (smd_error* e = LookUpModeOf(trial, global_step, &m)) return e;
+  *out = static_cast<smd_mode>(m.first);
   return nullptr;
   SMD_CAPI_END
 }
@@ -178,13 +188,9 @@ smd_error* smd_trial_mode_step(smd_trial* trial, int64_t global_step, int64_t* o
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
   SMD_CHECK_ARG(out != nullptr, "out is NULL");
-  auto r = trial->trial->ModeOf(global_step);
-  if (!r.ok()) return smd::capi::FromStatus(r.status());
-  if (!r.value()) {
-    return MakeError(SMD_E_NOT_FOUND, "global step " + std::to_string(global_step) +
-                                          " is not known to the trial");
-  }
-  *out = r.value()->second;
+  std::pair<smd::Mode, int64_t> m;
+  if (smd_error* e = LookUpModeOf(trial, global_step, &m)) return e;
+  *out = m.second;
   return nullptr;
   SMD_CAPI_END
 }
