@@ -194,6 +194,7 @@ uint64_t BufferPool::waits() const {
 namespace {
 constexpr uint64_t kChunkBytes = 4u << 20;  // the encoder hands data over at least this often
 constexpr size_t kChunkHeadersReserve = 64u << 10;
+constexpr size_t kSpareHeaders = 8;  // header buffers kept for reuse, at most
 
 double ThreadCpuSeconds() {
   struct timespec ts;
@@ -376,7 +377,15 @@ void AsyncWriter::Encode(Item& item) {
                                   std::to_string(item.job.step)));
         }
       }
-      if (item.job.data.data() != nullptr) done_payloads_.push_back(std::move(item.job.data));
+      // A small tensor was copied into the chunk; its buffer stays charged to the budget until the
+      // chunk is written, so that the budget bounds encoded bytes too, not only queued ones.
+      if (item.job.data.data() != nullptr) {
+        if (open_step_) {
+          chunk_.payloads.push_back(std::move(item.job.data));
+        } else {
+          done_payloads_.push_back(std::move(item.job.data));
+        }
+      }
       break;
     case Item::Kind::kEndStep:
       if (open_step_ && *open_step_ == item.step) FinishStepChunk();
@@ -458,7 +467,16 @@ void AsyncWriter::AddRecord(const TensorJob& job, const std::string& tag, DType 
   f.ndim = ndim;
   f.mode = job.mode;
   f.mode_step = job.mode_step;
-  if (chunk_.headers.capacity() < kChunkHeadersReserve) chunk_.headers.reserve(kChunkHeadersReserve);
+  if (chunk_.headers.capacity() < kChunkHeadersReserve) {
+    {
+      std::lock_guard<std::mutex> lock(commit_mu_);
+      if (!spare_headers_.empty() && chunk_.headers.empty()) {
+        chunk_.headers.swap(spare_headers_.back());
+        spare_headers_.pop_back();
+      }
+    }
+    chunk_.headers.reserve(kChunkHeadersReserve);
+  }
   const size_t off = chunk_.headers.size();
   size_t prefix_len, suffix_len;
   // Small contents (reductions, small tensors) are copied next to their headers: fewer pieces.
@@ -466,7 +484,13 @@ void AsyncWriter::AddRecord(const TensorJob& job, const std::string& tag, DType 
   io::AppendTensorRecord(f, content, options_.crc, inline_content, &chunk_.headers, &prefix_len,
                          &suffix_len);
   if (inline_content) {
-    chunk_.pieces.push_back({true, nullptr, off, prefix_len + content.size() + suffix_len});
+    const size_t len = prefix_len + content.size() + suffix_len;
+    Chunk::Piece* last = chunk_.pieces.empty() ? nullptr : &chunk_.pieces.back();
+    if (last != nullptr && last->from_headers && last->off + last->len == off) {
+      last->len += len;  // contiguous with the previous record: one piece, one iovec
+    } else {
+      chunk_.pieces.push_back({true, nullptr, off, len});
+    }
   } else {
     chunk_.pieces.push_back({true, nullptr, off, prefix_len});
     chunk_.pieces.push_back({false, content.data(), 0, content.size()});
@@ -484,7 +508,7 @@ void AsyncWriter::AddRecord(const TensorJob& job, const std::string& tag, DType 
 }
 
 void AsyncWriter::FlushChunk() {
-  if (chunk_.bytes == 0 && chunk_.pieces.empty() && chunk_.tb.empty()) return;
+  if (chunk_.bytes == 0 && chunk_.pieces.empty() && chunk_.tb.empty() && chunk_.payloads.empty()) return;
   Chunk c = std::move(chunk_);
   chunk_ = Chunk();
   chunk_.step = c.step;
@@ -585,6 +609,11 @@ void AsyncWriter::Commit(Chunk& chunk) {
     }
   }
   pool_.ReleaseAll(&chunk.payloads);  // the tensors' buffers, and adopted DLPack tensors
+  if (chunk.headers.capacity() >= kChunkHeadersReserve && chunk.headers.capacity() <= 4 * kChunkHeadersReserve) {
+    chunk.headers.clear();
+    std::lock_guard<std::mutex> lock(commit_mu_);
+    if (spare_headers_.size() < kSpareHeaders) spare_headers_.push_back(std::move(chunk.headers));
+  }
 }
 
 Status AsyncWriter::CommitData(Chunk& chunk) {

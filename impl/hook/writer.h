@@ -263,6 +263,9 @@ class AsyncWriter {
   std::mutex commit_mu_;  // the committer's queue
   std::condition_variable commit_cv_;
   std::vector<Chunk> commit_queue_;
+  // Header buffers the committer has written, handed back for the encoder to fill again (a fresh
+  // 64 KiB buffer per step would fault in new pages whenever malloc trims its heap).
+  std::vector<std::string> spare_headers_;
   bool commit_stopping_ = false;
   bool committer_idle_ = false;
 
