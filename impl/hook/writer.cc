@@ -218,11 +218,15 @@ AsyncWriter::AsyncWriter(io::Storage* storage, WriterOptions options)
 
 AsyncWriter::~AsyncWriter() { (void)Close(); }
 
-void AsyncWriter::Push(Item&& item, size_t bytes) {
+Status AsyncWriter::Push(Item&& item, size_t bytes) {
   bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     const bool tensor = item.kind == Item::Kind::kTensor;
+    if (tensor) {  // checked under the same lock as the queue: one lock per saved tensor
+      if (closed_) return InvalidState("the hook's writer is closed");
+      if (!first_error_.ok()) return first_error_;
+    }
     queue_.push_back(std::move(item));
     unannounced_bytes_ += bytes;
     if (writer_idle_ && (!tensor || unannounced_bytes_ >= wake_threshold_)) {
@@ -232,6 +236,7 @@ void AsyncWriter::Push(Item&& item, size_t bytes) {
     }
   }
   if (wake) cv_work_.notify_one();
+  return Status::Ok();
 }
 
 void AsyncWriter::Wake() {
@@ -246,24 +251,18 @@ void AsyncWriter::Wake() {
 }
 
 Status AsyncWriter::Enqueue(TensorJob&& job) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (closed_) return InvalidState("the hook's writer is closed");
-    if (!first_error_.ok()) return first_error_;
-  }
   Item item;
   item.kind = Item::Kind::kTensor;
   size_t bytes = job.data.size() + 256;
   item.job = std::move(job);
-  Push(std::move(item), bytes);
-  return Status::Ok();
+  return Push(std::move(item), bytes);
 }
 
 void AsyncWriter::EndStep(int64_t step) {
   Item item;
   item.kind = Item::Kind::kEndStep;
   item.step = step;
-  Push(std::move(item), 0);
+  (void)Push(std::move(item), 0);  // only tensors are refused
 }
 
 void AsyncWriter::WriteFile(std::string rel, std::string content) {
@@ -271,7 +270,7 @@ void AsyncWriter::WriteFile(std::string rel, std::string content) {
   item.kind = Item::Kind::kWriteFile;
   item.rel = std::move(rel);
   item.content = std::move(content);
-  Push(std::move(item), 0);
+  (void)Push(std::move(item), 0);
 }
 
 Status AsyncWriter::Flush() {
@@ -284,7 +283,7 @@ Status AsyncWriter::Flush() {
   Item item;
   item.kind = Item::Kind::kBarrier;
   item.barrier_id = id;
-  Push(std::move(item), 0);
+  (void)Push(std::move(item), 0);
   std::unique_lock<std::mutex> lock(mu_);
   cv_done_.wait(lock, [&] { return barrier_done_ >= id; });
   return first_error_;
@@ -377,15 +376,8 @@ void AsyncWriter::Encode(Item& item) {
                                   std::to_string(item.job.step)));
         }
       }
-      // A small tensor was copied into the chunk; its buffer stays charged to the budget until the
-      // chunk is written, so that the budget bounds encoded bytes too, not only queued ones.
-      if (item.job.data.data() != nullptr) {
-        if (open_step_) {
-          chunk_.payloads.push_back(std::move(item.job.data));
-        } else {
-          done_payloads_.push_back(std::move(item.job.data));
-        }
-      }
+      // Not written raw (reductions, shape, TensorBoard only): nothing refers to it any more.
+      if (item.job.data.data() != nullptr) done_payloads_.push_back(std::move(item.job.data));
       break;
     case Item::Kind::kEndStep:
       if (open_step_ && *open_step_ == item.step) FinishStepChunk();
@@ -449,8 +441,10 @@ Status AsyncWriter::EncodeTensor(TensorJob& job) {
   if (job.write_raw && job.num_elements > 0) {
     AddRecord(job, job.name, job.dtype, job.shape.data(), job.shape.size(),
               std::string_view(job.data.data(), job.data.size()));
-    // A big tensor's record points into its buffer, which lives until the committer wrote it.
-    if (job.data.size() > 4096) chunk_.payloads.push_back(std::move(job.data));
+    // A big tensor's record points into its buffer; a small one was copied next to its header.
+    // Either way the buffer stays charged to the budget until the committer has written the
+    // chunk, so that the budget bounds encoded bytes too, not only queued ones.
+    chunk_.payloads.push_back(std::move(job.data));
   }
   if (chunk_.bytes + chunk_.tb.size() >= kChunkBytes) FlushChunk();
   return Status::Ok();
@@ -508,7 +502,7 @@ void AsyncWriter::AddRecord(const TensorJob& job, const std::string& tag, DType 
 }
 
 void AsyncWriter::FlushChunk() {
-  if (chunk_.bytes == 0 && chunk_.pieces.empty() && chunk_.tb.empty() && chunk_.payloads.empty()) return;
+  if (chunk_.pieces.empty() && chunk_.tb.empty()) return;
   Chunk c = std::move(chunk_);
   chunk_ = Chunk();
   chunk_.step = c.step;
@@ -591,7 +585,6 @@ void AsyncWriter::Commit(Chunk& chunk) {
       }
       if (sink_) sink_->Abort();
       sink_.reset();
-      sink_step_.reset();
       break;
     case Chunk::Kind::kWriteFile:
       if (!failed()) {
@@ -620,25 +613,19 @@ Status AsyncWriter::CommitData(Chunk& chunk) {
   if (!sink_) {
     SMD_RETURN_IF_ERROR(EnsureClaim());
     SMD_ASSIGN_OR_RETURN(sink_, storage_->Create(io::EventFileRelPath(chunk.step, options_.worker)));
-    sink_step_ = chunk.step;
   }
-  std::vector<struct iovec> iov;
-  iov.reserve(chunk.pieces.size());
+  iov_.clear();
   for (const Chunk::Piece& p : chunk.pieces) {
     const char* base = p.from_headers ? chunk.headers.data() + p.off : p.ptr;
-    iov.push_back({const_cast<char*>(base), p.len});
+    iov_.push_back({const_cast<char*>(base), p.len});
   }
-  for (size_t i = 0; i < iov.size(); i += 512) {
-    SMD_RETURN_IF_ERROR(sink_->Append(iov.data() + i, static_cast<int>(std::min<size_t>(512, iov.size() - i))));
-  }
-  return Status::Ok();
+  return sink_->Append(iov_.data(), static_cast<int>(iov_.size()));
 }
 
 Status AsyncWriter::CommitFinish(Chunk& chunk) {
   if (sink_) {
     Status st = sink_->Commit();
     sink_.reset();
-    sink_step_.reset();
     SMD_RETURN_IF_ERROR(st);
   }
   if (!chunk.rel.empty()) {

@@ -217,7 +217,8 @@ class AsyncWriter {
     tensorboard::RecordBatch tb;  // TensorBoard records, written before the chunk's step ends
   };
 
-  void Push(Item&& item, size_t bytes);
+  // Queues an item; a tensor is refused (with the reason) once the writer is closed or failed.
+  Status Push(Item&& item, size_t bytes);
   void Wake();
   void SetError(const Status& st);
   bool failed() const;
@@ -282,7 +283,7 @@ class AsyncWriter {
 
   // Committer state.
   std::unique_ptr<io::FileSink> sink_;
-  std::optional<int64_t> sink_step_;
+  std::vector<struct iovec> iov_;  // CommitData's pieces, reused
   bool claim_done_ = false;
   bool claimed_ = false;
   std::unique_ptr<tensorboard::TensorBoardSink> tb_;  // committer's; null without export

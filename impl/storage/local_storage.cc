@@ -73,11 +73,10 @@ class LocalSink : public FileSink {
       buf_.append(static_cast<const char*>(pieces[0].iov_base), total);
       return Status::Ok();
     }
-    std::vector<struct iovec> v;
-    v.reserve(static_cast<size_t>(count) + 1);
-    if (!buf_.empty()) v.push_back({buf_.data(), buf_.size()});
-    v.insert(v.end(), pieces, pieces + count);
-    SMD_RETURN_IF_ERROR(WriteFully(fd_, v.data(), static_cast<int>(v.size()), tmp_));
+    iov_.clear();
+    if (!buf_.empty()) iov_.push_back({buf_.data(), buf_.size()});
+    iov_.insert(iov_.end(), pieces, pieces + count);
+    SMD_RETURN_IF_ERROR(WriteFully(fd_, iov_.data(), static_cast<int>(iov_.size()), tmp_));
     buf_.clear();
     return Status::Ok();
   }
@@ -122,6 +121,7 @@ class LocalSink : public FileSink {
   int dir_fd_;
   std::string rel_, rel_tmp_, final_, tmp_;
   std::string buf_;
+  std::vector<struct iovec> iov_;  // reused by Append (WriteFully advances through it)
   uint64_t size_ = 0;
   bool committed_ = false, aborted_ = false;
 };
