@@ -88,9 +88,4 @@ void RecordCache::TouchFiles(const std::vector<uint32_t>& files) {
   touched_.insert(files.begin(), files.end());
 }
 
-size_t RecordCache::used_bytes() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return used_;
-}
-
 }  // namespace smd::trial

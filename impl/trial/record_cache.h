@@ -40,8 +40,6 @@ class RecordCache {
   void TouchFiles(const std::vector<uint32_t>& files);
   size_t capacity() const { return capacity_; }
 
-  size_t used_bytes() const;
-
  private:
   struct Key {
     uint32_t file;

@@ -1233,12 +1233,31 @@ const CollectionInfo* Trial::Collection(const std::string& name) const {
   return it == collections_.end() ? nullptr : &it->second;  // never changes after open
 }
 
+std::optional<std::pair<int64_t, int64_t>> Trial::StepAtOrAfterLocked(Mode mode, int64_t step) const {
+  if (mode == Mode::kGlobal) {
+    auto it = steps_.lower_bound(step);
+    if (it == steps_.end()) return std::nullopt;
+    return std::make_pair(it->first, it->first);
+  }
+  const std::map<int64_t, int64_t>& m = mode_to_global_[ModeIndex(mode)];
+  auto it = m.lower_bound(step);
+  if (it == m.end()) return std::nullopt;
+  return *it;
+}
+
+int64_t Trial::LastStepLocked(Mode mode) const {
+  if (mode == Mode::kGlobal) return steps_.empty() ? -1 : steps_.rbegin()->first;
+  const std::map<int64_t, int64_t>& m = mode_to_global_[ModeIndex(mode)];
+  return m.empty() ? -1 : m.rbegin()->first;
+}
+
 StepState Trial::HasPassedStepLocked(int64_t step, Mode mode) const {
-  const std::vector<int64_t> all = StepsLocked(mode, true);
-  auto it = std::lower_bound(all.begin(), all.end(), step);
-  if (it != all.end()) {
-    const int64_t g = GlobalStepLocked(mode, *it).value_or(*it);
-    if (*it > step) {
+  // The first step of the mode at or after `step`, and its global step (no copy of the step list:
+  // this runs on every poll of wait_for_steps and on every miss of a value read).
+  const auto at = StepAtOrAfterLocked(mode, step);
+  if (at) {
+    const int64_t g = at->second;
+    if (at->first > step) {
       return last_complete_step_ >= g ? StepState::kUnavailable : StepState::kNotYetAvailable;
     }
     auto sit = steps_.find(g);
@@ -1275,8 +1294,7 @@ Status Trial::WaitForSteps(const std::vector<int64_t>& steps, Mode mode, int64_t
       if (s == StepState::kUnavailable) {
         std::shared_lock<std::shared_mutex> lock(mu_);
         if (!loaded_all_) return StepUnavailableError(step, mode);
-        const std::vector<int64_t> all = StepsLocked(mode, true);
-        const int64_t last = all.empty() ? -1 : all.back();
+        const int64_t last = LastStepLocked(mode);
         if (step < last) return StepUnavailableError(step, mode);
         return NoMoreDataError(step, mode, last);
       }

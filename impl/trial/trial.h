@@ -209,6 +209,11 @@ class Trial : public std::enable_shared_from_this<Trial> {
   bool IsCompleteLocked(int64_t global_step) const;
   std::vector<int64_t> StepsLocked(Mode mode, bool show_incomplete) const;
   std::optional<int64_t> GlobalStepLocked(Mode mode, int64_t mode_step) const;
+  // The first step of `mode` at or after `step` (a mode step for TRAIN/EVAL/PREDICT) with its
+  // global step, incomplete steps included.
+  std::optional<std::pair<int64_t, int64_t>> StepAtOrAfterLocked(Mode mode, int64_t step) const;
+  // The last step of `mode`, incomplete included; -1 if none.
+  int64_t LastStepLocked(Mode mode) const;
   StepState HasPassedStepLocked(int64_t step, Mode mode) const;
   std::vector<int64_t> TensorStepsLocked(uint32_t id, Mode mode, bool show_incomplete) const;
   // 0 found, 1 not found, 2 worker absent at a found step
@@ -277,21 +282,6 @@ class Trial : public std::enable_shared_from_this<Trial> {
   std::atomic<uint64_t> index_files_read_{0};
   std::atomic<uint64_t> listings_{0};
   std::atomic<uint64_t> records_read_{0};
-};
-
-// A named tensor of a trial; keeps the trial alive.
-class Tensor {
- public:
-  Tensor(std::shared_ptr<Trial> trial, uint32_t id)
-      : trial_(std::move(trial)), id_(id), name_(trial_->TensorName(id)) {}
-  const std::string& name() const { return name_; }
-  Trial& trial() const { return *trial_; }
-  uint32_t id() const { return id_; }
-
- private:
-  std::shared_ptr<Trial> trial_;
-  uint32_t id_;
-  std::string name_;
 };
 
 // smdebug's messages (BEHAVIOR.md §8) with their codes.
