@@ -104,7 +104,7 @@ Status Hook::Init(const std::string& out_dir, const HookOptions& opts) {
     SMD_RETURN_IF_ERROR(storage_->PrepareForWriting());
     // A stop-training signal left by a rule watching an earlier, unfinished run in this folder
     // is not meant for this one.
-    if (num_workers_ == 1 || worker_ == "worker_0") {
+    if (chief) {
       SMD_ASSIGN_OR_RETURN(bool stale, storage_->Exists(io::kStopTrainingFile));
       if (stale) SMD_RETURN_IF_ERROR(storage_->Remove(io::kStopTrainingFile));
     }
@@ -298,17 +298,21 @@ Status Hook::SetMode(Mode mode) {
   return Status::Ok();
 }
 
+// The current step's scalars go last into its files, which are then completed (writer_ set).
+void Hook::EndStepLocked() {
+  for (TensorJob& job : pending_scalars_) {
+    if (!writer_->Enqueue(std::move(job)).ok()) break;  // the writer's error is reported later
+  }
+  pending_scalars_.clear();
+  if (step_with_data_) writer_->EndStep(*step_with_data_);
+}
+
 Status Hook::BeginStep() {
   std::unique_lock<std::shared_mutex> g(gate_);
   std::lock_guard<std::mutex> lock(mu_);
   SMD_RETURN_IF_ERROR(CheckOpenLocked());
   if (writer_) {
-    for (TensorJob& job : pending_scalars_) {
-      Status st = writer_->Enqueue(std::move(job));
-      if (!st.ok()) break;
-    }
-    pending_scalars_.clear();
-    if (step_with_data_) writer_->EndStep(*step_with_data_);
+    EndStepLocked();
     if (ever_saved_ && !collections_exported_) ExportCollectionsLocked();
   }
   step_with_data_.reset();
@@ -338,11 +342,7 @@ Status Hook::Close() {
   any_due_.store(false, std::memory_order_relaxed);
   Status first;
   if (writer_) {
-    for (TensorJob& job : pending_scalars_) {
-      if (!writer_->Enqueue(std::move(job)).ok()) break;
-    }
-    pending_scalars_.clear();
-    if (step_with_data_) writer_->EndStep(*step_with_data_);
+    EndStepLocked();
     step_with_data_.reset();
     ExportCollectionsLocked();
     lock.unlock();

@@ -127,6 +127,7 @@ class Hook : public std::enable_shared_from_this<Hook> {
   Status CheckOpenLocked() const;
   double WallTime() const;
   void ExportCollectionsLocked();
+  void EndStepLocked();
   std::string CollectionsJsonLocked() const;
 
   // Immutable after Init.
