@@ -228,14 +228,7 @@ void smd_rule_context_end_rule(smd_rule_context* ctx) noexcept {
 
 int smd_rule_context_fail(smd_rule_context* ctx, smd_error* err) noexcept {
   if (err == nullptr) return 0;
-  if (ctx != nullptr) {
-    try {
-      ctx->error = Status(static_cast<Code>(err->code == SMD_OK ? SMD_E_INTERNAL : err->code),
-                          err->message);
-    } catch (...) {
-      ctx->error = Status(Code::kOutOfMemory, std::string());
-    }
-  }
+  smd_rule_context_fail_with(ctx, err->code, err->message.c_str());
   smd_error_free(err);
   return 1;
 }

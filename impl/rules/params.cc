@@ -130,7 +130,6 @@ Result<Params> Params::Parse(const std::string& rule, const std::vector<ParamSpe
                              const std::vector<std::pair<std::string, std::string>>& given,
                              const std::vector<std::pair<std::string, std::string>>& aliases) {
   Params p;
-  p.rule_ = rule;
   for (const ParamSpec& s : specs) {
     Value v;
     v.type = s.type;
@@ -252,16 +251,6 @@ std::vector<std::shared_ptr<const Regex>> Params::Regexes(const std::string& nam
 int Params::Mode(const std::string& name) const {
   const Value* v = Find(name);
   return v && v->present ? v->mode : 0;
-}
-
-std::string Params::Describe() const {
-  std::string out;
-  for (const auto& kv : values_) {
-    if (!kv.second.present) continue;
-    if (!out.empty()) out += ", ";
-    out += kv.first + "=" + kv.second.raw;
-  }
-  return out;
 }
 
 }  // namespace smd::rules

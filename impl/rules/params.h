@@ -65,9 +65,6 @@ class Params {
   std::vector<std::shared_ptr<const Regex>> Regexes(const std::string& name) const;
   int Mode(const std::string& name) const;  // smd::Mode value, 0 if absent
 
-  // "threshold=1e-07, ..." of every parameter with a value, for messages.
-  std::string Describe() const;
-
   // A parameter error: "rule R: parameter 'p' = 'v': <why>".
   static Status Error(const std::string& rule, const std::string& name, const std::string& value,
                       const std::string& why);
@@ -89,7 +86,6 @@ class Params {
   static Status ParseValue(const std::string& rule, const std::string& name, Value* v);
   const Value* Find(const std::string& name) const;
 
-  std::string rule_;
   std::map<std::string, Value> values_;
 };
 

@@ -127,11 +127,6 @@ class RuleContext {
   // Errors: those of Trial::WaitForSteps, kCancelled.
   Status WaitForStep(size_t trial, int64_t step);
 
-  // Findings reported so far during this call.
-  const std::vector<std::pair<size_t, std::pair<std::string, std::string>>>& reports() const {
-    return reports_;
-  }
-
  private:
   friend class Invoker;
   struct Required {

@@ -140,7 +140,7 @@ class LocalStorage : public Storage {
   std::string Describe(std::string_view rel) const override { return Path(rel); }
 
   Status PrepareForWriting() override {
-    SMD_RETURN_IF_ERROR(MakeDirs(root_));
+    SMD_RETURN_IF_ERROR(MakeLocalDirs(root_));
     if (::access(root_.c_str(), W_OK | X_OK) != 0) {
       return ErrnoStatus("cannot write into out_dir", root_, errno);
     }
@@ -340,27 +340,10 @@ class LocalStorage : public Storage {
     if (root >= 0 && dir.size() > prefix && dir.compare(0, root_.size(), root_) == 0) {
       made = ::mkdirat(root, dir.c_str() + prefix, 0755) == 0;  // otherwise MakeDirs sorts it out
     }
-    if (!made) SMD_RETURN_IF_ERROR(MakeDirs(dir));
+    if (!made) SMD_RETURN_IF_ERROR(MakeLocalDirs(dir));
     std::lock_guard<std::mutex> lock(mu_);
     if (known_dirs_.size() > 4096) known_dirs_.clear();
     known_dirs_.insert(dir);
-    return Status::Ok();
-  }
-
-  static Status MakeDirs(const std::string& dir) {
-    if (::mkdir(dir.c_str(), 0755) == 0) return Status::Ok();
-    if (errno == EEXIST) {
-      struct stat st;
-      if (::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return Status::Ok();
-      return Status(Code::kIO, "cannot create folder '" + dir + "': a file of that name exists");
-    }
-    if (errno != ENOENT) return ErrnoStatus("cannot create folder", dir, errno);
-    size_t slash = dir.rfind('/');
-    if (slash == std::string::npos || slash == 0) return ErrnoStatus("cannot create folder", dir, ENOENT);
-    SMD_RETURN_IF_ERROR(MakeDirs(dir.substr(0, slash)));
-    if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-      return ErrnoStatus("cannot create folder", dir, errno);
-    }
     return Status::Ok();
   }
 
@@ -396,6 +379,24 @@ class LocalStorage : public Storage {
 };
 
 }  // namespace
+
+Status MakeLocalDirs(const std::string& dir) {
+  if (dir.empty()) return Status::Ok();
+  if (::mkdir(dir.c_str(), 0755) == 0) return Status::Ok();
+  if (errno == EEXIST) {
+    struct stat st;
+    if (::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return Status::Ok();
+    return Status(Code::kIO, "cannot create folder '" + dir + "': a file of that name exists");
+  }
+  if (errno != ENOENT) return ErrnoStatus("cannot create folder", dir, errno);
+  size_t slash = dir.rfind('/');
+  if (slash == std::string::npos || slash == 0) return ErrnoStatus("cannot create folder", dir, ENOENT);
+  SMD_RETURN_IF_ERROR(MakeLocalDirs(dir.substr(0, slash)));
+  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
+    return ErrnoStatus("cannot create folder", dir, errno);
+  }
+  return Status::Ok();
+}
 
 std::unique_ptr<Storage> MakeLocalStorage(const std::string& root) {
   return std::unique_ptr<Storage>(new LocalStorage(root));

@@ -71,6 +71,10 @@ class Storage {
   virtual Result<std::vector<std::string>> ListDir(const std::string& rel_dir) = 0;
 };
 
+// Creates a local folder and its missing parents (mode 0755); OK if it exists. Errors: kIO
+// naming the folder, also when a file of that name is in the way.
+Status MakeLocalDirs(const std::string& dir);
+
 // The local implementation, exposed for tests.
 std::unique_ptr<Storage> MakeLocalStorage(const std::string& root);
 

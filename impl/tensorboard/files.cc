@@ -8,31 +8,13 @@
 #include <climits>
 #include <cstdio>
 
+#include "impl/storage/storage.h"
 #include "impl/tensorboard/summary.h"
 
 namespace smd::tensorboard {
 namespace {
 
 constexpr size_t kBufferBytes = 1 << 20;  // written out when a file's buffer grows past this
-
-Status MakeDirs(const std::string& dir) {
-  if (dir.empty()) return Status::Ok();
-  if (::mkdir(dir.c_str(), 0755) == 0) return Status::Ok();
-  int err = errno;
-  if (err == EEXIST) {
-    struct stat st;
-    if (::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return Status::Ok();
-    return Status(Code::kIO, "cannot create folder '" + dir + "': a file of that name exists");
-  }
-  if (err != ENOENT) return ErrnoStatus("cannot create folder", dir, err);
-  const size_t slash = dir.rfind('/');
-  if (slash == std::string::npos || slash == 0) return ErrnoStatus("cannot create folder", dir, err);
-  SMD_RETURN_IF_ERROR(MakeDirs(dir.substr(0, slash)));
-  if (::mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
-    return ErrnoStatus("cannot create folder", dir, errno);
-  }
-  return Status::Ok();
-}
 
 }  // namespace
 
@@ -68,7 +50,7 @@ Status EventFileSet::Fail(Status st) {
 
 Status EventFileSet::Open(File* f, Mode mode, int64_t step, double wall_time) {
   f->path = dir_ + "/" + EventFileRelPath(mode, step, process_tag_);
-  SMD_RETURN_IF_ERROR(MakeDirs(f->path.substr(0, f->path.rfind('/'))));
+  SMD_RETURN_IF_ERROR(io::MakeLocalDirs(f->path.substr(0, f->path.rfind('/'))));
   int fd = ::open(f->path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return ErrnoStatus("cannot create", f->path, errno);
   struct stat st;
