@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Installs the build into a scratch prefix and builds tests/abi/consumer.c the way an outside
+# project would, from nothing but pkg-config's answers about that prefix: once against libsmd.so
+# (`pkg-config --cflags --libs smd`) and, when libsmd.a is installed, once statically
+# (`pkg-config --static --cflags --libs smd`, which must name every library smd_impl needs). Both
+# programs must run. Also checks that smd.pc names no include folder but the prefix's own.
+#   consume_installed.sh BUILD_DIR SOURCE_DIR SCRATCH_DIR
+set -euo pipefail
+build=$1 src=$2 scratch=$3
+cc=${CC:-cc}
+rm -rf "$scratch"
+mkdir -p "$scratch"
+prefix="$scratch/prefix"
+cmake --install "$build" --prefix "$prefix" >"$scratch/install.log"
+libdir=$(dirname "$(find "$prefix" -name smd.pc -path '*/pkgconfig/*' | head -1)")
+[ -n "$libdir" ] || { echo "no smd.pc installed under $prefix"; exit 1; }
+libdir=$(dirname "$libdir")
+
+# The .pc was generated for the configured prefix; point it at the scratch one.
+pcdir="$scratch/pc"
+mkdir -p "$pcdir"
+sed "s|^prefix=.*|prefix=$prefix|" "$libdir/pkgconfig/smd.pc" >"$pcdir/smd.pc"
+export PKG_CONFIG_PATH="$pcdir"
+cflags=$(pkg-config --cflags smd)
+for flag in $cflags; do
+  case $flag in
+    -I"$prefix"/*) ;;
+    -I*) echo "smd.pc leaks an include folder: $flag"; exit 1 ;;
+  esac
+done
+
+trial="$src/tests/data/trials/dtypes"
+# The fixture's distinct tensor names containing "int", as its index files list them.
+expected=$(cat "$trial"/index/*/*.json | grep -o '"tensorname": *"[^"]*"' | sort -u | grep -c 'int')
+
+status=0
+$cc -std=c99 -Wall -Wextra -Werror $(pkg-config --cflags smd) "$src/tests/abi/consumer.c" \
+  -o "$scratch/consumer_shared" $(pkg-config --libs smd) -Wl,-rpath,"$libdir"
+if ! "$scratch/consumer_shared" "$trial" 'int' "$expected"; then status=1; fi
+if ldd "$scratch/consumer_shared" | grep -q "$libdir/libsmd.so"; then :; else
+  echo "consumer_shared does not load $libdir/libsmd.so:"; ldd "$scratch/consumer_shared"; status=1
+fi
+
+if [ -f "$libdir/libsmd.a" ]; then
+  # -l:libsmd.a picks the archive next to libsmd.so; everything else comes from smd.pc.
+  static_libs=$(pkg-config --static --libs smd | sed 's/-lsmd\b/-l:libsmd.a/')
+  $cc -std=c99 -Wall -Wextra -Werror $(pkg-config --static --cflags smd) \
+    "$src/tests/abi/consumer.c" -o "$scratch/consumer_static" $static_libs
+  if ldd "$scratch/consumer_static" | grep -q libsmd; then
+    echo "consumer_static loads libsmd.so"; status=1
+  fi
+  if ! "$scratch/consumer_static" "$trial" 'int' "$expected"; then status=1; fi
+fi
+[ $status -eq 0 ] && echo "install-and-consume: ok ($(pkg-config --libs smd); static: ${static_libs:-none})"
+exit $status
