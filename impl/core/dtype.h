@@ -40,7 +40,6 @@ struct DTypeInfo {
 
 // nullptr for values that are not a known dtype.
 const DTypeInfo* GetDTypeInfo(int value);
-inline bool IsKnownDType(int value) { return GetDTypeInfo(value) != nullptr; }
 inline size_t DTypeSize(DType t) {
   const DTypeInfo* i = GetDTypeInfo(static_cast<int>(t));
   return i ? i->size : 0;

@@ -30,9 +30,7 @@ const char* const kLauncherVars[][2] = {
 class ManagedGuard {
  public:
   explicit ManagedGuard(DLManagedTensorVersioned* m) : m_(m) {}
-  ~ManagedGuard() {
-    if (m_ != nullptr && m_->deleter != nullptr) m_->deleter(m_);
-  }
+  ~ManagedGuard() { ReleaseDLPack(m_); }
   DLManagedTensorVersioned* release() {
     DLManagedTensorVersioned* m = m_;
     m_ = nullptr;
@@ -705,11 +703,6 @@ Result<std::vector<std::string>> Hook::CollectionTensorNames(size_t idx) const {
   std::lock_guard<std::mutex> lock(mu_);
   const Collection& c = collections_.at(idx);
   return std::vector<std::string>(c.tensor_names.begin(), c.tensor_names.end());
-}
-
-std::string Hook::CollectionsJson() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return CollectionsJsonLocked();
 }
 
 std::string Hook::CollectionsJsonLocked() const {

@@ -21,7 +21,7 @@
 #include "impl/hook/config.h"
 #include "impl/hook/writer.h"
 #include "impl/storage/storage.h"
-#include "smd/dlpack.h"
+#include "impl/core/dlpack_owned.h"
 
 namespace smd::hook {
 
@@ -102,9 +102,6 @@ class Hook : public std::enable_shared_from_this<Hook> {
   Status CollectionSetReductionConfig(size_t idx, const std::optional<ReductionConfig>& cfg);
   Status CollectionSetSaveHistogram(size_t idx, bool save);
   Result<std::vector<std::string>> CollectionTensorNames(size_t idx) const;
-
-  // The collections file as it would be written now.
-  std::string CollectionsJson() const;
 
   WriterStats writer_stats() const;
   // The TensorBoard log folder, if the hook exports (even when this worker does not write).

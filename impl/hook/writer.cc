@@ -53,7 +53,7 @@ void Payload::Release() {
   if (managed_ != nullptr) {
     DLManagedTensorVersioned* m = managed_;
     managed_ = nullptr;
-    if (m->deleter) m->deleter(m);
+    ReleaseDLPack(m);
   }
   if (pool_ != nullptr) {
     pool_->Return(block_, block_cap_, charged_);

@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "smd/dlpack.h"
+#include "impl/core/dlpack_owned.h"
 #include "impl/core/dtype.h"
 #include "impl/core/mode.h"
 #include "impl/core/reductions.h"

@@ -31,7 +31,7 @@
 #include "impl/core/mode.h"
 #include "impl/core/status.h"
 #include "impl/storage/storage.h"
-#include "impl/trial/collections_file.h"
+#include "impl/format/collections_file.h"
 #include "impl/trial/value.h"
 
 namespace smd::trial {

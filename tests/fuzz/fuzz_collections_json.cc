@@ -4,7 +4,7 @@
 #include <string>
 
 #include "impl/core/text.h"
-#include "impl/trial/collections_file.h"
+#include "impl/format/collections_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);

@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "impl/trial/index_parser.h"
+#include "impl/format/index_parser.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // A copy of exactly `size` bytes: a read past the end is caught by the sanitizer.

@@ -1,4 +1,4 @@
-#include "impl/trial/index_parser.h"
+#include "impl/format/index_parser.h"
 
 #include "gtest/gtest.h"
 #include "impl/format/index_file.h"

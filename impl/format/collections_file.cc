@@ -1,4 +1,4 @@
-#include "impl/trial/collections_file.h"
+#include "impl/format/collections_file.h"
 
 #include <cjson/cJSON.h>
 
