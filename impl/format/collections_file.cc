@@ -84,4 +84,43 @@ Result<CollectionsFile> ParseCollectionsFile(std::string_view text, const std::s
   return out;
 }
 
+std::string BuildCollectionsJson(const std::vector<CollectionsFileEntry>& collections,
+                                 int64_t num_workers) {
+  std::string out = "{\"collections\": {";
+  for (size_t i = 0; i < collections.size(); ++i) {
+    const CollectionsFileEntry& c = collections[i];
+    if (i) out += ", ";
+    AppendJsonStringAscii(&out, c.name);
+    out += ": {\"name\": ";
+    AppendJsonStringAscii(&out, c.name);
+    out += ", \"include_regex\": [";
+    for (size_t k = 0; k < c.include_regex.size(); ++k) {
+      if (k) out += ", ";
+      AppendJsonStringAscii(&out, c.include_regex[k]);
+    }
+    out += "], \"tensor_names\": [";
+    for (size_t k = 0; k < c.tensor_names.size(); ++k) {
+      if (k) out += ", ";
+      AppendJsonStringAscii(&out, c.tensor_names[k]);
+    }
+    out += "], \"reduction_config\": ";
+    out += c.reduction_config_json;
+    out += ", \"save_config\": {";
+    for (size_t m = 0; m < kNumModes; ++m) {
+      if (m) out += ", ";
+      out += '"';
+      out += ModeName(kAllModesInOrder[m]);
+      out += "\": ";
+      out += c.save_config_json[m];
+    }
+    out += "}, \"save_histogram\": ";
+    out += c.save_histogram ? "true" : "false";
+    out += '}';
+  }
+  out += "}, \"_meta\": {\"num_workers\": ";
+  out += std::to_string(num_workers);
+  out += "}}";
+  return out;
+}
+
 }  // namespace smd::trial

@@ -7,6 +7,7 @@
 
 #include "impl/core/copy.h"
 #include "impl/core/text.h"
+#include "impl/format/collections_file.h"
 #include "impl/format/layout.h"
 #include "impl/tensorboard/sink.h"
 
@@ -706,42 +707,20 @@ Result<std::vector<std::string>> Hook::CollectionTensorNames(size_t idx) const {
 }
 
 std::string Hook::CollectionsJsonLocked() const {
-  std::string out = "{\"collections\": {";
+  std::vector<trial::CollectionsFileEntry> entries(collections_.size());
   for (size_t i = 0; i < collections_.size(); ++i) {
     const Collection& c = collections_[i];
-    if (i) out += ", ";
-    AppendJsonStringAscii(&out, c.name);
-    out += ": {\"name\": ";
-    AppendJsonStringAscii(&out, c.name);
-    out += ", \"include_regex\": [";
-    for (size_t k = 0; k < c.regexes.size(); ++k) {
-      if (k) out += ", ";
-      AppendJsonStringAscii(&out, c.regexes[k]->pattern());
+    trial::CollectionsFileEntry& e = entries[i];
+    e.name = c.name;
+    for (const auto& r : c.regexes) e.include_regex.push_back(r->pattern());
+    e.tensor_names.assign(c.tensor_names.begin(), c.tensor_names.end());
+    EffectiveReductionLocked(c).AppendJson(&e.reduction_config_json);
+    for (size_t m = 0; m < kNumModes; ++m) {
+      EffectiveSaveLocked(c, kAllModesInOrder[m]).AppendJson(&e.save_config_json[m]);
     }
-    out += "], \"tensor_names\": [";
-    size_t k = 0;
-    for (const std::string& n : c.tensor_names) {
-      if (k++) out += ", ";
-      AppendJsonStringAscii(&out, n);
-    }
-    out += "], \"reduction_config\": ";
-    EffectiveReductionLocked(c).AppendJson(&out);
-    out += ", \"save_config\": {";
-    for (Mode m : kAllModesInOrder) {
-      if (m != Mode::kTrain) out += ", ";
-      out += '"';
-      out += ModeName(m);
-      out += "\": ";
-      EffectiveSaveLocked(c, m).AppendJson(&out);
-    }
-    out += "}, \"save_histogram\": ";
-    out += (!IsNonReductionCollection(c.name) && c.save_histogram) ? "true" : "false";
-    out += '}';
+    e.save_histogram = !IsNonReductionCollection(c.name) && c.save_histogram;
   }
-  out += "}, \"_meta\": {\"num_workers\": ";
-  out += std::to_string(include_all_workers_ ? num_workers_ : 1);
-  out += "}}";
-  return out;
+  return trial::BuildCollectionsJson(entries, include_all_workers_ ? num_workers_ : 1);
 }
 
 void Hook::ExportCollectionsLocked() {

@@ -71,3 +71,54 @@ TEST(CollectionsFile, MalformedFilesNameTheFile) {
 
 }  // namespace
 }  // namespace smd::trial
+
+namespace smd::trial {
+namespace {
+
+// One collection as smdebug 1.0.34 writes it (a fixture's "biases" entry), plus a second one that
+// needs escapes, built by the writer and read back by the reader.
+TEST(CollectionsFile, BuildWritesSmdebugsLayoutAndReadsBack) {
+  const std::string save = "{\"save_interval\": 1, \"save_steps\": [], \"start_step\": 0, \"end_step\": null}";
+  CollectionsFileEntry biases;
+  biases.name = "biases";
+  biases.include_regex = {"^(?!gradient).*bias"};
+  biases.reduction_config_json = "{\"save_raw_tensor\": true, \"reductions\": \"\", \"save_shape\": false}";
+  for (std::string& s : biases.save_config_json) s = save;
+  CollectionsFileEntry odd;
+  odd.name = "caf\xc3\xa9 \"q\"";
+  odd.include_regex = {"a\\d", "a\\d"};
+  odd.tensor_names = {"x/y:0", "\xe2\x82\xac"};
+  odd.reduction_config_json = "null";
+  for (std::string& s : odd.save_config_json) s = "null";
+  odd.save_histogram = false;
+
+  std::string json = BuildCollectionsJson({biases, odd}, 3);
+  EXPECT_EQ(json,
+            "{\"collections\": {\"biases\": {\"name\": \"biases\", \"include_regex\": "
+            "[\"^(?!gradient).*bias\"], \"tensor_names\": [], \"reduction_config\": "
+            "{\"save_raw_tensor\": true, \"reductions\": \"\", \"save_shape\": false}, "
+            "\"save_config\": {\"TRAIN\": " + save + ", \"EVAL\": " + save + ", \"PREDICT\": " +
+                save + ", \"GLOBAL\": " + save + "}, \"save_histogram\": true}, "
+            "\"caf\\u00e9 \\\"q\\\"\": {\"name\": \"caf\\u00e9 \\\"q\\\"\", \"include_regex\": "
+            "[\"a\\\\d\", \"a\\\\d\"], \"tensor_names\": [\"x/y:0\", \"\\u20ac\"], "
+            "\"reduction_config\": null, \"save_config\": {\"TRAIN\": null, \"EVAL\": null, "
+            "\"PREDICT\": null, \"GLOBAL\": null}, \"save_histogram\": false}}, "
+            "\"_meta\": {\"num_workers\": 3}}");
+
+  auto back = ParseCollectionsFile(json, "c.json");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  ASSERT_EQ(back->collections.size(), 2u);
+  const CollectionInfo& b = back->collections.at("biases");
+  EXPECT_EQ(b.include_regex, biases.include_regex);
+  EXPECT_TRUE(b.save_raw_tensor);
+  EXPECT_TRUE(b.save_histogram);
+  const CollectionInfo& o = back->collections.at(odd.name);
+  EXPECT_EQ(o.include_regex, odd.include_regex);
+  EXPECT_EQ(o.tensor_names, odd.tensor_names);
+  EXPECT_FALSE(o.has_reduction_config);
+  EXPECT_FALSE(o.save_histogram);
+  EXPECT_EQ(back->num_workers, 3);
+}
+
+}  // namespace
+}  // namespace smd::trial
