@@ -53,6 +53,10 @@ int64_t NumWorkersFromEnvironment();
 class Hook : public std::enable_shared_from_this<Hook> {
  public:
   static Result<std::shared_ptr<Hook>> Create(const std::string& out_dir, const HookOptions& opts);
+  // The same over a given storage (out_dir is its root): tests record what goes through it.
+  // <out_dir>/tensorboard, when that is the TensorBoard folder, is written through it too.
+  static Result<std::shared_ptr<Hook>> Create(std::shared_ptr<io::Storage> storage,
+                                              const HookOptions& opts);
   // From the JSON hook configuration (FORMAT.md §12); opts supplies the rest.
   static Result<std::shared_ptr<Hook>> CreateFromJson(std::string_view json,
                                                       const std::string& source,
@@ -112,7 +116,7 @@ class Hook : public std::enable_shared_from_this<Hook> {
 
  private:
   Hook() = default;
-  Status Init(const std::string& out_dir, const HookOptions& opts);
+  Status Init(std::shared_ptr<io::Storage> storage, const HookOptions& opts);
 
   // All below with mu_ held.
   size_t GetOrCreateLocked(const std::string& name);
@@ -131,7 +135,7 @@ class Hook : public std::enable_shared_from_this<Hook> {
   std::string CollectionsJsonLocked() const;
 
   // Immutable after Init.
-  std::unique_ptr<io::Storage> storage_;
+  std::shared_ptr<io::Storage> storage_;  // shared with the TensorBoard files under it
   std::string out_dir_;
   std::string worker_;
   int64_t num_workers_ = 1;

@@ -209,8 +209,9 @@ AsyncWriter::AsyncWriter(io::Storage* storage, WriterOptions options)
       pool_(options_.memory_budget),
       wake_threshold_(std::min<size_t>(4u << 20, options_.memory_budget / 4)) {
   pool_.set_on_wait([this] { Wake(); });
-  if (!options_.tensorboard_dir.empty()) {
-    tb_ = std::make_unique<tensorboard::TensorBoardSink>(options_.tensorboard_dir);
+  if (options_.tensorboard_storage) {
+    tb_ = std::make_unique<tensorboard::TensorBoardSink>(options_.tensorboard_storage,
+                                                         options_.tensorboard_prefix);
   }
   committer_ = std::thread([this] { RunCommitter(); });
   encoder_ = std::thread([this] { RunEncoder(); });

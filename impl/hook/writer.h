@@ -150,7 +150,10 @@ struct WriterOptions {
   io::PayloadCrcKind crc = io::PayloadCrcKind::kSmdebugConstant;
   bool claim_out_dir = false;  // create claim.smd before the first file (single-worker jobs)
   size_t memory_budget = 256u << 20;
-  std::string tensorboard_dir;  // empty: no TensorBoard export
+  // TensorBoard export: the log folder's storage (null: no export) and the folder in it ("" or
+  // ending in '/').
+  std::shared_ptr<io::Storage> tensorboard_storage;
+  std::string tensorboard_prefix;
 };
 
 struct WriterStats {

@@ -19,7 +19,7 @@
 #include "impl/format/record.h"
 #include "impl/trial/index_parser.h"
 #include "impl/trial/record_cache.h"
-#include "impl/trial/watcher.h"
+#include "impl/storage/open.h"
 #include "impl/trial/parallel.h"
 #include "impl/trial/trial_internal.h"
 
@@ -33,7 +33,7 @@ Trial::Trial(std::string path, std::unique_ptr<io::Storage> storage, const Trial
   window_ = options.incomplete_step_window >= 0 ? options.incomplete_step_window : WindowFromEnv();
   auto_refresh_ = options.auto_refresh;
   cache_ = std::make_unique<RecordCache>(options.cache_bytes);
-  if (options.watch) watcher_ = DirWatcher::Create(path_);
+  if (options.watch) watcher_ = storage_->WatchChanges();
 }
 
 Trial::~Trial() = default;
@@ -41,7 +41,7 @@ Trial::~Trial() = default;
 Result<std::shared_ptr<Trial>> Trial::Open(const std::string& raw_path, const TrialOptions& options) {
   std::string path(StripAscii(raw_path));
   if (path.empty()) return InvalidArgument("empty trial path");
-  SMD_ASSIGN_OR_RETURN(std::unique_ptr<io::Storage> storage, io::Storage::Open(path));
+  SMD_ASSIGN_OR_RETURN(std::unique_ptr<io::Storage> storage, io::OpenStorage(path));
   return Open(std::move(storage), options);
 }
 
@@ -74,9 +74,9 @@ Result<std::shared_ptr<Trial>> Trial::Open(std::unique_ptr<io::Storage> storage,
 Result<std::vector<std::string>> Trial::ListCollectionFiles() {
   static const std::string kDir = "collections/000000000";
   if (watcher_) {
-    watcher_->Watch(storage_->Describe(""));
-    watcher_->Watch(storage_->Describe("collections"));
-    watcher_->Watch(storage_->Describe(kDir));
+    watcher_->Watch("");
+    watcher_->Watch("collections");
+    watcher_->Watch(kDir);
   }
   auto names = storage_->ListDir(kDir);
   std::vector<std::string> out;

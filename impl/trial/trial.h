@@ -36,7 +36,6 @@
 
 namespace smd::trial {
 
-class DirWatcher;
 class RecordCache;
 struct ParsedIndex;
 
@@ -82,6 +81,9 @@ class Trial : public std::enable_shared_from_this<Trial> {
   Trial& operator=(const Trial&) = delete;
 
   const std::string& path() const { return path_; }
+  // Where the trial lives. Everything read or written under its root (the stop-training signal
+  // of a rule too) goes through it.
+  io::Storage* storage() const { return storage_.get(); }
 
   // Reads whatever was added since the last refresh (always lists, whatever auto_refresh says).
   // Index files that cannot be parsed are skipped, remembered in Warnings(), and the first such
@@ -242,7 +244,7 @@ class Trial : public std::enable_shared_from_this<Trial> {
   std::unique_ptr<io::Storage> storage_;
   const TrialOptions options_;
   int64_t window_ = 1000;
-  std::unique_ptr<DirWatcher> watcher_;
+  std::unique_ptr<io::ChangeWatch> watcher_;  // null: the storage cannot notify (poll)
   std::unique_ptr<RecordCache> cache_;
 
   std::atomic<bool> auto_refresh_{true};

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "impl/core/text.h"
+#include "impl/storage/environment.h"
 #include "impl/trial/index_parser.h"
 #include "impl/trial/trial.h"
 
@@ -118,14 +119,7 @@ inline uint64_t HashDims(const int64_t* dims, uint32_t n) {
   return h;
 }
 
-inline int64_t WindowFromEnv() {
-  const char* v = std::getenv("SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW");
-  if (v != nullptr) {
-    std::optional<int64_t> n = ParseInt64(v);
-    if (n && *n >= 0) return *n;
-  }
-  return 1000;
-}
+inline int64_t WindowFromEnv() { return env::IncompleteStepWaitWindow().value_or(1000); }
 
 // Sleeps for a short poll slice: 5 ms doubling to kWaitSliceMs, never past the deadline.
 inline void ShortPoll(int* slice_ms, std::optional<Clock::time_point> deadline) {

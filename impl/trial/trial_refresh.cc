@@ -19,7 +19,6 @@
 #include "impl/format/record.h"
 #include "impl/trial/index_parser.h"
 #include "impl/trial/record_cache.h"
-#include "impl/trial/watcher.h"
 #include "impl/trial/parallel.h"
 #include "impl/trial/trial_internal.h"
 
@@ -106,20 +105,13 @@ Result<std::vector<Trial::PendingFile>> Trial::ListNewIndexFiles(bool* listed_an
   *listed_any = false;
   std::vector<PendingFile> out;
   if (watcher_) {
-    watcher_->Watch(storage_->Describe(""));
-    watcher_->Watch(storage_->Describe("index"));
+    watcher_->Watch("");
+    watcher_->Watch("index");
   }
-  auto dirs = storage_->ListDir("index");
-  if (!dirs.ok()) {
-    if (dirs.status().code() == Code::kNotFound) return out;
-    return dirs.status();
-  }
-  // Folders in the order of the paths under them ("index/<d>/..."), names sorted within each:
-  // the files come out in path order without sorting them afterwards.
-  std::sort(dirs->begin(), dirs->end(),
-            [](const std::string& a, const std::string& b) { return a + '/' < b + '/'; });
   // Files sort before `floor` are not listed again: those before the cursor, and (a pure
-  // shortcut) those of steps before range_steps' begin, which are never read.
+  // shortcut) those of steps before range_steps' begin, which are never read. The listings
+  // start there: only step folders from the floor's on, and in the cursor's folder only the
+  // names from the cursor's on.
   std::string floor = cursor_;
   if (options_.range_begin > 0) {
     std::string range_floor =
@@ -132,14 +124,30 @@ Result<std::vector<Trial::PendingFile>> Trial::ListNewIndexFiles(bool* listed_an
     size_t b = floor.find('/', a + 1);
     cursor_dir = floor.substr(a + 1, b - a - 1);
   }
+  std::string cursor_dir_rel, cursor_name;  // cursor_ as (folder, name)
+  if (!cursor_.empty()) {
+    size_t slash = cursor_.rfind('/');
+    cursor_dir_rel = cursor_.substr(0, slash);
+    cursor_name = cursor_.substr(slash + 1);
+  }
+  auto dirs = storage_->List("index", cursor_dir);  // every path in an earlier one is before it
+  if (!dirs.ok()) {
+    if (dirs.status().code() == Code::kNotFound) return out;
+    return dirs.status();
+  }
+  // Folders in the order of the paths under them ("index/<d>/..."), names sorted within each:
+  // the files come out in path order without sorting them afterwards.
+  std::sort(dirs->begin(), dirs->end(),
+            [](const std::string& a, const std::string& b) { return a + '/' < b + '/'; });
   ++listings_;
   for (const std::string& d : dirs.value()) {
     if (d < cursor_dir) continue;  // every path in it sorts before the cursor
     const std::string dir_rel = "index/" + d;
-    if (watcher_) watcher_->Watch(storage_->Describe(dir_rel));
-    auto names = storage_->ListDir(dir_rel);
+    if (watcher_) watcher_->Watch(dir_rel);
+    // Names before the cursor's, in its folder, sort before the cursor: skipped below anyway.
+    auto names = storage_->List(dir_rel, dir_rel == cursor_dir_rel ? std::string_view(cursor_name)
+                                                                   : std::string_view());
     if (!names.ok()) continue;  // vanished, or not a folder
-    std::sort(names->begin(), names->end());
     for (const std::string& name : names.value()) {
       if (name.size() <= 5 || !EndsWith(name, ".json")) continue;
       std::string rel = dir_rel + "/" + name;

@@ -19,7 +19,6 @@
 #include "impl/format/record.h"
 #include "impl/trial/index_parser.h"
 #include "impl/trial/record_cache.h"
-#include "impl/trial/watcher.h"
 #include "impl/trial/parallel.h"
 #include "impl/trial/trial_internal.h"
 

@@ -43,6 +43,9 @@ class GatedStorage : public io::Storage {
   Status ReadRange(const std::string& rel, uint64_t o, uint64_t n, char* out) override {
     return s_->ReadRange(rel, o, n, out);
   }
+  Result<std::unique_ptr<io::AppendFile>> OpenForAppend(const std::string& rel) override {
+    return s_->OpenForAppend(rel);
+  }
   Result<std::vector<std::string>> ListDir(const std::string& rel) override { return s_->ListDir(rel); }
 
  private:

@@ -914,6 +914,9 @@ class CountingStorage : public io::Storage {
     }
     return s_->ReadRange(rel, o, n, out);
   }
+  Result<std::unique_ptr<io::AppendFile>> OpenForAppend(const std::string& rel) override {
+    return s_->OpenForAppend(rel);
+  }
   Result<std::vector<std::string>> ListDir(const std::string& rel) override {
     std::lock_guard<std::mutex> l(mu);
     listed.push_back(rel);
