@@ -333,10 +333,15 @@ class LocalStorage : public Storage {
         ::close(fd);
         return ErrnoStatus("cannot read", Path(rel), e);
       }
-      if (n == 0) {
+      if (n == 0) {  // the end of the file (which may be before `offset`)
+        struct stat st;
+        const bool sized = ::fstat(fd, &st) == 0;
         ::close(fd);
-        return Corrupt("'" + Path(rel) + "' ends at byte " + std::to_string(offset + done) +
-                       ", before " + std::to_string(offset + len));
+        return Corrupt("'" + Path(rel) + "' is shorter than expected: " +
+                       (sized ? "it has " + std::to_string(st.st_size) + " bytes"
+                              : "it ends before byte " + std::to_string(offset + len)) +
+                       ", and bytes " + std::to_string(offset) + " to " +
+                       std::to_string(offset + len) + " were to be read");
       }
       done += static_cast<uint64_t>(n);
     }

@@ -239,6 +239,11 @@ class Trial : public std::enable_shared_from_this<Trial> {
   Status RecordError(const std::string& rel, uint64_t offset, const Status& st) const;
   Status MissingEventFileError(const std::string& rel, uint32_t tensor_id, int64_t step,
                                Mode mode) const;
+  // A record the index places (partly) beyond the end of its event file: names the file once,
+  // its real size, the record's byte range, and the tensor and step. `read` is the failed
+  // read's status (ok when the size was checked before reading).
+  Status TruncatedRecordError(const std::string& rel, uint64_t offset, uint64_t length,
+                              uint32_t tensor_id, int64_t step, const Status& read) const;
 
   const std::string path_;
   std::unique_ptr<io::Storage> storage_;

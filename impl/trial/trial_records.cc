@@ -84,8 +84,7 @@ Result<ValuePtr> Trial::ReadRecordAt(const std::string& rel, uint64_t span, uint
       auto size = storage_->FileSize(rel);
       if (!size.ok()) return size.status().code() == Code::kNotFound ? missing() : context(size.status());
       if (offset > size.value() || length > size.value() - offset) {
-        return context(Corrupt("the record ends at byte " + std::to_string(offset + length) +
-                               " but the file has " + std::to_string(size.value()) + " bytes"));
+        return TruncatedRecordError(rel, offset, length, tensor_id, step, Status());
       }
     }
     // Small records go through a buffer each thread keeps; the value is decoded out of it
@@ -101,7 +100,11 @@ Result<ValuePtr> Trial::ReadRecordAt(const std::string& rel, uint64_t span, uint
     }
     Status st = storage_->ReadRange(rel, offset, length, buf);
     ++*reads;
-    if (!st.ok()) return st.code() == Code::kNotFound ? missing() : context(st);
+    if (!st.ok()) {
+      if (st.code() == Code::kNotFound) return missing();
+      if (st.code() == Code::kCorrupt) return TruncatedRecordError(rel, offset, length, tensor_id, step, st);
+      return context(st);
+    }
     record = std::string_view(buf, static_cast<size_t>(length));
   }
   auto payload = io::ParseRecord(record);
@@ -114,6 +117,18 @@ Result<ValuePtr> Trial::ReadRecordAt(const std::string& rel, uint64_t span, uint
 Status Trial::RecordError(const std::string& rel, uint64_t offset, const Status& st) const {
   return Status(st.code(), "event file '" + storage_->Describe(rel) + "', record at offset " +
                                std::to_string(offset) + ": " + st.message());
+}
+
+Status Trial::TruncatedRecordError(const std::string& rel, uint64_t offset, uint64_t length,
+                                   uint32_t tensor_id, int64_t step, const Status& read) const {
+  // The file's real size, if it can be had (the read's own message otherwise).
+  auto size = storage_->FileSize(rel);
+  if (!size.ok()) return RecordError(rel, offset, read.ok() ? size.status() : read);
+  return Corrupt("event file '" + storage_->Describe(rel) + "' is truncated: it has " +
+                 std::to_string(size.value()) + " bytes, but the record of tensor '" +
+                 TensorName(tensor_id) + "' at step " + std::to_string(step) + " spans bytes " +
+                 std::to_string(offset) + " to " + std::to_string(offset + length) +
+                 " (its index file says so)");
 }
 
 Status Trial::MissingEventFileError(const std::string& rel, uint32_t tensor_id, int64_t step,
@@ -142,6 +157,7 @@ Result<std::optional<Trial::ValueInfo>> Trial::ReadRecordHead(uint32_t file, uin
   ++records_read_;
   if (!st.ok()) {
     if (st.code() == Code::kNotFound) return MissingEventFileError(rel, tensor_id, step, mode);
+    if (st.code() == Code::kCorrupt) return TruncatedRecordError(rel, offset, length, tensor_id, step, st);
     return RecordError(rel, offset, st);
   }
   auto len = io::ParseRecordHeader(reinterpret_cast<const unsigned char*>(head));
