@@ -73,6 +73,10 @@ Status Hook::Init(std::shared_ptr<io::Storage> storage, const HookOptions& opts)
   const bool chief = num_workers_ == 1 || worker_ == "worker_0";
   writes_ = !dry_run_ && (include_all_workers_ || chief);
   if (opts.memory_budget == 0) return InvalidArgument("the memory budget must be more than 0 bytes");
+  if (opts.max_pending_steps < -1) {
+    return InvalidArgument("max_pending_steps must be -1 (no bound) or >= 0, got " +
+                           std::to_string(opts.max_pending_steps));
+  }
 
   tensorboard_dir_ = tensorboard::ResolveTensorBoardDir(out_dir, opts.export_tensorboard,
                                                        opts.tensorboard_dir);
@@ -141,6 +145,7 @@ Status Hook::Init(std::shared_ptr<io::Storage> storage, const HookOptions& opts)
     wo.crc = opts.real_payload_crc ? io::PayloadCrcKind::kReal : io::PayloadCrcKind::kSmdebugConstant;
     wo.claim_out_dir = num_workers_ == 1;
     wo.memory_budget = opts.memory_budget;
+    wo.max_pending_steps = opts.max_pending_steps;
     wo.tensorboard_storage = std::move(tb_storage);
     wo.tensorboard_prefix = tb_prefix;
     writer_.reset(new AsyncWriter(storage_.get(), std::move(wo)));

@@ -38,6 +38,11 @@ struct HookOptions {
   bool real_payload_crc = false;
   double wall_time_base = 0;
   size_t memory_budget = 256u << 20;
+  // The most steps the writer may fall behind: ending a step (BeginStep, Close) waits while more
+  // ended steps than this are still being written. -1: no bound (only the memory budget holds
+  // training back); 0: each step is written before the next begins. A rule that stops training
+  // from a live job's files sees training at most this many steps past the step it flags.
+  int64_t max_pending_steps = -1;
   std::optional<bool> write_end_marker;
   // TensorBoard export (FORMAT.md §11): into tensorboard_dir if set, else <out_dir>/tensorboard
   // if export_tensorboard.
