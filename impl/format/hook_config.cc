@@ -23,12 +23,11 @@
 
 #include "impl/core/mode.h"
 #include "impl/core/text.h"
+#include "impl/storage/environment.h"
 
 namespace smd::io {
 namespace {
 
-constexpr char kDefaultConfigPath[] = "/opt/ml/input/config/debughookconfig.json";
-constexpr char kConfigPathEnv[] = "SMDEBUG_CONFIG_FILE_PATH";
 
 // JSON numbers are doubles in cJSON; integers are accepted only below 2^53 in magnitude, where a
 // double still tells every integer apart (2^53 + 1 would silently read as 2^53).
@@ -481,10 +480,6 @@ Result<HookConfigSpec> ParseHookConfig(std::string_view json, const std::string&
   return spec;
 }
 
-std::string DefaultHookConfigPath() {
-  const char* env = std::getenv(kConfigPathEnv);
-  if (env != nullptr && env[0] != '\0') return env;
-  return kDefaultConfigPath;
-}
+std::string DefaultHookConfigPath() { return env::HookConfigPath(); }
 
 }  // namespace smd::io

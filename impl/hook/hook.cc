@@ -9,23 +9,12 @@
 #include "impl/core/text.h"
 #include "impl/format/collections_file.h"
 #include "impl/format/layout.h"
+#include "impl/storage/environment.h"
+#include "impl/storage/open.h"
 #include "impl/tensorboard/sink.h"
 
 namespace smd::hook {
 namespace {
-
-const char* Env(const char* name) {
-  const char* v = std::getenv(name);
-  return (v != nullptr && *v != '\0') ? v : nullptr;
-}
-
-// (rank variable, size variable) pairs, in the order they are consulted.
-const char* const kLauncherVars[][2] = {
-    {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},  // OpenMPI (mpirun)
-    {"RANK", "WORLD_SIZE"},                            // torch.distributed (torchrun)
-    {"HOROVOD_RANK", "HOROVOD_SIZE"},                  // Horovod (horovodrun)
-    {"PMI_RANK", "PMI_SIZE"},                          // MPICH / Intel MPI
-};
 
 // Guards a DLPack tensor whose ownership was passed to us: deleted on scope exit unless taken.
 class ManagedGuard {
@@ -45,34 +34,32 @@ class ManagedGuard {
 }  // namespace
 
 std::string WorkerFromEnvironment() {
-  for (const auto& vars : kLauncherVars) {
-    if (const char* r = Env(vars[0])) {
-      if (auto rank = ParseInt64(r)) return "worker_" + std::to_string(*rank);
-    }
-  }
+  if (std::optional<int64_t> rank = env::LauncherRank()) return "worker_" + std::to_string(*rank);
   return "worker_0";
 }
 
-int64_t NumWorkersFromEnvironment() {
-  for (const auto& vars : kLauncherVars) {
-    if (const char* s = Env(vars[1])) {
-      if (auto n = ParseInt64(s); n && *n >= 1) return *n;
-    }
-  }
-  return 1;
-}
+int64_t NumWorkersFromEnvironment() { return env::LauncherWorldSize().value_or(1); }
 
 // ------------------------------------------------------------------------------------------
 // Creation
 
 Result<std::shared_ptr<Hook>> Hook::Create(const std::string& out_dir, const HookOptions& opts) {
+  if (out_dir.empty()) return InvalidArgument("out_dir is empty");
+  SMD_ASSIGN_OR_RETURN(std::unique_ptr<io::Storage> storage, io::OpenStorage(out_dir));
+  return Create(std::shared_ptr<io::Storage>(std::move(storage)), opts);
+}
+
+Result<std::shared_ptr<Hook>> Hook::Create(std::shared_ptr<io::Storage> storage,
+                                           const HookOptions& opts) {
+  if (storage == nullptr) return InvalidArgument("no storage for the hook");
   std::shared_ptr<Hook> hook(new Hook());
-  SMD_RETURN_IF_ERROR(hook->Init(out_dir, opts));
+  SMD_RETURN_IF_ERROR(hook->Init(std::move(storage), opts));
   return hook;
 }
 
-Status Hook::Init(const std::string& out_dir, const HookOptions& opts) {
-  if (out_dir.empty()) return InvalidArgument("out_dir is empty");
+Status Hook::Init(std::shared_ptr<io::Storage> storage, const HookOptions& opts) {
+  storage_ = std::move(storage);
+  const std::string& out_dir = storage_->root();
   out_dir_ = out_dir;
   worker_ = opts.worker ? *opts.worker : WorkerFromEnvironment();
   SMD_RETURN_IF_ERROR(io::ValidateWorkerName(worker_));
@@ -81,18 +68,30 @@ Status Hook::Init(const std::string& out_dir, const HookOptions& opts) {
   include_all_workers_ = opts.include_all_workers;
   dry_run_ = opts.dry_run;
   wall_time_base_ = opts.wall_time_base;
-  write_end_marker_ = opts.write_end_marker ? *opts.write_end_marker : Env("TRAINING_JOB_NAME") == nullptr;
+  write_end_marker_ = opts.write_end_marker ? *opts.write_end_marker : !env::InSageMakerJob();
   const bool chief = num_workers_ == 1 || worker_ == "worker_0";
   writes_ = !dry_run_ && (include_all_workers_ || chief);
   if (opts.memory_budget == 0) return InvalidArgument("the memory budget must be more than 0 bytes");
+  if (opts.max_pending_steps < -1) {
+    return InvalidArgument("max_pending_steps must be -1 (no bound) or >= 0, got " +
+                           std::to_string(opts.max_pending_steps));
+  }
 
   tensorboard_dir_ = tensorboard::ResolveTensorBoardDir(out_dir, opts.export_tensorboard,
                                                        opts.tensorboard_dir);
-  if (tensorboard_dir_ && tensorboard_dir_->rfind("s3://", 0) == 0) {
-    return Unsupported("TensorBoard export to S3 ('" + *tensorboard_dir_ +
-                       "') is not supported; give a local tensorboard_dir");
+  // <out_dir>/tensorboard goes through the trial's storage; another folder through its own.
+  std::shared_ptr<io::Storage> tb_storage;
+  std::string tb_prefix;
+  if (tensorboard_dir_) {
+    if (!opts.tensorboard_dir || opts.tensorboard_dir->empty()) {
+      tb_storage = storage_;
+      tb_prefix = "tensorboard/";
+    } else {
+      Result<std::unique_ptr<io::Storage>> tb = io::OpenStorage(*tensorboard_dir_);
+      if (!tb.ok()) return tb.status().WithContext("the TensorBoard folder");
+      tb_storage = std::move(tb).value();
+    }
   }
-  SMD_ASSIGN_OR_RETURN(storage_, io::Storage::Open(out_dir));
   if (!dry_run_) {
     SMD_ASSIGN_OR_RETURN(bool ended, storage_->Exists(io::kEndOfJobFile));
     if (ended) {
@@ -145,8 +144,10 @@ Status Hook::Init(const std::string& out_dir, const HookOptions& opts) {
     wo.crc = opts.real_payload_crc ? io::PayloadCrcKind::kReal : io::PayloadCrcKind::kSmdebugConstant;
     wo.claim_out_dir = num_workers_ == 1;
     wo.memory_budget = opts.memory_budget;
-    if (tensorboard_dir_) wo.tensorboard_dir = *tensorboard_dir_;
-    writer_.reset(new AsyncWriter(storage_.get(), wo));
+    wo.max_pending_steps = opts.max_pending_steps;
+    wo.tensorboard_storage = std::move(tb_storage);
+    wo.tensorboard_prefix = tb_prefix;
+    writer_.reset(new AsyncWriter(storage_.get(), std::move(wo)));
   }
   mode_steps_[ModeIndex(Mode::kGlobal)] = -1;
   RecomputeDueLocked();
@@ -204,7 +205,7 @@ Result<std::shared_ptr<Hook>> Hook::CreateFromJson(std::string_view json, const 
   for (const std::string& r : spec.include_regex) opts.include_regex.push_back(r);
   if (spec.include_workers) opts.include_all_workers = *spec.include_workers == "all";
   if (spec.dry_run) opts.dry_run = *spec.dry_run;
-  if (Env("TRAINING_JOB_NAME") != nullptr) {
+  if (env::InSageMakerJob()) {
     // SageMaker: the TensorBoard configuration file decides, the hook parameters do not.
     SMD_ASSIGN_OR_RETURN(std::optional<std::string> tb, tensorboard::SageMakerTensorBoardDir());
     if (tb) opts.tensorboard_dir = tb;

@@ -38,6 +38,11 @@ struct HookOptions {
   bool real_payload_crc = false;
   double wall_time_base = 0;
   size_t memory_budget = 256u << 20;
+  // The most steps the writer may fall behind: ending a step (BeginStep, Close) waits while more
+  // ended steps than this are still being written. -1: no bound (only the memory budget holds
+  // training back); 0: each step is written before the next begins. A rule that stops training
+  // from a live job's files sees training at most this many steps past the step it flags.
+  int64_t max_pending_steps = -1;
   std::optional<bool> write_end_marker;
   // TensorBoard export (FORMAT.md §11): into tensorboard_dir if set, else <out_dir>/tensorboard
   // if export_tensorboard.
@@ -53,6 +58,10 @@ int64_t NumWorkersFromEnvironment();
 class Hook : public std::enable_shared_from_this<Hook> {
  public:
   static Result<std::shared_ptr<Hook>> Create(const std::string& out_dir, const HookOptions& opts);
+  // The same over a given storage (out_dir is its root): tests record what goes through it.
+  // <out_dir>/tensorboard, when that is the TensorBoard folder, is written through it too.
+  static Result<std::shared_ptr<Hook>> Create(std::shared_ptr<io::Storage> storage,
+                                              const HookOptions& opts);
   // From the JSON hook configuration (FORMAT.md §12); opts supplies the rest.
   static Result<std::shared_ptr<Hook>> CreateFromJson(std::string_view json,
                                                       const std::string& source,
@@ -109,7 +118,7 @@ class Hook : public std::enable_shared_from_this<Hook> {
 
  private:
   Hook() = default;
-  Status Init(const std::string& out_dir, const HookOptions& opts);
+  Status Init(std::shared_ptr<io::Storage> storage, const HookOptions& opts);
 
   // All below with mu_ held.
   size_t GetOrCreateLocked(const std::string& name);
@@ -128,7 +137,7 @@ class Hook : public std::enable_shared_from_this<Hook> {
   std::string CollectionsJsonLocked() const;
 
   // Immutable after Init.
-  std::unique_ptr<io::Storage> storage_;
+  std::shared_ptr<io::Storage> storage_;  // shared with the TensorBoard files under it
   std::string out_dir_;
   std::string worker_;
   int64_t num_workers_ = 1;

@@ -209,8 +209,9 @@ AsyncWriter::AsyncWriter(io::Storage* storage, WriterOptions options)
       pool_(options_.memory_budget),
       wake_threshold_(std::min<size_t>(4u << 20, options_.memory_budget / 4)) {
   pool_.set_on_wait([this] { Wake(); });
-  if (!options_.tensorboard_dir.empty()) {
-    tb_ = std::make_unique<tensorboard::TensorBoardSink>(options_.tensorboard_dir);
+  if (options_.tensorboard_storage) {
+    tb_ = std::make_unique<tensorboard::TensorBoardSink>(options_.tensorboard_storage,
+                                                         options_.tensorboard_prefix);
   }
   committer_ = std::thread([this] { RunCommitter(); });
   encoder_ = std::thread([this] { RunEncoder(); });
@@ -262,7 +263,29 @@ void AsyncWriter::EndStep(int64_t step) {
   Item item;
   item.kind = Item::Kind::kEndStep;
   item.step = step;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++pending_steps_;
+  }
   (void)Push(std::move(item), 0);  // only tensors are refused
+  const int64_t bound = options_.max_pending_steps;
+  if (bound < 0) return;
+  std::unique_lock<std::mutex> lock(mu_);
+  auto done = [&] { return pending_steps_ <= bound || failed() || stopping_; };
+  if (done()) return;
+  ++pending_step_waits_;
+  cv_done_.wait(lock, done);
+}
+
+int64_t AsyncWriter::pending_steps() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pending_steps_;
+}
+
+void AsyncWriter::StepNoLongerPending() {
+  std::lock_guard<std::mutex> lock(mu_);
+  --pending_steps_;
+  cv_done_.notify_all();
 }
 
 void AsyncWriter::WriteFile(std::string rel, std::string content) {
@@ -298,6 +321,7 @@ Status AsyncWriter::Close() {
     writer_idle_ = false;
   }
   cv_work_.notify_one();
+  cv_done_.notify_all();
   if (encoder_.joinable()) encoder_.join();  // it finishes the open step and stops the committer
   if (committer_.joinable()) committer_.join();
   if (claimed_) SetError(storage_->Remove(io::kClaimFile));
@@ -317,6 +341,10 @@ WriterStats AsyncWriter::stats() const {
   s.steps = stat_steps_.load();
   s.budget_waits = pool_.waits();
   s.peak_pending_bytes = pool_.peak_in_flight();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    s.pending_step_waits = pending_step_waits_;
+  }
   s.encoder_cpu_seconds = encoder_cpu_.load();
   s.committer_cpu_seconds = committer_cpu_.load();
   return s;
@@ -327,6 +355,7 @@ void AsyncWriter::SetError(const Status& st) {
   std::lock_guard<std::mutex> lock(mu_);
   if (first_error_.ok()) first_error_ = st;
   failed_.store(true);
+  cv_done_.notify_all();  // EndStep does not wait for a writer that failed
 }
 
 bool AsyncWriter::failed() const { return failed_.load(std::memory_order_relaxed); }
@@ -380,7 +409,11 @@ void AsyncWriter::Encode(Item& item) {
       if (item.job.data.data() != nullptr) done_payloads_.push_back(std::move(item.job.data));
       break;
     case Item::Kind::kEndStep:
-      if (open_step_ && *open_step_ == item.step) FinishStepChunk();
+      if (open_step_ && *open_step_ == item.step) {
+        FinishStepChunk(/*ends_pending_step=*/true);
+      } else {
+        StepNoLongerPending();  // nothing was saved at it: nothing to write
+      }
       break;
     case Item::Kind::kWriteFile: {
       Chunk c;
@@ -510,13 +543,14 @@ void AsyncWriter::FlushChunk() {
   SendToCommitter(std::move(c));
 }
 
-void AsyncWriter::FinishStepChunk() {
+void AsyncWriter::FinishStepChunk(bool ends_pending_step) {
   // The step's last data and its completion travel together.
   const int64_t step = *open_step_;
   Chunk c = std::move(chunk_);
   chunk_ = Chunk();
   c.kind = Chunk::Kind::kFinishStep;
   c.step = step;
+  c.ends_pending_step = ends_pending_step;
   if (meta_) {
     c.rel = io::IndexFileRelPath(step, options_.worker);
     c.content = io::BuildIndexJson(*meta_, index_tensors_, index_shapes_);
@@ -585,6 +619,7 @@ void AsyncWriter::Commit(Chunk& chunk) {
       }
       if (sink_) sink_->Abort();
       sink_.reset();
+      if (chunk.ends_pending_step) StepNoLongerPending();
       break;
     case Chunk::Kind::kWriteFile:
       if (!failed()) {

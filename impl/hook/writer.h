@@ -150,7 +150,14 @@ struct WriterOptions {
   io::PayloadCrcKind crc = io::PayloadCrcKind::kSmdebugConstant;
   bool claim_out_dir = false;  // create claim.smd before the first file (single-worker jobs)
   size_t memory_budget = 256u << 20;
-  std::string tensorboard_dir;  // empty: no TensorBoard export
+  // The most ended steps with data that may wait to be written: EndStep waits while more do.
+  // -1: no bound (training may run any number of steps ahead, within the memory budget); 0:
+  // every step is written before EndStep returns.
+  int64_t max_pending_steps = -1;
+  // TensorBoard export: the log folder's storage (null: no export) and the folder in it ("" or
+  // ending in '/').
+  std::shared_ptr<io::Storage> tensorboard_storage;
+  std::string tensorboard_prefix;
 };
 
 struct WriterStats {
@@ -159,6 +166,7 @@ struct WriterStats {
   uint64_t steps = 0;
   uint64_t budget_waits = 0;
   uint64_t peak_pending_bytes = 0;
+  uint64_t pending_step_waits = 0;  // EndStep calls that waited for max_pending_steps
   double encoder_cpu_seconds = 0;
   double committer_cpu_seconds = 0;
 };
@@ -177,8 +185,12 @@ class AsyncWriter {
 
   // Queues a tensor. Returns the sticky error if the writer has failed.
   Status Enqueue(TensorJob&& job);
-  // Ends a step: its files are completed in order after everything queued before.
+  // Ends a step: its files are completed in order after everything queued before. With
+  // max_pending_steps set, waits while more ended steps than that are still to be written
+  // (returns early if the writer failed or is closing).
   void EndStep(int64_t step);
+  // Ended steps whose files are not yet complete.
+  int64_t pending_steps() const;
   // Writes a whole file (collections JSON, markers) after everything queued before.
   void WriteFile(std::string rel, std::string content);
   // Waits until everything queued so far is in the step's (still open) file; returns the sticky
@@ -214,6 +226,7 @@ class AsyncWriter {
     uint64_t bytes = 0;
     std::string rel, content;  // kWriteFile; for kFinishStep: the index file and its JSON
     uint64_t barrier_id = 0;
+    bool ends_pending_step = false;  // kFinishStep of an EndStep: one fewer pending step when done
     tensorboard::RecordBatch tb;  // TensorBoard records, written before the chunk's step ends
   };
 
@@ -230,7 +243,8 @@ class AsyncWriter {
   void AddRecord(const TensorJob& job, const std::string& tag, DType dtype, const int64_t* shape,
                  size_t ndim, std::string_view content);
   void FlushChunk();
-  void FinishStepChunk();
+  void FinishStepChunk(bool ends_pending_step = false);
+  void StepNoLongerPending();
   void SendToCommitter(Chunk chunk);
 
   // Committer thread.
@@ -256,6 +270,8 @@ class AsyncWriter {
   size_t wake_threshold_;
   uint64_t barrier_issued_ = 0;
   uint64_t barrier_done_ = 0;
+  int64_t pending_steps_ = 0;  // EndStep calls whose step is not yet written
+  uint64_t pending_step_waits_ = 0;
   Status first_error_;
   std::atomic<bool> failed_{false};
   std::atomic<uint64_t> stat_records_{0}, stat_bytes_{0}, stat_steps_{0};

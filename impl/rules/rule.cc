@@ -1,9 +1,6 @@
 // The rule invoker (BEHAVIOR.md §9.1-9.3) and the stop-training signal.
 #include "impl/rules/rule.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -13,6 +10,7 @@
 
 #include "impl/core/text.h"
 #include "impl/format/layout.h"
+#include "impl/storage/open.h"
 #include "impl/storage/storage.h"
 
 namespace smd::rules {
@@ -125,7 +123,7 @@ class Invoker {
     clock_ = opts_.clock ? opts_.clock : Clock(SteadyNowMs);
   }
   ~Invoker() {
-    if (message_fd_ >= 0) ::close(message_fd_);
+    if (message_file_) (void)message_file_->Close();
   }
 
   Status Run(int64_t start, int64_t end);
@@ -161,7 +159,8 @@ class Invoker {
   const InvokeOptions& opts_;
   bool raise_;
   Clock clock_;
-  int message_fd_ = -1;
+  std::unique_ptr<io::Storage> message_storage_;  // the message file's folder
+  std::unique_ptr<io::AppendFile> message_file_;  // opened at the first message
   std::optional<std::vector<int64_t>> ended_steps_;  // the base trial's steps once it ended
 };
 
@@ -356,20 +355,18 @@ Status Invoker::Evaluate(Rule* r, int64_t step) {
 
 Status Invoker::AppendMessage(const std::string& line) {
   if (opts_.message_file.empty()) return Status::Ok();
-  if (message_fd_ < 0) {
-    message_fd_ = ::open(opts_.message_file.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (message_fd_ < 0) return ErrnoStatus("cannot open the message file", opts_.message_file, errno);
+  if (!message_file_) {
+    // Through a storage of its folder, like every file smd writes.
+    auto [dir, name] = io::SplitFilePath(opts_.message_file);
+    auto opened = io::OpenStorage(dir);
+    if (!opened.ok()) return opened.status().WithContext("the message file '" + opts_.message_file + "'");
+    message_storage_ = std::move(opened).value();
+    auto file = message_storage_->OpenForAppend(name);
+    if (!file.ok()) return file.status().WithContext("the message file");
+    message_file_ = std::move(file).value();
   }
-  std::string text = line + "\n";
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(message_fd_, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus("cannot write the message file", opts_.message_file, errno);
-    }
-    done += static_cast<size_t>(n);
-  }
+  Status st = message_file_->Append(line + "\n");
+  if (!st.ok()) return st.WithContext("the message file");
   return Status::Ok();
 }
 
@@ -439,7 +436,7 @@ Status InvokeRules(const std::vector<Rule*>& rules, int64_t start_step, int64_t 
 // Stop signal
 
 Status WriteStopSignal(const Trial& trial, const Finding& finding) {
-  SMD_ASSIGN_OR_RETURN(std::unique_ptr<io::Storage> storage, io::Storage::Open(trial.path()));
+  io::Storage* storage = trial.storage();
   std::string json = "{\"rule\": ";
   AppendJsonStringUtf8(&json, ValidUtf8(finding.rule));
   json += ", \"step\": " + std::to_string(finding.step) + ", \"tensor\": ";

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "impl/format/layout.h"
+#include "impl/storage/local_watch.h"
 #include "impl/storage/storage.h"
 
 namespace smd::io {
@@ -126,6 +127,33 @@ class LocalSink : public FileSink {
   bool committed_ = false, aborted_ = false;
 };
 
+// A file opened with O_APPEND. Every Append is written at once (callers batch).
+class LocalAppendFile : public AppendFile {
+ public:
+  LocalAppendFile(int fd, uint64_t size, std::string path) : fd_(fd), size_(size), path_(std::move(path)) {}
+  ~LocalAppendFile() override { (void)Close(); }
+
+  Status Append(std::string_view bytes) override {
+    if (fd_ < 0) return InvalidState("file '" + path_ + "' is already closed");
+    size_ += bytes.size();
+    struct iovec v = {const_cast<char*>(bytes.data()), bytes.size()};
+    return WriteFully(fd_, &v, 1, path_);
+  }
+  uint64_t size() const override { return size_; }
+  Status Close() override {
+    if (fd_ < 0) return Status::Ok();
+    Status st;
+    if (::close(fd_) != 0) st = ErrnoStatus("cannot close", path_, errno);
+    fd_ = -1;
+    return st;
+  }
+
+ private:
+  int fd_;
+  uint64_t size_;
+  std::string path_;
+};
+
 class LocalStorage : public Storage {
  public:
   explicit LocalStorage(std::string root) : root_(std::move(root)) {
@@ -159,6 +187,23 @@ class LocalStorage : public Storage {
     if (dir < 0) return std::unique_ptr<FileSink>(new LocalSink(fd, AT_FDCWD, path, path, tmp));
     return std::unique_ptr<FileSink>(new LocalSink(fd, dir, rel, path, tmp));
   }
+
+  Result<std::unique_ptr<AppendFile>> OpenForAppend(const std::string& rel) override {
+    std::string path = Path(rel);
+    SMD_RETURN_IF_ERROR(EnsureParent(path));
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) return ErrnoStatus("cannot open", path, errno);
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+      int err = errno;
+      ::close(fd);
+      return ErrnoStatus("cannot stat", path, err);
+    }
+    return std::unique_ptr<AppendFile>(
+        new LocalAppendFile(fd, static_cast<uint64_t>(st.st_size), std::move(path)));
+  }
+
+  std::unique_ptr<ChangeWatch> WatchChanges() override { return LocalChangeWatch::Create(root_); }
 
   Status WriteAtomic(const std::string& rel, std::string_view content) override {
     SMD_ASSIGN_OR_RETURN(std::unique_ptr<FileSink> sink, Create(rel));
@@ -288,10 +333,15 @@ class LocalStorage : public Storage {
         ::close(fd);
         return ErrnoStatus("cannot read", Path(rel), e);
       }
-      if (n == 0) {
+      if (n == 0) {  // the end of the file (which may be before `offset`)
+        struct stat st;
+        const bool sized = ::fstat(fd, &st) == 0;
         ::close(fd);
-        return Corrupt("'" + Path(rel) + "' ends at byte " + std::to_string(offset + done) +
-                       ", before " + std::to_string(offset + len));
+        return Corrupt("'" + Path(rel) + "' is shorter than expected: " +
+                       (sized ? "it has " + std::to_string(st.st_size) + " bytes"
+                              : "it ends before byte " + std::to_string(offset + len)) +
+                       ", and bytes " + std::to_string(offset) + " to " +
+                       std::to_string(offset + len) + " were to be read");
       }
       done += static_cast<uint64_t>(n);
     }
@@ -400,17 +450,6 @@ Status MakeLocalDirs(const std::string& dir) {
 
 std::unique_ptr<Storage> MakeLocalStorage(const std::string& root) {
   return std::unique_ptr<Storage>(new LocalStorage(root));
-}
-
-Result<std::unique_ptr<Storage>> Storage::Open(const std::string& uri) {
-  if (uri.empty()) return InvalidArgument("empty trial path");
-  if (uri.rfind("s3://", 0) == 0) return Unsupported("S3 storage is not built into this version: '" + uri + "'");
-  std::string root = uri;
-  if (root[0] == '~') {
-    const char* home = ::getenv("HOME");
-    if (home) root = std::string(home) + root.substr(1);
-  }
-  return MakeLocalStorage(root);
 }
 
 }  // namespace smd::io

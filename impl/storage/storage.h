@@ -32,12 +32,40 @@ class FileSink {
   virtual void Abort() = 0;
 };
 
+// A file appended to in place, visible under its name from the start (TensorBoard event files,
+// the rules' message file: their readers tail them, so they are never renamed into place).
+class AppendFile {
+ public:
+  virtual ~AppendFile() = default;
+  // Appends bytes at the end. Errors: kIO naming the file; the file is unusable afterwards.
+  virtual Status Append(std::string_view bytes) = 0;
+  // Size in bytes: what the file held when it was opened plus what was appended since.
+  virtual uint64_t size() const = 0;
+  // Writes out and closes. Idempotent.
+  virtual Status Close() = 0;
+};
+
+// "Can this storage tell a reader that something changed?" A storage that can returns one of
+// these from WatchChanges(); one that cannot (an object store) returns nullptr and readers poll.
+class ChangeWatch {
+ public:
+  virtual ~ChangeWatch() = default;
+  // Starts watching a folder (relative to the root) for entries created, renamed in, or
+  // removed. Watching a folder twice is cheap; one that does not exist is ignored (false).
+  virtual bool Watch(const std::string& rel_dir) = 0;
+  // True if anything changed since the last call (or changes may have been missed); never
+  // blocks. Thread-safe.
+  virtual bool ConsumeChanges() = 0;
+  // Blocks until a change is pending or timeout_ms passes (0: just check), without consuming it,
+  // so that several waiters all wake. Thread-safe.
+  virtual bool WaitForEvent(int timeout_ms) = 0;
+};
+
+// Where a trial (or a TensorBoard log folder) lives. Open one with io::OpenStorage
+// (impl/storage/open.h), the one place that knows which roots are supported.
 class Storage {
  public:
   virtual ~Storage() = default;
-
-  // Opens a trial root: a local path (created lazily by writers) or, later, s3://bucket/prefix.
-  static Result<std::unique_ptr<Storage>> Open(const std::string& uri);
 
   // A readable description of the root, for messages.
   virtual const std::string& root() const = 0;
@@ -69,13 +97,25 @@ class Storage {
   virtual Status ReadRange(const std::string& rel, uint64_t offset, uint64_t len, char* out) = 0;
   // Names (not paths) of the entries of a folder, unsorted; kNotFound if it does not exist.
   virtual Result<std::vector<std::string>> ListDir(const std::string& rel_dir) = 0;
+  // The names of a folder's entries that sort at or after `from` (all for ""), sorted: what a
+  // refresh has not seen yet. (An object store lists only those: S3's ListObjectsV2 StartAfter.)
+  // Errors: as ListDir.
+  virtual Result<std::vector<std::string>> List(const std::string& rel_dir, std::string_view from);
+
+  // Opens `rel` for appending (created, with its parents, if missing). Errors: kIO naming it.
+  virtual Result<std::unique_ptr<AppendFile>> OpenForAppend(const std::string& rel) = 0;
+
+  // A watch for changes under the root, or nullptr when this storage cannot notify (readers
+  // then list on every refresh and poll while waiting).
+  virtual std::unique_ptr<ChangeWatch> WatchChanges() { return nullptr; }
 };
 
 // Creates a local folder and its missing parents (mode 0755); OK if it exists. Errors: kIO
 // naming the folder, also when a file of that name is in the way.
 Status MakeLocalDirs(const std::string& dir);
 
-// The local implementation, exposed for tests.
+// The local implementation, exposed for tests; `root` is used as given (no "~" expansion: that is
+// OpenStorage's).
 std::unique_ptr<Storage> MakeLocalStorage(const std::string& root);
 
 }  // namespace smd::io

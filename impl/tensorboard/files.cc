@@ -1,14 +1,11 @@
 #include "impl/tensorboard/files.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <climits>
 #include <cstdio>
 
-#include "impl/storage/storage.h"
+#include "impl/storage/open.h"
 #include "impl/tensorboard/summary.h"
 
 namespace smd::tensorboard {
@@ -39,6 +36,21 @@ std::string EventFileRelPath(Mode mode, int64_t step, std::string_view process_t
 EventFileSet::EventFileSet(std::string dir, std::string process_tag)
     : dir_(std::move(dir)), process_tag_(std::move(process_tag)) {
   while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
+  Result<std::unique_ptr<io::Storage>> storage = io::OpenStorage(dir_);
+  if (storage.ok()) {
+    storage_ = std::move(storage).value();
+    dir_ = storage_->root();
+  } else {
+    error_ = storage.status();
+  }
+}
+
+EventFileSet::EventFileSet(std::shared_ptr<io::Storage> storage, std::string prefix,
+                           std::string process_tag)
+    : storage_(std::move(storage)), prefix_(std::move(prefix)), process_tag_(std::move(process_tag)) {
+  std::string folder = prefix_;
+  while (!folder.empty() && folder.back() == '/') folder.pop_back();
+  dir_ = storage_->Describe(folder);
 }
 
 EventFileSet::~EventFileSet() { (void)Close(); }
@@ -49,45 +61,25 @@ Status EventFileSet::Fail(Status st) {
 }
 
 Status EventFileSet::Open(File* f, Mode mode, int64_t step, double wall_time) {
-  f->path = dir_ + "/" + EventFileRelPath(mode, step, process_tag_);
-  SMD_RETURN_IF_ERROR(io::MakeLocalDirs(f->path.substr(0, f->path.rfind('/'))));
-  int fd = ::open(f->path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus("cannot create", f->path, errno);
-  struct stat st;
-  if (::fstat(fd, &st) != 0) {
-    int err = errno;
-    ::close(fd);
-    return ErrnoStatus("cannot stat", f->path, err);
-  }
-  f->fd = fd;
+  SMD_ASSIGN_OR_RETURN(f->out, storage_->OpenForAppend(prefix_ + EventFileRelPath(mode, step, process_tag_)));
   f->step = step;
   f->buf.clear();
-  if (st.st_size == 0) AppendFileVersionRecord(&f->buf, wall_time);
+  if (f->out->size() == 0) AppendFileVersionRecord(&f->buf, wall_time);
   return Status::Ok();
 }
 
 Status EventFileSet::WriteOut(File* f) {
-  size_t done = 0;
-  while (done < f->buf.size()) {
-    ssize_t n = ::write(f->fd, f->buf.data() + done, f->buf.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int err = errno;
-      f->buf.clear();
-      return ErrnoStatus("cannot write", f->path, err);
-    }
-    done += static_cast<size_t>(n);
-  }
+  Status st = f->buf.empty() ? Status::Ok() : f->out->Append(f->buf);
   f->buf.clear();
-  return Status::Ok();
+  return st;
 }
 
 Status EventFileSet::CloseFile(File* f) {
-  if (f->fd < 0) return Status::Ok();
+  if (!f->out) return Status::Ok();
   Status st = WriteOut(f);
-  if (::close(f->fd) != 0 && st.ok()) st = ErrnoStatus("cannot close", f->path, errno);
-  f->fd = -1;
-  f->buf.clear();
+  Status closed = f->out->Close();
+  if (st.ok()) st = closed;
+  f->out.reset();
   std::string().swap(f->buf);
   return st;
 }
@@ -98,11 +90,11 @@ Status EventFileSet::Append(Mode mode, int64_t step, double wall_time, std::stri
     return InvalidArgument("invalid mode " + std::to_string(static_cast<int>(mode)));
   }
   File* f = &files_[ModeIndex(mode)];
-  if (f->fd >= 0 && f->step != step) {
+  if (f->out && f->step != step) {
     Status st = CloseFile(f);
     if (!st.ok()) return Fail(st);
   }
-  if (f->fd < 0) {
+  if (!f->out) {
     Status st = Open(f, mode, step, wall_time);
     if (!st.ok()) return Fail(st);
   }
@@ -117,7 +109,7 @@ Status EventFileSet::Append(Mode mode, int64_t step, double wall_time, std::stri
 Status EventFileSet::FinishStep(int64_t step) {
   Status first;
   for (File& f : files_) {
-    if (f.fd >= 0 && f.step == step) {
+    if (f.out && f.step == step) {
       Status st = CloseFile(&f);
       if (first.ok()) first = st;
     }
@@ -129,7 +121,7 @@ Status EventFileSet::FinishStep(int64_t step) {
 Status EventFileSet::Flush() {
   if (!error_.ok()) return error_;
   for (File& f : files_) {
-    if (f.fd < 0) continue;
+    if (!f.out) continue;
     Status st = WriteOut(&f);
     if (!st.ok()) return Fail(st);
   }

@@ -12,8 +12,11 @@
 #include <string>
 #include <string_view>
 
+#include <memory>
+
 #include "impl/core/mode.h"
 #include "impl/core/status.h"
+#include "impl/storage/storage.h"
 
 namespace smd::tensorboard {
 
@@ -28,8 +31,13 @@ std::string EventFileRelPath(Mode mode, int64_t step, std::string_view process_t
 // closed, and by Flush. One thread at a time.
 class EventFileSet {
  public:
-  // `dir` is created (with its parents) when the first file is.
+  // The log folder `dir` (any root io::OpenStorage takes), created (with its parents) when the
+  // first file is. A root OpenStorage refuses makes every Append fail with its error.
   explicit EventFileSet(std::string dir, std::string process_tag = ProcessTag());
+  // The log folder `prefix` ("" or ending in '/') of a storage (the hook writes
+  // <out_dir>/tensorboard through the trial's storage).
+  EventFileSet(std::shared_ptr<io::Storage> storage, std::string prefix,
+               std::string process_tag = ProcessTag());
   ~EventFileSet();  // Close()s; errors are dropped
   EventFileSet(const EventFileSet&) = delete;
   EventFileSet& operator=(const EventFileSet&) = delete;
@@ -50,9 +58,8 @@ class EventFileSet {
 
  private:
   struct File {
-    int fd = -1;
+    std::unique_ptr<io::AppendFile> out;  // null: closed
     int64_t step = 0;
-    std::string path;
     std::string buf;
   };
   Status Open(File* f, Mode mode, int64_t step, double wall_time);
@@ -60,6 +67,8 @@ class EventFileSet {
   Status CloseFile(File* f);
   Status Fail(Status st);
 
+  std::shared_ptr<io::Storage> storage_;
+  std::string prefix_;
   std::string dir_;
   std::string process_tag_;
   File files_[kNumModes];

@@ -3,11 +3,12 @@
 #include <cjson/cJSON.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <sstream>
 
+#include "impl/storage/environment.h"
+#include "impl/storage/open.h"
 #include "impl/tensorboard/summary.h"
 
 namespace smd::tensorboard {
@@ -61,24 +62,16 @@ std::optional<std::string> ResolveTensorBoardDir(const std::string& out_dir, boo
                                                  const std::optional<std::string>& tensorboard_dir) {
   if (tensorboard_dir && !tensorboard_dir->empty()) {
     // "~" and "~/..." are the home folder, as smdebug's os.path.expanduser.
-    const std::string& d = *tensorboard_dir;
-    const char* home = std::getenv("HOME");
-    if (home != nullptr && *home != '\0' && d[0] == '~' && (d.size() == 1 || d[1] == '/')) {
-      return std::string(home) + d.substr(1);
-    }
-    return d;
+    return io::ExpandHome(*tensorboard_dir);
   }
   if (!export_tensorboard) return std::nullopt;
-  std::string dir = out_dir;
+  std::string dir = io::ExpandHome(out_dir);
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   return dir + "/tensorboard";
 }
 
 Result<std::optional<std::string>> SageMakerTensorBoardDir() {
-  const char* env = std::getenv("TENSORBOARD_CONFIG_FILE_PATH");
-  const std::string path = (env != nullptr && *env != '\0')
-                               ? env
-                               : "/opt/ml/input/config/tensorboardoutputconfig.json";
+  const std::string path = env::TensorBoardConfigPath();
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::optional<std::string>();
   std::ostringstream text;

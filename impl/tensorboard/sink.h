@@ -67,6 +67,9 @@ Status EncodeTensorSummaries(const TensorSummaryRequest& req, RecordBatch* out);
 class TensorBoardSink {
  public:
   explicit TensorBoardSink(std::string dir) : files_(std::move(dir)) {}
+  // The log folder `prefix` ("" or ending in '/') of a storage.
+  TensorBoardSink(std::shared_ptr<io::Storage> storage, std::string prefix)
+      : files_(std::move(storage), std::move(prefix)) {}
   const std::string& dir() const { return files_.dir(); }
   // Appends a batch's records to their files. Errors: kIO naming the file (sticky).
   Status Write(const RecordBatch& batch);
@@ -81,8 +84,8 @@ class TensorBoardSink {
 };
 
 // The log folder of a hook (FORMAT.md §11): tensorboard_dir if given and not empty (export on
-// even without export_tensorboard, as smdebug; a leading "~" is $HOME), else <out_dir>/tensorboard if export_tensorboard,
-// else none.
+// even without export_tensorboard, as smdebug), else <out_dir>/tensorboard if
+// export_tensorboard, else none. A leading "~" is $HOME (io::ExpandHome), in either.
 std::optional<std::string> ResolveTensorBoardDir(const std::string& out_dir, bool export_tensorboard,
                                                  const std::optional<std::string>& tensorboard_dir);
 

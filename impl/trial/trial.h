@@ -36,7 +36,6 @@
 
 namespace smd::trial {
 
-class DirWatcher;
 class RecordCache;
 struct ParsedIndex;
 
@@ -82,6 +81,9 @@ class Trial : public std::enable_shared_from_this<Trial> {
   Trial& operator=(const Trial&) = delete;
 
   const std::string& path() const { return path_; }
+  // Where the trial lives. Everything read or written under its root (the stop-training signal
+  // of a rule too) goes through it.
+  io::Storage* storage() const { return storage_.get(); }
 
   // Reads whatever was added since the last refresh (always lists, whatever auto_refresh says).
   // Index files that cannot be parsed are skipped, remembered in Warnings(), and the first such
@@ -237,12 +239,17 @@ class Trial : public std::enable_shared_from_this<Trial> {
   Status RecordError(const std::string& rel, uint64_t offset, const Status& st) const;
   Status MissingEventFileError(const std::string& rel, uint32_t tensor_id, int64_t step,
                                Mode mode) const;
+  // A record the index places (partly) beyond the end of its event file: names the file once,
+  // its real size, the record's byte range, and the tensor and step. `read` is the failed
+  // read's status (ok when the size was checked before reading).
+  Status TruncatedRecordError(const std::string& rel, uint64_t offset, uint64_t length,
+                              uint32_t tensor_id, int64_t step, const Status& read) const;
 
   const std::string path_;
   std::unique_ptr<io::Storage> storage_;
   const TrialOptions options_;
   int64_t window_ = 1000;
-  std::unique_ptr<DirWatcher> watcher_;
+  std::unique_ptr<io::ChangeWatch> watcher_;  // null: the storage cannot notify (poll)
   std::unique_ptr<RecordCache> cache_;
 
   std::atomic<bool> auto_refresh_{true};

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "gtest/gtest.h"
+#include "impl/hook/hook.h"
 #include "impl/storage/storage.h"
 #include "tests/impl/trial/trial_builder.h"
 
@@ -42,6 +43,9 @@ class GatedStorage : public io::Storage {
   Result<std::string> ReadAll(const std::string& rel) override { return s_->ReadAll(rel); }
   Status ReadRange(const std::string& rel, uint64_t o, uint64_t n, char* out) override {
     return s_->ReadRange(rel, o, n, out);
+  }
+  Result<std::unique_ptr<io::AppendFile>> OpenForAppend(const std::string& rel) override {
+    return s_->OpenForAppend(rel);
   }
   Result<std::vector<std::string>> ListDir(const std::string& rel) override { return s_->ListDir(rel); }
 
@@ -110,6 +114,100 @@ TEST(AsyncWriterBudget, SmallTensorsWaitWhileTheFileSystemStandsStill) {
   EXPECT_EQ(st.steps, static_cast<uint64_t>(kSteps));
   EXPECT_GT(st.budget_waits, 0u);
   EXPECT_EQ(w.pool().in_flight(), 0u);
+}
+
+// max_pending_steps: while nothing can be written, the training side ends at most that many steps
+// and then waits; once the files can be written, every step is.
+TEST(AsyncWriterPendingSteps, TrainingStopsAtTheBoundWhileTheFileSystemStandsStill) {
+  const std::string dir = trial::testing::TempDir("pending");
+  GatedStorage storage(io::MakeLocalStorage(dir));
+  WriterOptions opts;
+  opts.worker = "worker_0";
+  opts.max_pending_steps = 2;
+  const int kSteps = 10;
+  AsyncWriter w(&storage, opts);
+  std::atomic<int> ended{0};
+  std::thread producer([&] {
+    for (int s = 0; s < kSteps; ++s) {
+      Status st = w.Enqueue(SmallJob(w, s, 0, 64));
+      ASSERT_TRUE(st.ok()) << st.message();
+      w.EndStep(s);
+      ended.fetch_add(1);
+    }
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (w.stats().pending_step_waits == 0 && ended.load() < kSteps &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // (it would go on, if it could)
+  EXPECT_EQ(ended.load(), 2) << "steps ended while nothing could be written";
+  EXPECT_EQ(w.pending_steps(), 3);  // two ended, the third waiting in EndStep
+  EXPECT_EQ(w.stats().pending_step_waits, 1u);
+  storage.Open();
+  producer.join();
+  ASSERT_TRUE(w.Close().ok());
+  EXPECT_EQ(w.stats().steps, static_cast<uint64_t>(kSteps));
+  EXPECT_EQ(w.pending_steps(), 0);
+}
+
+// Without a bound (the default) training goes on while nothing can be written.
+TEST(AsyncWriterPendingSteps, UnboundedByDefault) {
+  const std::string dir = trial::testing::TempDir("unbounded");
+  GatedStorage storage(io::MakeLocalStorage(dir));
+  WriterOptions opts;
+  opts.worker = "worker_0";
+  AsyncWriter w(&storage, opts);
+  for (int s = 0; s < 20; ++s) {
+    ASSERT_TRUE(w.Enqueue(SmallJob(w, s, 0, 64)).ok());
+    w.EndStep(s);  // never waits
+  }
+  EXPECT_EQ(w.stats().pending_step_waits, 0u);
+  storage.Open();
+  ASSERT_TRUE(w.Close().ok());
+  EXPECT_EQ(w.stats().steps, 20u);
+}
+
+// The hook option: BeginStep waits at the bound; steps without a save do not count.
+TEST(HookPendingSteps, BeginStepWaitsAtTheBound) {
+  const std::string dir = trial::testing::TempDir("hook");
+  auto storage = std::make_shared<GatedStorage>(io::MakeLocalStorage(dir));
+  HookOptions o;
+  SaveConfigMode every;
+  every.save_interval = 1;
+  o.save_config.SetAll(every);
+  o.save_all = true;
+  o.max_pending_steps = 1;
+  auto hook = Hook::Create(storage, o);
+  ASSERT_TRUE(hook.ok()) << hook.status().message();
+  std::atomic<int> begun{0};
+  std::thread training([&] {
+    for (int s = 0; s < 8; ++s) {
+      ASSERT_TRUE((*hook)->BeginStep().ok());
+      begun.fetch_add(1);
+      float v = static_cast<float>(s);
+      int64_t shape[1] = {1};
+      Hook::SaveRequest r;
+      r.name = "loss";
+      r.dtype = DType::kFloat32;
+      r.shape = shape;
+      r.ndim = 1;
+      r.data = &v;
+      r.nbytes = sizeof v;
+      ASSERT_TRUE((*hook)->Save(r).ok());
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // BeginStep for step 1 ends step 0 (one pending: allowed); BeginStep for step 2 ends step 1
+  // (two pending) and waits.
+  EXPECT_EQ(begun.load(), 2) << "training ran ahead of a writer that could not write";
+  storage->Open();
+  training.join();
+  ASSERT_TRUE((*hook)->Close().ok());
+  EXPECT_EQ(begun.load(), 8);
+  HookOptions bad;
+  bad.max_pending_steps = -2;
+  EXPECT_EQ(Hook::Create(dir + "/other", bad).status().code(), Code::kInvalidArgument);
 }
 
 }  // namespace

@@ -439,6 +439,36 @@ TEST(TrialBadInput, DamagedEventFiles) {
   EXPECT_EQ(b1.status().code(), Code::kCorrupt);
   EXPECT_NE(b1.status().message().find("000000000001_worker_0.tfevents"), std::string::npos)
       << b1.status().message();
+  // What was wrong, said once: the file (named once), its real size, the record's bytes.
+  const std::string m = b1.status().message();
+  EXPECT_EQ(m.find("000000000001_worker_0.tfevents"), m.rfind("000000000001_worker_0.tfevents")) << m;
+  EXPECT_NE(m.find("is truncated: it has " + std::to_string(d1.size() - 5) + " bytes"), std::string::npos) << m;
+  EXPECT_NE(m.find("tensor 'b' at step 1"), std::string::npos) << m;
+  EXPECT_NE(m.find(" to " + std::to_string(d1.size()) + " "), std::string::npos) << m;  // its end
+}
+
+// A record the index places wholly beyond the end of a (small) file: the message gives the
+// file's real size, not the record's offset as its end.
+TEST(TrialBadInput, RecordBeyondTheEndOfATruncatedFile) {
+  TrialBuilder b(TempDir("t"));
+  b.WriteCollections({"worker_0"}, 1);
+  b.AddFloats(0, "worker_0", Mode::kTrain, 0, "a", {1, 2});
+  b.AddFloats(0, "worker_0", Mode::kTrain, 0, "b", std::vector<float>(64, 3.0f));
+  b.FinishStep(0);
+  b.End();
+  const std::string ev0 = b.dir() + "/events/000000000000/000000000000_worker_0.tfevents";
+  std::string data = testing::ReadFile(ev0);
+  const size_t kept = 40;  // inside record a: b starts beyond it
+  WriteFile(ev0, data.substr(0, kept));
+  auto t = MustOpen(b.dir());
+  ASSERT_TRUE(t);
+  auto v = t->TensorValue(Id(*t, "b"), 0, Mode::kGlobal, nullptr);
+  ASSERT_EQ(v.status().code(), Code::kCorrupt);
+  const std::string m = v.status().message();
+  EXPECT_EQ(m.find("000000000000_worker_0.tfevents"), m.rfind("000000000000_worker_0.tfevents")) << m;
+  EXPECT_NE(m.find("it has " + std::to_string(kept) + " bytes"), std::string::npos) << m;
+  EXPECT_EQ(m.find("ends at byte"), std::string::npos) << m;
+  EXPECT_NE(m.find("tensor 'b' at step 0"), std::string::npos) << m;
 }
 
 TEST(TrialBadInput, PayloadCrcConstantOrReal) {
@@ -913,6 +943,9 @@ class CountingStorage : public io::Storage {
       ++range_reads;
     }
     return s_->ReadRange(rel, o, n, out);
+  }
+  Result<std::unique_ptr<io::AppendFile>> OpenForAppend(const std::string& rel) override {
+    return s_->OpenForAppend(rel);
   }
   Result<std::vector<std::string>> ListDir(const std::string& rel) override {
     std::lock_guard<std::mutex> l(mu);

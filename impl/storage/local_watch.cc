@@ -1,4 +1,4 @@
-#include "impl/trial/watcher.h"
+#include "impl/storage/local_watch.h"
 
 #include <cerrno>
 
@@ -11,7 +11,7 @@
 #include <unistd.h>
 #endif
 
-namespace smd::trial {
+namespace smd::io {
 
 #ifdef __linux__
 namespace {
@@ -39,16 +39,17 @@ bool IsLocalFileSystem(const std::string& path) {
 
 }  // namespace
 
-std::unique_ptr<DirWatcher> DirWatcher::Create(const std::string& root) {
+std::unique_ptr<LocalChangeWatch> LocalChangeWatch::Create(const std::string& root) {
   if (!IsLocalFileSystem(root)) return nullptr;
   int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (fd < 0) return nullptr;
-  return std::unique_ptr<DirWatcher>(new DirWatcher(fd));
+  return std::unique_ptr<LocalChangeWatch>(new LocalChangeWatch(fd, root));
 }
 
-DirWatcher::~DirWatcher() { ::close(fd_); }
+LocalChangeWatch::~LocalChangeWatch() { ::close(fd_); }
 
-bool DirWatcher::Watch(const std::string& dir) {
+bool LocalChangeWatch::Watch(const std::string& rel_dir) {
+  const std::string dir = rel_dir.empty() ? root_ : root_ + "/" + rel_dir;
   std::lock_guard<std::mutex> lock(mu_);
   if (watched_.count(dir)) return true;
   int wd = ::inotify_add_watch(fd_, dir.c_str(),
@@ -59,7 +60,7 @@ bool DirWatcher::Watch(const std::string& dir) {
   return true;
 }
 
-bool DirWatcher::ConsumeChanges() {
+bool LocalChangeWatch::ConsumeChanges() {
   alignas(struct inotify_event) char buf[8192];
   bool any = false;
   bool forget = false;
@@ -82,7 +83,7 @@ bool DirWatcher::ConsumeChanges() {
   return any;
 }
 
-bool DirWatcher::WaitForEvent(int timeout_ms) {
+bool LocalChangeWatch::WaitForEvent(int timeout_ms) {
   struct pollfd p = {fd_, POLLIN, 0};
   for (;;) {
     int rc = ::poll(&p, 1, timeout_ms < 0 ? -1 : timeout_ms);
@@ -93,12 +94,12 @@ bool DirWatcher::WaitForEvent(int timeout_ms) {
 
 #else  // no inotify: the trial lists on every refresh and short-polls while waiting
 
-std::unique_ptr<DirWatcher> DirWatcher::Create(const std::string&) { return nullptr; }
-DirWatcher::~DirWatcher() {}
-bool DirWatcher::Watch(const std::string&) { return false; }
-bool DirWatcher::ConsumeChanges() { return true; }
-bool DirWatcher::WaitForEvent(int) { return false; }
+std::unique_ptr<LocalChangeWatch> LocalChangeWatch::Create(const std::string&) { return nullptr; }
+LocalChangeWatch::~LocalChangeWatch() {}
+bool LocalChangeWatch::Watch(const std::string&) { return false; }
+bool LocalChangeWatch::ConsumeChanges() { return true; }
+bool LocalChangeWatch::WaitForEvent(int) { return false; }
 
 #endif
 
-}  // namespace smd::trial
+}  // namespace smd::io

@@ -1,0 +1,558 @@
+// Trial: refreshing, i.e. listing, reading, parsing and applying index files.
+#include "impl/trial/trial.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <thread>
+
+#include "impl/core/reductions.h"
+#include "impl/core/regex.h"
+#include "impl/core/text.h"
+#include "impl/format/event.h"
+#include "impl/format/layout.h"
+#include "impl/format/record.h"
+#include "impl/trial/index_parser.h"
+#include "impl/trial/record_cache.h"
+#include "impl/trial/parallel.h"
+#include "impl/trial/trial_internal.h"
+
+namespace smd::trial {
+
+// ---------------------------------------------------------------------------------------------
+// Refreshing
+
+// Called without mu_ held.
+void Trial::AddWarning(const std::string& message) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  if (warned_.insert(message).second) warnings_.push_back(message);
+}
+
+std::vector<std::string> Trial::Warnings() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return warnings_;
+}
+
+bool Trial::SetAutoRefresh(bool on) { return auto_refresh_.exchange(on); }
+
+bool Trial::loaded_all_steps() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return loaded_all_;
+}
+
+int64_t Trial::last_complete_step() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return last_complete_step_;
+}
+
+Result<bool> Trial::HasEnded() const { return storage_->Exists(io::kEndOfJobFile); }
+
+Status Trial::Refresh() {
+  std::lock_guard<std::mutex> lock(refresh_mu_);
+  if (watcher_) watcher_->ConsumeChanges();
+  Status problem;
+  SMD_RETURN_IF_ERROR(RefreshLocked(&problem));
+  return problem;
+}
+
+Status Trial::MaybeRefresh() {
+  if (!auto_refresh_.load()) return Status::Ok();
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    if (loaded_all_) return Status::Ok();
+  }
+  std::lock_guard<std::mutex> lock(refresh_mu_);
+  {
+    std::shared_lock<std::shared_mutex> l(mu_);
+    if (loaded_all_) return Status::Ok();
+  }
+  // With trusted change events, nothing pending means nothing new: skip the listing.
+  if (watcher_ && !watcher_->ConsumeChanges()) return Status::Ok();
+  return RefreshLocked(nullptr);
+}
+
+Status Trial::RefreshLocked(Status* first_problem) {
+  // The end marker is checked before listing: everything written before it is then visible.
+  SMD_ASSIGN_OR_RETURN(bool ended, storage_->Exists(io::kEndOfJobFile));
+  size_t known_workers;
+  int64_t num_workers;
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    known_workers = worker_set_.size();
+    num_workers = num_workers_;
+  }
+  if (static_cast<int64_t>(known_workers) < num_workers) {
+    SMD_ASSIGN_OR_RETURN(std::vector<std::string> files, ListCollectionFiles());
+    AddCollectionWorkers(files);
+  }
+  SMD_RETURN_IF_ERROR(ListAndLoadIndex(first_problem, /*live=*/!ended));
+  if (ended) {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    if (!loaded_all_) {
+      loaded_all_ = true;
+      if (!steps_.empty()) last_complete_step_ = steps_.rbegin()->first;
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<Trial::PendingFile>> Trial::ListNewIndexFiles(bool* listed_any) {
+  *listed_any = false;
+  std::vector<PendingFile> out;
+  if (watcher_) {
+    watcher_->Watch("");
+    watcher_->Watch("index");
+  }
+  // Files sort before `floor` are not listed again: those before the cursor, and (a pure
+  // shortcut) those of steps before range_steps' begin, which are never read. The listings
+  // start there: only step folders from the floor's on, and in the cursor's folder only the
+  // names from the cursor's on.
+  std::string floor = cursor_;
+  if (options_.range_begin > 0) {
+    std::string range_floor =
+        io::IndexDirRelPath(options_.range_begin) + ZeroPad(options_.range_begin, 12);
+    if (range_floor > floor) floor = std::move(range_floor);
+  }
+  std::string cursor_dir;
+  if (!floor.empty()) {
+    size_t a = floor.find('/');
+    size_t b = floor.find('/', a + 1);
+    cursor_dir = floor.substr(a + 1, b - a - 1);
+  }
+  std::string cursor_dir_rel, cursor_name;  // cursor_ as (folder, name)
+  if (!cursor_.empty()) {
+    size_t slash = cursor_.rfind('/');
+    cursor_dir_rel = cursor_.substr(0, slash);
+    cursor_name = cursor_.substr(slash + 1);
+  }
+  auto dirs = storage_->List("index", cursor_dir);  // every path in an earlier one is before it
+  if (!dirs.ok()) {
+    if (dirs.status().code() == Code::kNotFound) return out;
+    return dirs.status();
+  }
+  // Folders in the order of the paths under them ("index/<d>/..."), names sorted within each:
+  // the files come out in path order without sorting them afterwards.
+  std::sort(dirs->begin(), dirs->end(),
+            [](const std::string& a, const std::string& b) { return a + '/' < b + '/'; });
+  ++listings_;
+  for (const std::string& d : dirs.value()) {
+    if (d < cursor_dir) continue;  // every path in it sorts before the cursor
+    const std::string dir_rel = "index/" + d;
+    if (watcher_) watcher_->Watch(dir_rel);
+    // Names before the cursor's, in its folder, sort before the cursor: skipped below anyway.
+    auto names = storage_->List(dir_rel, dir_rel == cursor_dir_rel ? std::string_view(cursor_name)
+                                                                   : std::string_view());
+    if (!names.ok()) continue;  // vanished, or not a folder
+    for (const std::string& name : names.value()) {
+      if (name.size() <= 5 || !EndsWith(name, ".json")) continue;
+      std::string rel = dir_rel + "/" + name;
+      if (rel < floor) {
+        if (rel >= cursor_) *listed_any = true;  // listed by smdebug, skipped by the range
+        continue;
+      }
+      *listed_any = true;
+      if (read_files_.count(rel)) continue;
+      std::optional<int64_t> step = io::StepFromFileName(name);
+      std::optional<std::string> worker = io::WorkerFromFileName(name);
+      if (!step || !worker || worker->empty()) {
+        AddWarning("skipped index file '" + storage_->Describe(rel) +
+                   "': its name is not <step>_<worker>.json");
+        read_files_.insert(rel);
+        continue;
+      }
+      if ((options_.range_begin >= 0 && *step < options_.range_begin) ||
+          (options_.range_end >= 0 && *step >= options_.range_end)) {
+        continue;  // outside range_steps: never read (and not remembered, as in smdebug)
+      }
+      PendingFile f;
+      f.rel = std::move(rel);
+      f.step = *step;
+      f.worker = (*worker)[0] == '_' ? DeserializeWorker(std::move(*worker)) : std::move(*worker);
+      out.push_back(std::move(f));
+    }
+  }
+  return out;
+}
+
+Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
+  bool listed_any = false;
+  SMD_ASSIGN_OR_RETURN(std::vector<PendingFile> files, ListNewIndexFiles(&listed_any));
+
+  // Files are read at most kParseAhead ahead of the one applied, so file i can use slot
+  // i % slots.size(): the file that used it before has been applied.
+  std::vector<ParseSlot> slots(std::min(files.size(), kParseAhead));
+  auto read_one = [this, &slots](PendingFile& f, size_t i) {
+    ParseSlot& slot = slots[i % slots.size()];
+    f.slot = &slot;
+    Status read = storage_->ReadAllInto(f.rel, &slot.text);
+    if (!read.ok()) {
+      if (read.code() == Code::kNotFound) {
+        f.gone = true;
+      } else {
+        f.status = read;
+      }
+    }
+  };
+  auto parse_one = [this](PendingFile& f) {
+    if (f.gone || !f.status.ok()) return;
+    ParsedIndex& parsed = f.slot->parsed;
+    Status st = ParseIndexFile(f.slot->text, &parsed);
+    if (st.ok() && parsed.mode_step < 0) {
+      st = Corrupt("mode step " + std::to_string(parsed.mode_step) + " can not be less than 0");
+    }
+    if (st.ok() && parsed.has_event_file_name && !parsed.tensors.empty() &&
+        !IsSafeRelativePath(parsed.event_file_name)) {
+      st = Corrupt("event_file_name '" + std::string(parsed.event_file_name) +
+                   "' is not a path inside the trial");
+    }
+    if (!st.ok()) {
+      f.status = Status(st.code(), "index file '" + storage_->Describe(f.rel) + "': " + st.message());
+    }
+  };
+
+  // A helper thread reads the files ahead while this thread parses and applies them in order, a
+  // chunk at a time under the lock. One reader: threads opening files of one folder at once
+  // slow each other down (the folder's dentry is shared), more than they gain.
+  const size_t n = files.size();
+  const unsigned helpers = n >= kParallelMinFiles && std::thread::hardware_concurrency() > 1 ? 1 : 0;
+  auto work = [&](size_t i) { read_one(files[i], i); };
+  InOrderPipeline<decltype(work)> pipe(n, kParseAhead, helpers, work);
+  std::vector<uint32_t> grown;
+  for (size_t begin = 0; begin < n; begin += kApplyChunk) {
+    const size_t end = std::min(n, begin + kApplyChunk);
+    for (size_t i = begin; i < end; ++i) {
+      pipe.Get(i);
+      parse_one(files[i]);
+    }
+    std::vector<std::string> problems;
+    {
+      std::unique_lock<std::shared_mutex> lock(mu_);
+      // Names first, so that each tensor's tables grow once per chunk, to their final size
+      // (not by doubling, which touches twice the memory).
+      std::vector<const ParsedIndex*> ok_files;
+      std::vector<std::vector<Prediction>> resolved;
+      for (size_t i = begin; i < end; ++i) {
+        PendingFile& f = files[i];
+        if (f.gone) continue;
+        read_files_.insert(f.rel);
+        if (!f.status.ok()) {
+          if (first_problem != nullptr && first_problem->ok()) *first_problem = f.status;
+          problems.push_back(f.status.message());
+          continue;
+        }
+        ok_files.push_back(&f.slot->parsed);
+        resolved.emplace_back();
+        ResolveEntries(f.slot->parsed, &resolved.back());
+      }
+      ReserveForBatch(ok_files, resolved, n - end, live, &grown);
+      size_t k = 0;
+      for (size_t i = begin; i < end; ++i) {
+        PendingFile& f = files[i];
+        if (f.gone || !f.status.ok()) continue;
+        ++index_files_read_;
+        ApplyIndexFile(f.slot->parsed, resolved[k++], f.step, f.worker);
+      }
+    }
+    pipe.Consumed(end);
+    for (const std::string& p : problems) AddWarning("skipped " + p);
+  }
+  if (!grown.empty()) {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    ShrinkTables(grown);
+  }
+  if (listed_any || !cursor_.empty()) {
+    std::unique_lock<std::shared_mutex> lock(mu_);
+    UpdateCursor();
+  }
+  if (!cursor_.empty()) {
+    for (auto it = read_files_.begin(); it != read_files_.end();) {
+      it = *it < cursor_ ? read_files_.erase(it) : std::next(it);
+    }
+  }
+  return Status::Ok();
+}
+
+// BEHAVIOR.md §6.7: the cursor trails the last complete step; too many incomplete steps make the
+// trial give up on the oldest half of them. Called with mu_ held exclusively.
+void Trial::UpdateCursor() {
+  if (worker_set_.empty()) return;
+  const std::string last_worker = SerializeWorker(*worker_set_.rbegin());
+  int64_t token_step = 0;
+  if (!cursor_.empty()) token_step = io::StepFromFileName(BaseName(cursor_)).value_or(0);
+  if (last_complete_step_ >= token_step) {
+    cursor_ = io::IndexFileRelPath(last_complete_step_, last_worker);
+  }
+  if (static_cast<int64_t>(steps_.size()) - (last_complete_step_ + 1) > window_) {
+    const int64_t step = last_complete_step_ + window_ / 2;
+    cursor_ = io::IndexFileRelPath(step, last_worker);
+    last_complete_step_ = step;
+  }
+}
+
+uint32_t Trial::InternWorker(const std::string& w) {
+  auto it = worker_ids_.find(w);
+  if (it != worker_ids_.end()) return it->second;
+  uint32_t id = static_cast<uint32_t>(workers_.size());
+  workers_.push_back(w);
+  worker_ids_.emplace(w, id);
+  return id;
+}
+
+uint32_t Trial::InternTensor(std::string_view name) {
+  auto it = tensor_ids_.find(name);
+  if (it != tensor_ids_.end()) return it->second;
+  uint32_t id = static_cast<uint32_t>(tensors_.size());
+  auto t = std::make_unique<TensorData>();
+  t->name.assign(name.data(), name.size());
+  tensor_ids_.emplace(std::string_view(t->name), id);
+  tensors_.push_back(std::move(t));
+  return id;
+}
+
+uint32_t Trial::InternReduction(std::string_view name) {
+  std::string n(name);
+  auto it = red_ids_.find(n);
+  if (it != red_ids_.end()) return it->second;
+  uint32_t id = static_cast<uint32_t>(red_names_.size());
+  red_names_.push_back(n);
+  red_ids_.emplace(std::move(n), id);
+  return id;
+}
+
+uint32_t Trial::InternShape(const int64_t* dims, uint32_t ndim) {
+  const uint64_t h = HashDims(dims, ndim);
+  auto range = shape_ids_.equal_range(h);
+  for (auto it = range.first; it != range.second; ++it) {
+    const auto& s = shapes_[it->second];
+    if (s.second == ndim &&
+        std::equal(dims, dims + ndim, shape_dims_.begin() + s.first)) {
+      return it->second;
+    }
+  }
+  uint32_t id = static_cast<uint32_t>(shapes_.size());
+  shapes_.emplace_back(static_cast<uint32_t>(shape_dims_.size()), ndim);
+  shape_dims_.insert(shape_dims_.end(), dims, dims + ndim);
+  shape_ids_.emplace(h, id);
+  return id;
+}
+
+uint32_t Trial::InternEventFile(std::string_view rel) {
+  auto it = event_file_ids_.find(rel);
+  if (it != event_file_ids_.end()) return it->second;
+  uint32_t id = static_cast<uint32_t>(event_files_.size());
+  event_files_.emplace_back(rel);
+  event_file_span_.push_back(0);
+  event_file_ids_.emplace(std::string_view(event_files_.back()), id);
+  return id;
+}
+
+namespace {
+
+template <typename Vec, typename Key, typename Less, typename Eq, typename Make>
+typename Vec::value_type& FindOrInsertSorted(Vec& v, const Key& key, Less less, Eq eq, Make make) {
+  if (v.empty() || less(v.back(), key)) {
+    v.push_back(make());
+    return v.back();
+  }
+  if (eq(v.back(), key)) return v.back();
+  auto it = std::lower_bound(v.begin(), v.end(), key, less);
+  if (it != v.end() && eq(*it, key)) return *it;
+  return *v.insert(it, make());
+}
+
+}  // namespace
+
+// Resolves the tags of an index file to (tensor, reduction) ids. Called with mu_ held exclusively.
+void Trial::ResolveEntries(const ParsedIndex& p, std::vector<Prediction>* out) {
+  if (predicted_.size() < p.tensors.size()) predicted_.resize(p.tensors.size());
+  out->reserve(p.tensors.size());
+  for (size_t i = 0; i < p.tensors.size(); ++i) {
+    const IndexTensorRef& e = p.tensors[i];
+    Prediction& pr = predicted_[i];
+    // Index files of consecutive steps list the same tags in the same order: check the guess
+    // from the previous file before parsing and hashing the tag.
+    bool hit = false;
+    if (pr.tensor != kNone) {
+      const std::string& tname = tensors_[pr.tensor]->name;
+      if (pr.red == kNone) {
+        hit = e.name == tname && (e.name.empty() || e.name[0] != 's' ||
+                                  e.name.compare(0, kReductionPrefix.size(), kReductionPrefix) != 0);
+      } else {
+        const std::string& rname = red_names_[pr.red];
+        const size_t want = kReductionPrefix.size() + (pr.abs ? 4 : 0) + rname.size() + 1 + tname.size();
+        if (e.name.size() == want) {
+          std::string_view rest = e.name;
+          hit = rest.compare(0, kReductionPrefix.size(), kReductionPrefix) == 0;
+          rest.remove_prefix(kReductionPrefix.size());
+          if (hit && pr.abs) {
+            hit = rest.compare(0, 4, "abs_") == 0;
+            rest.remove_prefix(4);
+          }
+          hit = hit && rest.compare(0, rname.size(), rname) == 0 && rest[rname.size()] == '/' &&
+                rest.substr(rname.size() + 1) == tname;
+        }
+      }
+    }
+    if (!hit) {
+      std::string_view base, red;
+      bool abs = false;
+      if (ParseReductionTag(e.name, &base, &red, &abs)) {
+        pr.tensor = InternTensor(base);
+        pr.red = InternReduction(red);
+        pr.abs = abs;
+      } else {
+        pr.tensor = InternTensor(e.name);
+        pr.red = kNone;
+        pr.abs = false;
+      }
+    }
+    out->push_back(pr);
+  }
+}
+
+void Trial::ReserveForBatch(const std::vector<const ParsedIndex*>& files,
+                            const std::vector<std::vector<Prediction>>& resolved,
+                            size_t files_after, bool live, std::vector<uint32_t>* grown) {
+  // Per (tensor, mode): the files of the batch that have it (one step entry each) and its
+  // reduction entries.
+  const size_t n = tensors_.size() * kNumModes;
+  std::vector<uint32_t> step_count(n, 0), red_count(n, 0), stamp(n, UINT32_MAX);
+  auto count = [&](uint32_t tensor, int mi, uint32_t file, bool red) {
+    const size_t idx = static_cast<size_t>(tensor) * kNumModes + static_cast<size_t>(mi);
+    if (stamp[idx] != file) {
+      stamp[idx] = file;
+      ++step_count[idx];
+    }
+    if (red) ++red_count[idx];
+  };
+  for (uint32_t k = 0; k < files.size(); ++k) {
+    const int mi = ModeIndex(files[k]->mode);
+    for (const Prediction& pr : resolved[k]) count(pr.tensor, mi, k, pr.red != kNone);
+    for (const IndexShapeRef& s : files[k]->shapes) {
+      auto it = tensor_ids_.find(s.name);  // (new names are interned when applied; rare)
+      if (it != tensor_ids_.end()) count(it->second, mi, k, false);
+    }
+  }
+  for (size_t idx = 0; idx < n; ++idx) {
+    if (step_count[idx] == 0) continue;
+    TensorData& t = *tensors_[idx / kNumModes];
+    const int mi = static_cast<int>(idx % kNumModes);
+    // A tensor in every file of the batch is probably in every later file of this refresh too.
+    const bool every = step_count[idx] == files.size();
+    auto reserve = [&](auto& v, size_t add, size_t per_file) {
+      if (v.capacity() >= v.size() + add) return;
+      size_t want = v.size() + add;
+      if (every && files_after > 0) {
+        want += files_after * per_file;
+        grown->push_back(static_cast<uint32_t>(idx));
+      }
+      // Growing by at least half keeps a live trial's refreshes (a few steps each) from copying
+      // the whole table every time; a live trial also gets an eighth more room to begin with.
+      if (live) want += want / 8;
+      v.reserve(std::max(want, v.size() + v.size() / 2));
+    };
+    reserve(t.by_mode[mi], step_count[idx], 1);
+    if (red_count[idx] > 0) reserve(t.reds[mi], red_count[idx], red_count[idx] / step_count[idx]);
+  }
+}
+
+// Returns what a guess of ReserveForBatch left unused (a tensor that stopped appearing).
+void Trial::ShrinkTables(const std::vector<uint32_t>& grown) {
+  for (uint32_t idx : grown) {
+    TensorData& t = *tensors_[idx / kNumModes];
+    const int mi = static_cast<int>(idx % kNumModes);
+    auto shrink = [](auto& v) {
+      if (v.capacity() > v.size() + v.size() / 4 + 16) v.shrink_to_fit();
+    };
+    shrink(t.by_mode[mi]);
+    shrink(t.reds[mi]);
+  }
+}
+
+// Registers one index file (BEHAVIOR.md §6.6). Called with mu_ held exclusively.
+void Trial::ApplyIndexFile(const ParsedIndex& p, const std::vector<Prediction>& resolved,
+                           int64_t global_step, const std::string& worker) {
+  if (p.tensors.empty() && p.shapes.empty()) return;
+  const uint32_t w = InternWorker(worker);
+  const Mode m = p.mode;
+  const int mi = ModeIndex(m);
+  const int64_t ms = p.mode_step;
+  StepInfo& si = steps_.try_emplace(global_step).first->second;
+  if (si.workers.empty() && si.tensors.empty()) {
+    si.mode = m;  // the first file seen for a step decides its mode (smdebug: first writer wins)
+    si.mode_step = ms;
+  }
+  if (m != Mode::kGlobal) mode_to_global_[mi].emplace(ms, global_step);
+  const uint32_t file = p.tensors.empty() ? kNone : InternEventFile(p.event_file_name);
+
+  using SE = StepEntry;
+  auto entry_less = [](const SE& e, const std::pair<int64_t, uint32_t>& k) {
+    return e.mode_step < k.first || (e.mode_step == k.first && e.worker < k.second);
+  };
+  auto entry_eq = [](const SE& e, const std::pair<int64_t, uint32_t>& k) {
+    return e.mode_step == k.first && e.worker == k.second;
+  };
+  auto entry_for = [&](TensorData& t) -> SE& {
+    return FindOrInsertSorted(t.by_mode[mi], std::make_pair(ms, w), entry_less, entry_eq,
+                              [&] { return SE{ms, w, kNone, 0, 0, kNone, 0}; });
+  };
+
+  si.tensors.reserve(si.tensors.size() + p.tensors.size() + p.shapes.size());
+  for (size_t i = 0; i < p.tensors.size(); ++i) {
+    const IndexTensorRef& e = p.tensors[i];
+    const Prediction& pr = resolved[i];
+    TensorData& t = *tensors_[pr.tensor];
+    t.mode_mask |= static_cast<uint8_t>(1u << mi);
+    if (si.tensors.empty() || si.tensors.back() != pr.tensor) si.tensors.push_back(pr.tensor);
+    uint64_t end = e.start + e.length;
+    if (end < e.start) end = UINT64_MAX;
+    if (end > event_file_span_[file]) event_file_span_[file] = end;
+    if (pr.red == kNone) {
+      SE& se = entry_for(t);
+      se.file = file;
+      se.offset = e.start;
+      se.length = e.length;
+    } else {
+      entry_for(t);  // a step record exists wherever anything was saved
+      const uint16_t red = static_cast<uint16_t>(pr.red);
+      const uint8_t abs = pr.abs ? 1 : 0;
+      auto key = std::make_tuple(ms, w, red, abs);
+      auto less = [](const RedEntry& r, const std::tuple<int64_t, uint32_t, uint16_t, uint8_t>& k) {
+        return std::make_tuple(r.mode_step, r.worker, r.red, r.abs) < k;
+      };
+      auto eq = [](const RedEntry& r, const std::tuple<int64_t, uint32_t, uint16_t, uint8_t>& k) {
+        return std::make_tuple(r.mode_step, r.worker, r.red, r.abs) == k;
+      };
+      RedEntry& re = FindOrInsertSorted(t.reds[mi], key, less, eq, [&] {
+        return RedEntry{ms, w, red, abs, 0, kNone, 0, 0, 0};
+      });
+      re.file = file;
+      re.offset = e.start;
+      re.length = e.length;
+    }
+  }
+  for (const IndexShapeRef& s : p.shapes) {
+    std::string_view base, red;
+    bool abs;
+    if (ParseReductionTag(s.name, &base, &red, &abs)) continue;  // shapes of reductions: none
+    const uint32_t id = InternTensor(s.name);
+    TensorData& t = *tensors_[id];
+    t.mode_mask |= static_cast<uint8_t>(1u << mi);
+    si.tensors.push_back(id);
+    entry_for(t).shape = InternShape(p.dims.data() + s.dims_begin, s.ndim);
+  }
+  if (!std::is_sorted(si.tensors.begin(), si.tensors.end())) std::sort(si.tensors.begin(), si.tensors.end());
+  si.tensors.erase(std::unique(si.tensors.begin(), si.tensors.end()), si.tensors.end());
+  auto wit = std::lower_bound(si.workers.begin(), si.workers.end(), w);
+  if (wit == si.workers.end() || *wit != w) si.workers.insert(wit, w);
+  if (static_cast<int64_t>(si.workers.size()) == num_workers_ && global_step > last_complete_step_) {
+    last_complete_step_ = global_step;
+  }
+}
+
+}  // namespace smd::trial

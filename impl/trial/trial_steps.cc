@@ -1,0 +1,304 @@
+// Trial: queries about steps, modes and tensor names, and waiting for steps.
+#include "impl/trial/trial.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <thread>
+
+#include "impl/core/reductions.h"
+#include "impl/core/regex.h"
+#include "impl/core/text.h"
+#include "impl/format/event.h"
+#include "impl/format/layout.h"
+#include "impl/format/record.h"
+#include "impl/trial/index_parser.h"
+#include "impl/trial/record_cache.h"
+#include "impl/trial/parallel.h"
+#include "impl/trial/trial_internal.h"
+
+namespace smd::trial {
+
+// ---------------------------------------------------------------------------------------------
+// Trial queries
+
+bool Trial::IsCompleteLocked(int64_t g) const {
+  if (loaded_all_ || last_complete_step_ >= g) return true;
+  auto it = steps_.find(g);
+  return it != steps_.end() && static_cast<int64_t>(it->second.workers.size()) == num_workers_;
+}
+
+std::vector<int64_t> Trial::StepsLocked(Mode mode, bool show_incomplete) const {
+  std::vector<int64_t> out;
+  if (mode == Mode::kGlobal) {
+    out.reserve(steps_.size());
+    for (const auto& kv : steps_) {
+      if (show_incomplete || IsCompleteLocked(kv.first)) out.push_back(kv.first);
+    }
+  } else {
+    for (const auto& kv : mode_to_global_[ModeIndex(mode)]) {
+      if (show_incomplete || IsCompleteLocked(kv.second)) out.push_back(kv.first);
+    }
+  }
+  return out;
+}
+
+Result<std::vector<int64_t>> Trial::Steps(Mode mode, bool show_incomplete) {
+  SMD_RETURN_IF_ERROR(MaybeRefresh());
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return StepsLocked(mode, show_incomplete);
+}
+
+std::vector<Mode> Trial::Modes() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  std::vector<Mode> out;
+  for (Mode m : {Mode::kTrain, Mode::kEval, Mode::kPredict}) {
+    if (!mode_to_global_[ModeIndex(m)].empty()) out.push_back(m);
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> Trial::Workers() {
+  SMD_RETURN_IF_ERROR(MaybeRefresh());
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return std::vector<std::string>(worker_set_.begin(), worker_set_.end());
+}
+
+std::optional<int64_t> Trial::GlobalStepLocked(Mode mode, int64_t mode_step) const {
+  if (mode == Mode::kGlobal) return mode_step;
+  const auto& m = mode_to_global_[ModeIndex(mode)];
+  auto it = m.find(mode_step);
+  if (it == m.end()) return std::nullopt;
+  return it->second;
+}
+
+Result<std::optional<int64_t>> Trial::GlobalStep(Mode mode, int64_t mode_step) {
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    if (auto g = GlobalStepLocked(mode, mode_step)) return std::optional<int64_t>(g);
+  }
+  SMD_RETURN_IF_ERROR(MaybeRefresh());
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return GlobalStepLocked(mode, mode_step);
+}
+
+Result<std::optional<std::pair<Mode, int64_t>>> Trial::ModeOf(int64_t global_step) {
+  using R = std::optional<std::pair<Mode, int64_t>>;
+  auto lookup = [&]() -> R {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    auto it = steps_.find(global_step);
+    if (it == steps_.end()) return std::nullopt;
+    return std::make_pair(it->second.mode, it->second.mode_step);
+  };
+  if (R r = lookup()) return r;
+  SMD_RETURN_IF_ERROR(MaybeRefresh());
+  return lookup();
+}
+
+Result<std::vector<std::string>> Trial::TensorNames(const TensorFilter& f) {
+  if (!f.regexes.empty() && f.collection) {
+    return InvalidArgument("Only one of `regex` or `collection` can be passed to this method");
+  }
+  std::vector<std::shared_ptr<const Regex>> regexes;
+  for (const std::string& r : f.regexes) {
+    SMD_ASSIGN_OR_RETURN(std::shared_ptr<const Regex> re, Regex::Compile(r));
+    regexes.push_back(std::move(re));
+  }
+  SMD_RETURN_IF_ERROR(MaybeRefresh());
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  std::vector<uint32_t> ids;
+  if (!f.step) {
+    for (uint32_t id = 0; id < tensors_.size(); ++id) {
+      if (f.mode == Mode::kGlobal || (tensors_[id]->mode_mask & (1u << ModeIndex(f.mode)))) {
+        ids.push_back(id);
+      }
+    }
+  } else if (std::optional<int64_t> g = GlobalStepLocked(f.mode, *f.step)) {
+    auto it = steps_.find(*g);
+    if (it != steps_.end()) ids = it->second.tensors;
+  }
+  if (f.collection) {
+    auto cit = collections_.find(*f.collection);
+    if (cit == collections_.end()) return std::vector<std::string>();
+    const CollectionInfo& c = cit->second;
+    std::unordered_set<std::string_view> members(c.tensor_names.begin(), c.tensor_names.end());
+    for (const std::string& r : c.include_regex) {
+      auto re = Regex::Compile(r);
+      if (!re.ok()) {
+        return Status(Code::kInvalidArgument, "collection '" + c.name + "' of the trial has " +
+                                                  re.status().message());
+      }
+      regexes.push_back(std::move(re).value());
+    }
+    std::vector<uint32_t> kept;
+    for (uint32_t id : ids) {
+      const std::string& n = tensors_[id]->name;
+      bool in = members.count(n) > 0;
+      for (size_t k = 0; !in && k < regexes.size(); ++k) in = regexes[k]->Search(n);
+      if (in) kept.push_back(id);
+    }
+    ids.swap(kept);
+  } else if (!regexes.empty()) {
+    std::vector<uint32_t> kept;
+    for (uint32_t id : ids) {
+      const std::string& n = tensors_[id]->name;
+      for (const auto& re : regexes) {
+        if (re->Search(n)) {
+          kept.push_back(id);
+          break;
+        }
+      }
+    }
+    ids.swap(kept);
+  }
+  std::vector<std::string> out;
+  out.reserve(ids.size());
+  for (uint32_t id : ids) out.push_back(tensors_[id]->name);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Result<bool> Trial::HasTensor(const std::string& name) {
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    if (tensor_ids_.count(name)) return true;
+  }
+  SMD_RETURN_IF_ERROR(MaybeRefresh());
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return tensor_ids_.count(name) > 0;
+}
+
+Result<uint32_t> Trial::TensorId(const std::string& name) {
+  SMD_ASSIGN_OR_RETURN(bool has, HasTensor(name));
+  if (!has) return TensorUnavailableError(name);
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return tensor_ids_.find(name)->second;
+}
+
+const std::string& Trial::TensorName(uint32_t id) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return tensors_[id]->name;  // TensorData never moves, so the reference stays valid
+}
+
+std::vector<std::string> Trial::CollectionNames() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  std::vector<std::string> out;
+  for (const auto& kv : collections_) out.push_back(kv.first);
+  return out;
+}
+
+const CollectionInfo* Trial::Collection(const std::string& name) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  auto it = collections_.find(name);
+  return it == collections_.end() ? nullptr : &it->second;  // never changes after open
+}
+
+std::optional<std::pair<int64_t, int64_t>> Trial::StepAtOrAfterLocked(Mode mode, int64_t step) const {
+  if (mode == Mode::kGlobal) {
+    auto it = steps_.lower_bound(step);
+    if (it == steps_.end()) return std::nullopt;
+    return std::make_pair(it->first, it->first);
+  }
+  const std::map<int64_t, int64_t>& m = mode_to_global_[ModeIndex(mode)];
+  auto it = m.lower_bound(step);
+  if (it == m.end()) return std::nullopt;
+  return *it;
+}
+
+int64_t Trial::LastStepLocked(Mode mode) const {
+  if (mode == Mode::kGlobal) return steps_.empty() ? -1 : steps_.rbegin()->first;
+  const std::map<int64_t, int64_t>& m = mode_to_global_[ModeIndex(mode)];
+  return m.empty() ? -1 : m.rbegin()->first;
+}
+
+StepState Trial::HasPassedStepLocked(int64_t step, Mode mode) const {
+  // The first step of the mode at or after `step`, and its global step (no copy of the step list:
+  // this runs on every poll of wait_for_steps and on every miss of a value read).
+  const auto at = StepAtOrAfterLocked(mode, step);
+  if (at) {
+    const int64_t g = at->second;
+    if (at->first > step) {
+      return last_complete_step_ >= g ? StepState::kUnavailable : StepState::kNotYetAvailable;
+    }
+    auto sit = steps_.find(g);
+    const bool all_wrote =
+        sit != steps_.end() && static_cast<int64_t>(sit->second.workers.size()) == num_workers_;
+    if (all_wrote || loaded_all_ || g <= last_complete_step_) return StepState::kAvailable;
+    return StepState::kNotYetAvailable;
+  }
+  return loaded_all_ ? StepState::kUnavailable : StepState::kNotYetAvailable;
+}
+
+Result<StepState> Trial::HasPassedStep(int64_t step, Mode mode) {
+  SMD_RETURN_IF_ERROR(MaybeRefresh());
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return HasPassedStepLocked(step, mode);
+}
+
+Status Trial::WaitForSteps(const std::vector<int64_t>& steps, Mode mode, int64_t timeout_ms) {
+  // Refresh is on for the duration and restored afterwards (smdebug leaves it off).
+  const bool previous = auto_refresh_.exchange(true);
+  struct Restore {
+    std::atomic<bool>& flag;
+    bool value;
+    ~Restore() { flag.store(value); }
+  } restore{auto_refresh_, previous};
+
+  std::optional<Clock::time_point> deadline;
+  if (timeout_ms >= 0) deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  WaitState wait;
+  for (int64_t step : steps) {
+    for (;;) {
+      SMD_ASSIGN_OR_RETURN(StepState s, HasPassedStep(step, mode));
+      if (s == StepState::kAvailable) break;
+      if (s == StepState::kUnavailable) {
+        std::shared_lock<std::shared_mutex> lock(mu_);
+        if (!loaded_all_) return StepUnavailableError(step, mode);
+        const int64_t last = LastStepLocked(mode);
+        if (step < last) return StepUnavailableError(step, mode);
+        return NoMoreDataError(step, mode, last);
+      }
+      if (deadline && Clock::now() >= *deadline) {
+        Status st = StepNotYetAvailableError(step, mode);
+        return Status(st.code(), st.message() + " (waited " + std::to_string(timeout_ms) + " ms)");
+      }
+      // Sleep until the folder changes; the next HasPassedStep lists if a change event came.
+      if (AwaitChange(deadline, &wait)) {
+        std::lock_guard<std::mutex> lock(refresh_mu_);
+        bool done;
+        {
+          std::shared_lock<std::shared_mutex> l(mu_);
+          done = loaded_all_;
+        }
+        if (!done) {
+          watcher_->ConsumeChanges();
+          SMD_RETURN_IF_ERROR(RefreshLocked(nullptr));
+        }
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+bool Trial::AwaitChange(const std::optional<std::chrono::steady_clock::time_point>& deadline,
+                        WaitState* w) {
+  if (!watcher_) {
+    ShortPoll(&w->poll_ms, deadline);
+    return false;  // without change events every refresh lists anyway
+  }
+  int ms = kWaitSliceMs;
+  if (deadline) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now()).count();
+    ms = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(left, ms)));
+  }
+  if (watcher_->WaitForEvent(ms)) return false;
+  // Events can be missed (a folder replaced between two listings): list anyway now and then.
+  return ++w->quiet % kTrustedRelistEvery == 0;
+}
+
+}  // namespace smd::trial

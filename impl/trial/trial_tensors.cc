@@ -1,0 +1,356 @@
+// Trial: per-tensor queries (steps, values, shapes, reductions, workers).
+#include "impl/trial/trial.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <thread>
+
+#include "impl/core/reductions.h"
+#include "impl/core/regex.h"
+#include "impl/core/text.h"
+#include "impl/format/event.h"
+#include "impl/format/layout.h"
+#include "impl/format/record.h"
+#include "impl/trial/index_parser.h"
+#include "impl/trial/record_cache.h"
+#include "impl/trial/parallel.h"
+#include "impl/trial/trial_internal.h"
+
+namespace smd::trial {
+
+// ---------------------------------------------------------------------------------------------
+// Tensor queries
+
+std::vector<int64_t> Trial::TensorStepsLocked(uint32_t id, Mode mode, bool show_incomplete) const {
+  const TensorData& t = *tensors_[id];
+  std::vector<int64_t> out;
+  if (mode == Mode::kGlobal) {
+    for (Mode m : kAllModesInOrder) {
+      const auto& v = t.by_mode[ModeIndex(m)];
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (i > 0 && v[i].mode_step == v[i - 1].mode_step) continue;
+        std::optional<int64_t> g = GlobalStepLocked(m, v[i].mode_step);
+        if (g && (show_incomplete || IsCompleteLocked(*g))) out.push_back(*g);
+      }
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+  } else {
+    const auto& v = t.by_mode[ModeIndex(mode)];
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i > 0 && v[i].mode_step == v[i - 1].mode_step) continue;
+      if (!show_incomplete) {
+        std::optional<int64_t> g = GlobalStepLocked(mode, v[i].mode_step);
+        if (!g || !IsCompleteLocked(*g)) continue;
+      }
+      out.push_back(v[i].mode_step);
+    }
+  }
+  return out;
+}
+
+Result<std::vector<int64_t>> Trial::TensorSteps(uint32_t id, Mode mode, bool show_incomplete) {
+  SMD_RETURN_IF_ERROR(MaybeRefresh());
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return TensorStepsLocked(id, mode, show_incomplete);
+}
+
+int Trial::FindLocked(uint32_t id, int64_t step, Mode mode, const std::string* worker,
+                      Found* out) const {
+  const TensorData& t = *tensors_[id];
+  Mode m = mode;
+  int64_t ms = step;
+  auto range_of = [&](Mode mm, int64_t s) {
+    const auto& v = t.by_mode[ModeIndex(mm)];
+    auto lo = std::lower_bound(v.begin(), v.end(), s,
+                               [](const StepEntry& e, int64_t k) { return e.mode_step < k; });
+    auto hi = lo;
+    while (hi != v.end() && hi->mode_step == s) ++hi;
+    return std::make_pair(lo, hi);
+  };
+  auto r = range_of(m, ms);
+  if (mode == Mode::kGlobal && r.first == r.second) {
+    // Not saved in GLOBAL mode at that step: translate the global step to its mode step.
+    auto it = steps_.find(step);
+    if (it == steps_.end()) return 1;
+    m = it->second.mode;
+    ms = it->second.mode_step;
+    r = range_of(m, ms);
+  }
+  if (r.first == r.second) return 1;
+  const StepEntry* chosen = nullptr;
+  for (auto it = r.first; it != r.second; ++it) {
+    const std::string& wn = workers_[it->worker];
+    if (worker != nullptr) {
+      if (wn == *worker) chosen = &*it;
+    } else if (chosen == nullptr || wn < workers_[chosen->worker]) {
+      chosen = &*it;  // no worker given: the lexicographically smallest
+    }
+  }
+  if (chosen == nullptr) return 2;
+  out->mode = m;
+  out->mode_step = ms;
+  out->entry = *chosen;
+  out->reds.clear();
+  const auto& reds = t.reds[ModeIndex(m)];
+  auto lo = std::lower_bound(reds.begin(), reds.end(), std::make_pair(ms, chosen->worker),
+                             [](const RedEntry& e, const std::pair<int64_t, uint32_t>& k) {
+                               return e.mode_step < k.first ||
+                                      (e.mode_step == k.first && e.worker < k.second);
+                             });
+  for (; lo != reds.end() && lo->mode_step == ms && lo->worker == chosen->worker; ++lo) {
+    out->reds.push_back(*lo);
+  }
+  return 0;
+}
+
+// BEHAVIOR.md §7.1, with NoMoreData raised properly.
+Result<Trial::Found> Trial::Resolve(uint32_t id, int64_t step, Mode mode, const std::string* worker) {
+  Found f;
+  int rc;
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    rc = FindLocked(id, step, mode, worker, &f);
+  }
+  if (rc == 0) return f;
+  if (rc == 2) return InvalidWorkerError(*worker);
+  SMD_RETURN_IF_ERROR(MaybeRefresh());
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  switch (HasPassedStepLocked(step, mode)) {
+    case StepState::kAvailable:
+      rc = FindLocked(id, step, mode, worker, &f);
+      if (rc == 0) return f;
+      if (rc == 2) return InvalidWorkerError(*worker);
+      return TensorUnavailableForStepError(tensors_[id]->name, step, mode);
+    case StepState::kUnavailable:
+      return StepUnavailableError(step, mode);
+    case StepState::kNotYetAvailable:
+      if (loaded_all_) {
+        const std::vector<int64_t> done = StepsLocked(mode, false);
+        return NoMoreDataError(step, mode, done.empty() ? -1 : done.back());
+      }
+      return StepNotYetAvailableError(step, mode);
+  }
+  return Internal("unreachable step state");
+}
+Result<Trial::ValueInfo> Trial::TensorValueInfo(uint32_t id, int64_t step, Mode mode,
+                                                const std::string* worker) {
+  SMD_ASSIGN_OR_RETURN(Found f, Resolve(id, step, mode, worker));
+  const StepEntry& e = f.entry;
+  if (e.file != kNone && e.length > kWholeRecordInfoMax && !cache_->GetValue(e.file, e.offset)) {
+    SMD_ASSIGN_OR_RETURN(std::optional<ValueInfo> head,
+                         ReadRecordHead(e.file, e.offset, e.length, TensorName(id), id, step, mode));
+    if (head) return std::move(*head);
+  }
+  SMD_ASSIGN_OR_RETURN(ValuePtr v, ValueOf(id, f, step, mode));
+  ValueInfo out;
+  out.dtype = v->dtype();
+  out.shape = v->shape();
+  return out;
+}
+
+Result<ValuePtr> Trial::ValueOf(uint32_t id, const Found& f, int64_t step, Mode mode) {
+  const std::string& name = TensorName(id);
+  if (f.entry.file == kNone) {
+    return TensorUnavailableForStepError(name, step, mode, !f.reds.empty());
+  }
+  return ReadRecord(f.entry.file, f.entry.offset, f.entry.length, name, id, step, mode);
+}
+
+Result<ValuePtr> Trial::TensorValue(uint32_t id, int64_t step, Mode mode, const std::string* worker) {
+  SMD_ASSIGN_OR_RETURN(Found f, Resolve(id, step, mode, worker));
+  return ValueOf(id, f, step, mode);
+}
+
+Result<std::vector<std::pair<int64_t, ValuePtr>>> Trial::TensorValues(uint32_t id, Mode mode,
+                                                                      const std::string* worker) {
+  SMD_ASSIGN_OR_RETURN(std::vector<int64_t> steps, TensorSteps(id, mode, false));
+  std::vector<Found> found;
+  found.reserve(steps.size());
+  for (int64_t s : steps) {
+    SMD_ASSIGN_OR_RETURN(Found f, Resolve(id, s, mode, worker));
+    found.push_back(std::move(f));
+  }
+  // The records live in different event files: read them in parallel. What the reading threads
+  // would otherwise share (the cache, the trial's lock, the read counter) is done before and
+  // after, once for all: shared state bounced between cores costs more than the reads gain.
+  const size_t n = steps.size();
+  const std::string& name = TensorName(id);
+  std::vector<std::pair<uint32_t, uint64_t>> keys(n);
+  for (size_t i = 0; i < n; ++i) keys[i] = {found[i].entry.file, found[i].entry.offset};
+  std::vector<ValuePtr> values;
+  cache_->GetValues(keys, &values);
+  std::vector<const std::string*> rels(n, nullptr);
+  std::vector<uint64_t> spans(n, 0);
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    for (size_t i = 0; i < n; ++i) {
+      if (found[i].entry.file == kNone) continue;
+      rels[i] = &event_files_[found[i].entry.file];
+      spans[i] = event_file_span_[found[i].entry.file];
+    }
+  }
+  std::vector<Status> errors(n);
+  std::vector<ValuePtr> fresh(n);
+  std::vector<uint8_t> reads(n, 0);
+  ParallelFor(0, n, kParallelMinValues, 4, kParallelBlock, [&](size_t i) {
+    const StepEntry& e = found[i].entry;
+    if (e.file == kNone) {
+      errors[i] = TensorUnavailableForStepError(name, steps[i], mode, !found[i].reds.empty());
+      return;
+    }
+    if (values[i]) return;  // cached
+    int r = 0;
+    auto v = ReadRecordAt(*rels[i], spans[i], e.file, e.offset, e.length, name, id, steps[i], mode,
+                          /*use_blocks=*/false, &r);
+    reads[i] = static_cast<uint8_t>(r);
+    if (v.ok()) {
+      fresh[i] = std::move(v).value();
+    } else {
+      errors[i] = v.status();
+    }
+  });
+  cache_->PutValues(keys, fresh);
+  std::vector<uint32_t> touched;
+  uint64_t total_reads = 0;
+  for (size_t i = 0; i < n; ++i) {
+    total_reads += reads[i];
+    if (fresh[i]) {
+      touched.push_back(keys[i].first);
+      values[i] = std::move(fresh[i]);
+    }
+  }
+  cache_->TouchFiles(touched);
+  records_read_ += total_reads;
+  std::vector<std::pair<int64_t, ValuePtr>> out;
+  out.reserve(steps.size());
+  for (size_t i = 0; i < n; ++i) {
+    if (!errors[i].ok()) return errors[i];  // the first failing step, as a loop would report
+    out.emplace_back(steps[i], std::move(values[i]));
+  }
+  return out;
+}
+
+Result<std::vector<int64_t>> Trial::TensorShape(uint32_t id, int64_t step, Mode mode,
+                                                const std::string* worker) {
+  SMD_ASSIGN_OR_RETURN(Found f, Resolve(id, step, mode, worker));
+  if (f.entry.shape != kNone) {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    const auto& s = shapes_[f.entry.shape];
+    return std::vector<int64_t>(shape_dims_.begin() + s.first,
+                                shape_dims_.begin() + s.first + s.second);
+  }
+  auto v = ValueOf(id, f, step, mode);
+  if (!v.ok()) {
+    if (v.status().code() == Code::kTensorUnavailableForStep) {
+      return ShapeUnavailableForStepError(TensorName(id), step, mode);
+    }
+    return v.status();
+  }
+  return v.value()->shape();
+}
+
+Result<std::vector<std::pair<int64_t, std::vector<int64_t>>>> Trial::TensorShapes(
+    uint32_t id, Mode mode, const std::string* worker) {
+  SMD_ASSIGN_OR_RETURN(std::vector<int64_t> steps, TensorSteps(id, mode, false));
+  std::vector<std::pair<int64_t, std::vector<int64_t>>> out;
+  out.reserve(steps.size());
+  for (int64_t s : steps) {
+    SMD_ASSIGN_OR_RETURN(std::vector<int64_t> shape, TensorShape(id, s, mode, worker));
+    out.emplace_back(s, std::move(shape));
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> Trial::TensorReductionNames(uint32_t id, int64_t step, Mode mode,
+                                                             const std::string* worker) {
+  SMD_ASSIGN_OR_RETURN(Found f, Resolve(id, step, mode, worker));
+  std::vector<std::string> out;
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  for (const RedEntry& r : f.reds) out.push_back((r.abs ? "abs_" : "") + red_names_[r.red]);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+Result<ValuePtr> Trial::TensorReductionValue(uint32_t id, int64_t step, std::string_view reduction,
+                                             Mode mode, const std::string* worker) {
+  SMD_ASSIGN_OR_RETURN(Found f, Resolve(id, step, mode, worker));
+  const std::string& name = TensorName(id);
+  // The saved one: "abs_<r>" or "<r>", with "l1_norm"/"l2_norm" accepted for l1/l2.
+  bool abs = false;
+  std::string_view base = reduction;
+  if (base.size() > 4 && base.compare(0, 4, "abs_") == 0) {
+    abs = true;
+    base.remove_prefix(4);
+  }
+  if (base == "l1_norm" || base == "l2_norm") base = base.substr(0, 2);
+  const RedEntry* saved = nullptr;
+  {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    for (const RedEntry& r : f.reds) {
+      if ((r.abs != 0) == abs && red_names_[r.red] == base) saved = &r;
+    }
+  }
+  if (saved != nullptr) {
+    return ReadRecord(saved->file, saved->offset, saved->length,
+                      ReductionTagOf(base, abs, name), id, step, mode);
+  }
+  // Not saved: compute it from the raw value, if that was saved.
+  auto parsed = ParseReductionName(reduction);
+  if (!parsed.ok()) {
+    return InvalidArgument("Invalid reduction type " + std::string(reduction) + " (" +
+                           parsed.status().message() + ")");
+  }
+  if (f.entry.file == kNone) return TensorUnavailableForStepError(name, step, mode, !f.reds.empty());
+  SMD_ASSIGN_OR_RETURN(ValuePtr raw, ValueOf(id, f, step, mode));
+  if (raw->is_string()) {
+    return Unsupported("cannot compute reduction " + std::string(reduction) + " of string tensor " +
+                       name);
+  }
+  auto rv = ComputeReduction(parsed->op, parsed->abs, raw->dtype(), raw->data(), raw->count());
+  if (!rv.ok()) {
+    return Status(rv.status().code(), "reduction " + std::string(reduction) + " of tensor " + name +
+                                          " at step " + std::to_string(step) + ": " +
+                                          rv.status().message());
+  }
+  std::shared_ptr<Value> out = Value::MakeNumeric(rv->dtype, {1});
+  std::memcpy(out->mutable_data(), rv->bytes, DTypeSize(rv->dtype));
+  return ValuePtr(std::move(out));
+}
+
+Result<std::vector<std::string>> Trial::TensorWorkers(uint32_t id, int64_t step, Mode mode) {
+  auto find_all = [&](std::vector<std::string>* out) {
+    std::shared_lock<std::shared_mutex> lock(mu_);
+    Found f;
+    if (FindLocked(id, step, mode, nullptr, &f) != 0) return false;
+    const auto& v = tensors_[id]->by_mode[ModeIndex(f.mode)];
+    for (const StepEntry& e : v) {
+      if (e.mode_step == f.mode_step) out->push_back(workers_[e.worker]);
+    }
+    return true;
+  };
+  std::vector<std::string> out;
+  if (!find_all(&out)) {
+    SMD_RETURN_IF_ERROR(MaybeRefresh());
+    if (!find_all(&out)) return TensorUnavailableForStepError(TensorName(id), step, mode);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Result<std::vector<int64_t>> Trial::TensorPrevSteps(uint32_t id, int64_t step, size_t n, Mode mode) {
+  SMD_ASSIGN_OR_RETURN(std::vector<int64_t> steps, TensorSteps(id, mode, false));
+  auto end = std::upper_bound(steps.begin(), steps.end(), step);
+  auto begin = steps.begin();
+  if (n > 0 && static_cast<size_t>(end - begin) > n) begin = end - static_cast<ptrdiff_t>(n);
+  return std::vector<int64_t>(begin, end);
+}
+
+}  // namespace smd::trial
