@@ -14,7 +14,7 @@
 
 #include "impl/core/text.h"
 #include "impl/storage/environment.h"
-#include "impl/trial/index_parser.h"
+#include "impl/format/index_parser.h"
 #include "impl/trial/trial.h"
 
 namespace smd::trial {

@@ -17,7 +17,7 @@
 #include "impl/format/event.h"
 #include "impl/format/layout.h"
 #include "impl/format/record.h"
-#include "impl/trial/index_parser.h"
+#include "impl/format/index_parser.h"
 #include "impl/trial/record_cache.h"
 #include "impl/trial/parallel.h"
 #include "impl/trial/trial_internal.h"
