@@ -37,14 +37,14 @@ using smd::capi::MakeError;
 
 // Applies `fn` to the modes `mode` names (one mode, or all four for SMD_ALL_MODES).
 template <typename Fn>
-smd_error* ForModes(int mode, Fn fn) {
-  if (mode == SMD_ALL_MODES) {
+smd_error* ForModes(smd_mode mode, Fn fn) {
+  if (mode == SMD_MODE_ALL) {
     for (smd::Mode m : smd::kAllModesInOrder) fn(m);
     return nullptr;
   }
-  if (!smd::IsValidMode(mode)) {
-    return MakeError(SMD_E_INVALID_ARGUMENT,
-                     "invalid mode " + std::to_string(mode) + " (expected SMD_MODE_* or SMD_ALL_MODES)");
+  if (!smd::IsValidMode(static_cast<int>(mode))) {
+    return MakeError(SMD_E_INVALID_ARGUMENT, "invalid mode " + std::to_string(static_cast<int>(mode)) +
+                                                 " (expected SMD_MODE_* or SMD_MODE_ALL)");
   }
   fn(static_cast<smd::Mode>(mode));
   return nullptr;
@@ -85,7 +85,7 @@ smd_error* smd_save_config_clone(const smd_save_config* config, smd_save_config*
 
 void smd_save_config_free(smd_save_config* config) noexcept { delete config; }
 
-smd_error* smd_save_config_set(smd_save_config* config, int mode, int64_t save_interval,
+smd_error* smd_save_config_set(smd_save_config* config, smd_mode mode, int64_t save_interval,
                                int64_t start_step, int64_t end_step, const int64_t* save_steps,
                                size_t n_save_steps) noexcept {
   SMD_CAPI_BEGIN
@@ -102,7 +102,7 @@ smd_error* smd_save_config_set(smd_save_config* config, int mode, int64_t save_i
   SMD_CAPI_END
 }
 
-smd_error* smd_save_config_set_interval(smd_save_config* config, int mode,
+smd_error* smd_save_config_set_interval(smd_save_config* config, smd_mode mode,
                                         int64_t save_interval) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(config != nullptr, "config is NULL");
@@ -116,15 +116,15 @@ smd_error* smd_save_config_set_interval(smd_save_config* config, int mode,
   SMD_CAPI_END
 }
 
-smd_error* smd_save_config_unset(smd_save_config* config, int mode) noexcept {
+smd_error* smd_save_config_unset(smd_save_config* config, smd_mode mode) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(config != nullptr, "config is NULL");
   return ForModes(mode, [&](smd::Mode md) { config->cfg.mode(md).reset(); });
   SMD_CAPI_END
 }
 
-smd_error* smd_save_config_should_save(const smd_save_config* config, smd_mode mode,
-                                       int64_t mode_step, bool* out) noexcept {
+smd_error* smd_save_config_should_save(const smd_save_config* config, int64_t mode_step,
+                                       smd_mode mode, bool* out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(config != nullptr, "config is NULL");
   SMD_CHECK_ARG(out != nullptr, "out is NULL");
@@ -450,7 +450,7 @@ const char* smd_hook_worker(const smd_hook* hook) noexcept {
   return hook ? hook->hook->worker().c_str() : "";
 }
 
-bool smd_hook_is_due(smd_hook* hook, const char* name) noexcept {
+bool smd_hook_is_due(const smd_hook* hook, const char* name) noexcept {
   if (hook == nullptr || name == nullptr) return false;
   try {
     return hook->hook->IsDue(name);
@@ -634,7 +634,7 @@ smd_error* smd_hook_get_collection(smd_hook* hook, const char* name, smd_collect
   SMD_CAPI_END
 }
 
-smd_error* smd_hook_collection_names(smd_hook* hook, smd_strarray* out) noexcept {
+smd_error* smd_hook_collection_names(const smd_hook* hook, smd_strarray* out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
   SMD_CHECK_ARG(out != nullptr, "out is NULL");
@@ -658,7 +658,7 @@ const char* smd_collection_name(const smd_collection* collection) noexcept {
   return collection ? collection->name.c_str() : "";
 }
 
-smd_error* smd_collection_include_regex(smd_collection* c, const char* regex) noexcept {
+smd_error* smd_collection_add_include_regex(smd_collection* c, const char* regex) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(c != nullptr, "collection is NULL");
   SMD_CHECK_ARG(regex != nullptr, "regex is NULL");
@@ -705,7 +705,7 @@ smd_error* smd_collection_set_save_histogram(smd_collection* c, bool save) noexc
   SMD_CAPI_END
 }
 
-smd_error* smd_collection_tensor_names(smd_collection* c, smd_strarray* out) noexcept {
+smd_error* smd_collection_tensor_names(const smd_collection* c, smd_strarray* out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(c != nullptr, "collection is NULL");
   SMD_CHECK_ARG(out != nullptr, "out is NULL");

@@ -12,7 +12,7 @@ static smd_hook_options *options_every_step(void) {
   smd_save_config *sc = NULL;
   CHECK_OK(smd_hook_options_create(&opts));
   CHECK_OK(smd_save_config_create(&sc));
-  CHECK_OK(smd_save_config_set(sc, SMD_ALL_MODES, 1, 0, -1, NULL, 0));
+  CHECK_OK(smd_save_config_set(sc, SMD_MODE_ALL, 1, 0, -1, NULL, 0));
   CHECK_OK(smd_hook_options_set_save_config(opts, sc));
   smd_save_config_free(sc);
   CHECK_OK(smd_hook_options_set_wall_time_base(opts, 1700000000.0));
@@ -61,39 +61,39 @@ static void test_save_config_rules(void) {
   bool yes = false;
   CHECK_OK(smd_save_config_create(&sc));
   /* unset mode: defaults (every 500 from 0) */
-  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_TRAIN, 500, &yes));
+  CHECK_OK(smd_save_config_should_save(sc, 500, SMD_MODE_TRAIN, &yes));
   CHECK(yes);
-  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_TRAIN, 499, &yes));
+  CHECK_OK(smd_save_config_should_save(sc, 499, SMD_MODE_TRAIN, &yes));
   CHECK(!yes);
   /* interval 100 from 150: 200, 300 (the modulo is on the absolute step) */
   CHECK_OK(smd_save_config_set(sc, SMD_MODE_TRAIN, 100, 150, -1, NULL, 0));
-  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_TRAIN, 100, &yes));
+  CHECK_OK(smd_save_config_should_save(sc, 100, SMD_MODE_TRAIN, &yes));
   CHECK(!yes);
-  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_TRAIN, 200, &yes));
+  CHECK_OK(smd_save_config_should_save(sc, 200, SMD_MODE_TRAIN, &yes));
   CHECK(yes);
   /* end_step exclusive; save_steps a union not limited by start/end */
   int64_t steps[] = {3, 7};
   CHECK_OK(smd_save_config_set(sc, SMD_MODE_EVAL, 100, 0, 200, steps, 2));
-  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_EVAL, 200, &yes));
+  CHECK_OK(smd_save_config_should_save(sc, 200, SMD_MODE_EVAL, &yes));
   CHECK(!yes);
-  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_EVAL, 100, &yes));
+  CHECK_OK(smd_save_config_should_save(sc, 100, SMD_MODE_EVAL, &yes));
   CHECK(yes);
-  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_EVAL, 7, &yes));
+  CHECK_OK(smd_save_config_should_save(sc, 7, SMD_MODE_EVAL, &yes));
   CHECK(yes);
   CHECK_OK(smd_save_config_set(sc, SMD_MODE_PREDICT, 1, 0, 0, steps, 1));
-  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_PREDICT, 0, &yes));
+  CHECK_OK(smd_save_config_should_save(sc, 0, SMD_MODE_PREDICT, &yes));
   CHECK(!yes); /* end_step 0 disables everything but save_steps */
-  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_PREDICT, 3, &yes));
+  CHECK_OK(smd_save_config_should_save(sc, 3, SMD_MODE_PREDICT, &yes));
   CHECK(yes);
   CHECK_ERR(smd_save_config_set(sc, SMD_MODE_TRAIN, 0, 0, -1, NULL, 0), SMD_E_INVALID_ARGUMENT,
             "save_interval");
-  CHECK_ERR(smd_save_config_set(sc, 9, 1, 0, -1, NULL, 0), SMD_E_INVALID_ARGUMENT, "mode");
+  CHECK_ERR(smd_save_config_set(sc, (smd_mode)9, 1, 0, -1, NULL, 0), SMD_E_INVALID_ARGUMENT, "mode");
   CHECK_OK(smd_save_config_unset(sc, SMD_MODE_TRAIN));
-  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_TRAIN, 200, &yes));
+  CHECK_OK(smd_save_config_should_save(sc, 200, SMD_MODE_TRAIN, &yes));
   CHECK(!yes);
   smd_save_config *copy = NULL;
   CHECK_OK(smd_save_config_clone(sc, &copy));
-  CHECK_OK(smd_save_config_should_save(copy, SMD_MODE_EVAL, 7, &yes));
+  CHECK_OK(smd_save_config_should_save(copy, 7, SMD_MODE_EVAL, &yes));
   CHECK(yes);
   smd_save_config_free(copy);
   smd_save_config_free(sc);
@@ -310,8 +310,8 @@ static void test_collections_api(void) {
   smd_collection *c = NULL;
   CHECK_OK(smd_hook_get_collection(hook, "acts", &c));
   CHECK(strcmp(smd_collection_name(c), "acts") == 0);
-  CHECK_OK(smd_collection_include_regex(c, "^act/"));
-  CHECK_ERR(smd_collection_include_regex(c, "(unclosed"), SMD_E_INVALID_ARGUMENT, "(unclosed");
+  CHECK_OK(smd_collection_add_include_regex(c, "^act/"));
+  CHECK_ERR(smd_collection_add_include_regex(c, "(unclosed"), SMD_E_INVALID_ARGUMENT, "(unclosed");
   smd_reduction_config *rc = NULL;
   CHECK_OK(smd_reduction_config_parse("max,abs_mean", &rc));
   CHECK_OK(smd_collection_set_reduction_config(c, rc));
@@ -335,7 +335,7 @@ static void test_collections_api(void) {
   smd_strarray_free(&names);
   CHECK_OK(smd_hook_close(hook));
   smd_hook_free(hook); /* the collection handle outlives the hook */
-  CHECK_ERR(smd_collection_include_regex(c, "x"), SMD_E_INVALID_STATE, "closed");
+  CHECK_ERR(smd_collection_add_include_regex(c, "x"), SMD_E_INVALID_STATE, "closed");
   smd_collection_free(c);
   char *idx = read_file(dir, "index/000000000/000000000000_worker_0.json");
   CHECK(idx != NULL);

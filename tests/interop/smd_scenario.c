@@ -53,11 +53,11 @@ static void die(const char *what, smd_error *err) {
     if (e_ != NULL) die(#expr, e_);   \
   } while (0)
 
-static int mode_arg(const char *s) {
-  if (strcmp(s, "all") == 0) return SMD_ALL_MODES;
+static smd_mode mode_arg(const char *s) {
+  if (strcmp(s, "all") == 0) return SMD_MODE_ALL;
   smd_mode m;
   CALL(smd_mode_from_name(s, &m));
-  return (int)m;
+  return m;
 }
 
 /* Applies "MODE INTERVAL START END STEPS" fields to a save config. */
@@ -177,7 +177,7 @@ int main(int argc, char **argv) {
       CALL(smd_hook_get_collection(hook, f[1], &c));
       const char *k = f[2];
       if (strcmp(k, "regex") == 0) {
-        CALL(smd_collection_include_regex(c, f[3]));
+        CALL(smd_collection_add_include_regex(c, f[3]));
       } else if (strcmp(k, "tensor") == 0) {
         CALL(smd_collection_add_tensor_name(c, f[3]));
       } else if (strcmp(k, "reduction_config") == 0) {

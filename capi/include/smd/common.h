@@ -93,14 +93,12 @@ SMD_API SMD_MUST_USE smd_error *smd_dtype_from_name(const char *name, smd_dtype 
  * Modes, with smdebug's enum values.
  * ------------------------------------------------------------------------------------------- */
 typedef enum smd_mode {
+  SMD_MODE_ALL = 0, /* only for save-configuration setters: the setting applies to every mode */
   SMD_MODE_TRAIN = 1,
   SMD_MODE_EVAL = 2,
   SMD_MODE_PREDICT = 3,
   SMD_MODE_GLOBAL = 4
 } smd_mode;
-
-/* Accepted only by configuration setters that apply to every mode at once. */
-#define SMD_ALL_MODES 0
 
 /* "TRAIN", "EVAL", "PREDICT", "GLOBAL"; NULL for other values. */
 SMD_API const char *smd_mode_name(smd_mode mode) SMD_NOEXCEPT;

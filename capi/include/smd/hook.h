@@ -40,24 +40,24 @@ SMD_API SMD_MUST_USE smd_error *smd_save_config_clone(const smd_save_config *con
                                                       smd_save_config **out) SMD_NOEXCEPT;
 SMD_API void smd_save_config_free(smd_save_config *config) SMD_NOEXCEPT;
 
-/* Sets mode `mode` (an smd_mode, or SMD_ALL_MODES for all four). save_steps may be NULL when
+/* Sets mode `mode` (or SMD_MODE_ALL for all four). save_steps may be NULL when
  * n_save_steps is 0; it is copied.
  * Errors: SMD_E_INVALID_ARGUMENT for an unknown mode or save_interval < 1. */
-SMD_API SMD_MUST_USE smd_error *smd_save_config_set(smd_save_config *config, int mode,
+SMD_API SMD_MUST_USE smd_error *smd_save_config_set(smd_save_config *config, smd_mode mode,
                                                     int64_t save_interval, int64_t start_step,
                                                     int64_t end_step, const int64_t *save_steps,
                                                     size_t n_save_steps) SMD_NOEXCEPT;
 /* Sets only save_interval for a mode (the mode's other settings keep their value, or their
  * default if the mode was unset). Errors: as smd_save_config_set. */
-SMD_API SMD_MUST_USE smd_error *smd_save_config_set_interval(smd_save_config *config, int mode,
+SMD_API SMD_MUST_USE smd_error *smd_save_config_set_interval(smd_save_config *config, smd_mode mode,
                                                              int64_t save_interval) SMD_NOEXCEPT;
-/* Makes a mode (or SMD_ALL_MODES) unset again. */
+/* Makes a mode (or SMD_MODE_ALL) unset again. Errors: SMD_E_INVALID_ARGUMENT (unknown mode). */
 SMD_API SMD_MUST_USE smd_error *smd_save_config_unset(smd_save_config *config,
-                                                      int mode) SMD_NOEXCEPT;
+                                                      smd_mode mode) SMD_NOEXCEPT;
 /* Whether `mode_step` of `mode` is saved by this configuration; an unset mode answers with the
  * defaults. Errors: SMD_E_INVALID_ARGUMENT for an unknown mode. */
 SMD_API SMD_MUST_USE smd_error *smd_save_config_should_save(const smd_save_config *config,
-                                                            smd_mode mode, int64_t mode_step,
+                                                            int64_t mode_step, smd_mode mode,
                                                             bool *out) SMD_NOEXCEPT;
 
 /* ---------------------------------------------------------------------------------------------
@@ -238,7 +238,7 @@ SMD_API const char *smd_hook_worker(const smd_hook *hook) SMD_NOEXCEPT;
 
 /* Whether a tensor of this name would be saved now (some collection it belongs to is due at the
  * current step). Cheap after the first call for a name; false for NULL arguments. */
-SMD_API bool smd_hook_is_due(smd_hook *hook, const char *name) SMD_NOEXCEPT;
+SMD_API bool smd_hook_is_due(const smd_hook *hook, const char *name) SMD_NOEXCEPT;
 /* Whether any collection at all is due at the current step. Cheapest. */
 SMD_API bool smd_hook_any_due(const smd_hook *hook) SMD_NOEXCEPT;
 
@@ -329,7 +329,7 @@ typedef struct smd_collection smd_collection;
 SMD_API SMD_MUST_USE smd_error *smd_hook_get_collection(smd_hook *hook, const char *name,
                                                         smd_collection **out) SMD_NOEXCEPT;
 /* Names of all collections of the hook, in creation order. */
-SMD_API SMD_MUST_USE smd_error *smd_hook_collection_names(smd_hook *hook,
+SMD_API SMD_MUST_USE smd_error *smd_hook_collection_names(const smd_hook *hook,
                                                           smd_strarray *out) SMD_NOEXCEPT;
 /* Adds a collection to the saved ones (as smd_hook_options_add_include_collection). */
 SMD_API SMD_MUST_USE smd_error *smd_hook_include_collection(smd_hook *hook,
@@ -339,8 +339,8 @@ SMD_API void smd_collection_free(smd_collection *collection) SMD_NOEXCEPT;
 SMD_API const char *smd_collection_name(const smd_collection *collection) SMD_NOEXCEPT;
 /* Adds a regex (Python `re` syntax, search semantics). Errors: SMD_E_INVALID_ARGUMENT with the
  * regex error. */
-SMD_API SMD_MUST_USE smd_error *smd_collection_include_regex(smd_collection *collection,
-                                                             const char *regex) SMD_NOEXCEPT;
+SMD_API SMD_MUST_USE smd_error *smd_collection_add_include_regex(smd_collection *collection,
+                                                                 const char *regex) SMD_NOEXCEPT;
 /* Adds an exact tensor name. */
 SMD_API SMD_MUST_USE smd_error *smd_collection_add_tensor_name(smd_collection *collection,
                                                                const char *name) SMD_NOEXCEPT;
@@ -354,7 +354,7 @@ SMD_API SMD_MUST_USE smd_error *smd_collection_set_reduction_config(smd_collecti
 SMD_API SMD_MUST_USE smd_error *smd_collection_set_save_histogram(smd_collection *collection,
                                                                   bool save) SMD_NOEXCEPT;
 /* The tensor names the collection holds so far (explicit ones and those matched), sorted. */
-SMD_API SMD_MUST_USE smd_error *smd_collection_tensor_names(smd_collection *collection,
+SMD_API SMD_MUST_USE smd_error *smd_collection_tensor_names(const smd_collection *collection,
                                                             smd_strarray *out) SMD_NOEXCEPT;
 
 #ifdef __cplusplus
