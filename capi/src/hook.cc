@@ -35,7 +35,18 @@ using smd::capi::FillStrArray;
 using smd::capi::FromStatus;
 using smd::capi::MakeError;
 
-// Applies `fn` to the modes `mode` names (one mode, or all four for SMD_ALL_MODES).
+// A save refused because no step has begun: the C caller is told which function begins one (impl
+// messages do not name C functions).
+smd_error* FromSaveStatus(const smd_hook* hook, const smd::Status& st) {
+  if (st.ok()) return nullptr;
+  if (st.code() == smd::Code::kInvalidState && hook->hook->global_step() < 0 &&
+      !hook->hook->closed()) {
+    return MakeError(SMD_E_INVALID_STATE, st.message() + " (call smd_hook_begin_step first)");
+  }
+  return FromStatus(st);
+}
+
+// Applies `fn` to the modes `mode` names (one mode, or all four for SMD_MODE_ALL).
 template <typename Fn>
 smd_error* ForModes(smd_mode mode, Fn fn) {
   if (mode == SMD_MODE_ALL) {
@@ -486,7 +497,7 @@ smd_error* smd_hook_save_tensor(smd_hook* hook, const char* name, smd_dtype dtyp
   req.nbytes = nbytes;
   req.collections = collections;
   req.n_collections = n_collections;
-  SMD_RETURN_STATUS(hook->hook->Save(req));
+  if (smd_error* e = FromSaveStatus(hook, hook->hook->Save(req))) return e;
   return nullptr;
   SMD_CAPI_END
 }
@@ -546,7 +557,7 @@ smd_error* smd_hook_save_dlpack(smd_hook* hook, const char* name, const DLTensor
   req.data = data;
   req.collections = collections;
   req.n_collections = n_collections;
-  SMD_RETURN_STATUS(hook->hook->Save(req));
+  if (smd_error* e = FromSaveStatus(hook, hook->hook->Save(req))) return e;
   return nullptr;
   SMD_CAPI_END
 }
@@ -582,7 +593,7 @@ smd_error* smd_hook_save_dlpack_managed(smd_hook* hook, const char* name,
   req.n_collections = n_collections;
   req.managed = owner.t;
   owner.t = nullptr;  // Save owns it now, in every outcome
-  SMD_RETURN_STATUS(hook->hook->Save(req));
+  if (smd_error* e = FromSaveStatus(hook, hook->hook->Save(req))) return e;
   return nullptr;
   SMD_CAPI_END
 }
@@ -591,7 +602,7 @@ smd_error* smd_hook_save_scalar(smd_hook* hook, const char* name, double value) 
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
   SMD_CHECK_ARG(name != nullptr, "name is NULL");
-  SMD_RETURN_STATUS(hook->hook->SaveScalar(name, value));
+  if (smd_error* e = FromSaveStatus(hook, hook->hook->SaveScalar(name, value))) return e;
   return nullptr;
   SMD_CAPI_END
 }

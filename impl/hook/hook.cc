@@ -499,7 +499,7 @@ Status Hook::Save(SaveRequest& req) {
     std::lock_guard<std::mutex> lock(mu_);
     SMD_RETURN_IF_ERROR(CheckOpenLocked());
     if (step_ < 0) {
-      return InvalidState(std::string("no step has begun: call smd_hook_begin_step before saving '") +
+      return InvalidState(std::string("no step has begun: cannot save '") +
                           req.name + "'");
     }
     std::string name(req.name);
@@ -587,7 +587,7 @@ Status Hook::SaveScalar(const std::string& name, double value) {
   std::lock_guard<std::mutex> lock(mu_);
   SMD_RETURN_IF_ERROR(CheckOpenLocked());
   if (step_ < 0) {
-    return InvalidState("no step has begun: call smd_hook_begin_step before saving scalar '" + name + "'");
+    return InvalidState("no step has begun: cannot save scalar '" + name + "'");
   }
   if (!writes_) return Status::Ok();
   SMD_RETURN_IF_ERROR(writer_->error());

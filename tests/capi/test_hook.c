@@ -146,7 +146,8 @@ static void test_what_is_written(void) {
   float w[6] = {1, 2, 3, 4, 5, 6};
   int64_t shape[2] = {2, 3};
   CHECK_ERR(smd_hook_save_tensor(hook, "fc.weight", SMD_DTYPE_FLOAT32, shape, 2, w, sizeof w, NULL, 0),
-            SMD_E_INVALID_STATE, "begin_step");
+            SMD_E_INVALID_STATE, "call smd_hook_begin_step first");
+  CHECK_ERR(smd_hook_save_scalar(hook, "lr", 0.5), SMD_E_INVALID_STATE, "call smd_hook_begin_step first");
   CHECK_OK(smd_hook_set_mode(hook, SMD_MODE_TRAIN));
   for (int step = 0; step < 3; ++step) {
     CHECK_OK(smd_hook_begin_step(hook));
