@@ -483,6 +483,35 @@ smd_error* smd_hook_stop_requested(const smd_hook* hook, bool* out) noexcept {
   SMD_CAPI_END
 }
 
+namespace {
+
+// The C-boundary checks of a save: pointers that must not be NULL and the dtype's range. The
+// hook checks the rest (sizes against the shape, names, collections' names).
+smd_error* CheckSaveRequest(const smd::hook::Hook::SaveRequest& req) {
+  if (req.name == nullptr) return MakeError(SMD_E_INVALID_ARGUMENT, "tensor name is NULL");
+  if (smd::GetDTypeInfo(static_cast<int>(req.dtype)) == nullptr) {
+    return MakeError(SMD_E_INVALID_ARGUMENT, "unknown dtype " +
+                                                 std::to_string(static_cast<int>(req.dtype)) +
+                                                 " for tensor '" + req.name + "'");
+  }
+  if (req.ndim > 0 && req.shape == nullptr) {
+    return MakeError(SMD_E_INVALID_ARGUMENT,
+                     "shape is NULL but ndim is " + std::to_string(req.ndim));
+  }
+  if (req.nbytes > 0 && req.data == nullptr) return MakeError(SMD_E_INVALID_ARGUMENT, "data is NULL");
+  if (req.n_collections > 0 && req.collections == nullptr) {
+    return MakeError(SMD_E_INVALID_ARGUMENT, "collections is NULL but n_collections is not 0");
+  }
+  for (size_t i = 0; i < req.n_collections; ++i) {
+    if (req.collections[i] == nullptr) {
+      return MakeError(SMD_E_INVALID_ARGUMENT, "collection name " + std::to_string(i) + " is NULL");
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 smd_error* smd_hook_save_tensor(smd_hook* hook, const char* name, smd_dtype dtype,
                                 const int64_t* shape, size_t ndim, const void* data, size_t nbytes,
                                 const char* const* collections, size_t n_collections) noexcept {
@@ -497,6 +526,7 @@ smd_error* smd_hook_save_tensor(smd_hook* hook, const char* name, smd_dtype dtyp
   req.nbytes = nbytes;
   req.collections = collections;
   req.n_collections = n_collections;
+  if (smd_error* e = CheckSaveRequest(req)) return e;
   if (smd_error* e = FromSaveStatus(hook, hook->hook->Save(req))) return e;
   return nullptr;
   SMD_CAPI_END
@@ -557,6 +587,7 @@ smd_error* smd_hook_save_dlpack(smd_hook* hook, const char* name, const DLTensor
   req.data = data;
   req.collections = collections;
   req.n_collections = n_collections;
+  if (smd_error* e = CheckSaveRequest(req)) return e;
   if (smd_error* e = FromSaveStatus(hook, hook->hook->Save(req))) return e;
   return nullptr;
   SMD_CAPI_END
@@ -591,6 +622,7 @@ smd_error* smd_hook_save_dlpack_managed(smd_hook* hook, const char* name,
   req.data = data;
   req.collections = collections;
   req.n_collections = n_collections;
+  if (smd_error* e = CheckSaveRequest(req)) return e;  // owner deletes the tensor
   req.managed = owner.t;
   owner.t = nullptr;  // Save owns it now, in every outcome
   if (smd_error* e = FromSaveStatus(hook, hook->hook->Save(req))) return e;

@@ -442,8 +442,8 @@ bool Hook::IsDue(const std::string& name) {
 
 Status Hook::Save(SaveRequest& req) {
   ManagedGuard guard(req.managed);
-  // Arguments first: cheap checks only.
-  if (req.name == nullptr) return InvalidArgument("tensor name is NULL");
+  // Arguments first: cheap checks only. The caller has checked the pointers (name, shape when
+  // ndim > 0, data when nbytes > 0, collections) and the dtype's range.
   const DTypeInfo* info = GetDTypeInfo(static_cast<int>(req.dtype));
   if (info == nullptr) {
     return InvalidArgument("unknown dtype " + std::to_string(static_cast<int>(req.dtype)) +
@@ -451,9 +451,6 @@ Status Hook::Save(SaveRequest& req) {
   }
   if (req.dtype == DType::kString) {
     return InvalidArgument(std::string("string tensors cannot be saved (tensor '") + req.name + "')");
-  }
-  if (req.ndim > 0 && req.shape == nullptr) {
-    return InvalidArgument(std::string("shape is NULL but ndim is ") + std::to_string(req.ndim));
   }
   if (req.ndim > 255) return InvalidArgument("a tensor may have at most 255 dimensions");
   size_t count = 1;
@@ -477,13 +474,10 @@ Status Hook::Save(SaveRequest& req) {
                            "] holds " + std::to_string(count) + " x " + std::to_string(info->size) +
                            " bytes");
   }
-  if (req.nbytes > 0 && req.data == nullptr) return InvalidArgument("data is NULL");
-  if (req.n_collections > 0 && req.collections == nullptr) {
-    return InvalidArgument("collections is NULL but n_collections is not 0");
-  }
   for (size_t i = 0; i < req.n_collections; ++i) {
-    if (req.collections[i] == nullptr || req.collections[i][0] == '\0') {
-      return InvalidArgument("collection name " + std::to_string(i) + " is NULL or empty");
+    if (req.collections[i][0] == '\0') {
+      return InvalidArgument("collection name " + std::to_string(i) + " of tensor '" +
+                             std::string(req.name) + "' is empty");
     }
   }
   // Fast path: nothing at all is due at this step.

@@ -76,7 +76,9 @@ class Hook : public std::enable_shared_from_this<Hook> {
   bool IsDue(const std::string& name);
   bool AnyDue() const { return any_due_.load(std::memory_order_relaxed) && writes_; }
 
-  // A tensor to offer. `data` is copied (or `managed` adopted) only when something is due.
+  // A tensor to offer. `data` is copied (or `managed` adopted) only when something is due. The
+  // pointers are valid (name, shape when ndim > 0, data when nbytes > 0, collections and their
+  // names) and dtype is a known DType: the C boundary checks them.
   struct SaveRequest {
     const char* name = nullptr;
     DType dtype = DType::kFloat32;
