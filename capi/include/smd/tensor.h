@@ -3,8 +3,8 @@
  * An smd_tensor is one named tensor of a trial (smd_trial_tensor). Its per-step functions take a
  * step, the mode that step is counted in (SMD_MODE_GLOBAL: a global step) and a worker name, or
  * NULL for the lexicographically first worker that saved the tensor at that step. They resolve
- * the step as smdebug does (see docs/compatibility.md), refreshing the trial if the step is not known, and
- * fail with smdebug's meanings:
+ * the step as smdebug does (a mode step through the trial's step maps), refreshing the trial if
+ * the step is not known, and fail with smdebug's meanings:
  *   SMD_E_TENSOR_UNAVAILABLE_FOR_STEP  the step exists but this tensor (or this part of it) was
  *                                      not saved there, or its event file is missing;
  *   SMD_E_STEP_UNAVAILABLE             the step was not saved at all;
