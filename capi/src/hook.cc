@@ -494,6 +494,10 @@ smd_error* CheckSaveRequest(const smd::hook::Hook::SaveRequest& req) {
                                                  std::to_string(static_cast<int>(req.dtype)) +
                                                  " for tensor '" + req.name + "'");
   }
+  if (req.dtype == smd::DType::kString && req.strings == nullptr) {
+    return MakeError(SMD_E_INVALID_ARGUMENT, std::string("tensor '") + req.name +
+                                                 "': string tensors are saved with smd_hook_save_strings");
+  }
   if (req.ndim > 0 && req.shape == nullptr) {
     return MakeError(SMD_E_INVALID_ARGUMENT,
                      "shape is NULL but ndim is " + std::to_string(req.ndim));
@@ -626,6 +630,62 @@ smd_error* smd_hook_save_dlpack_managed(smd_hook* hook, const char* name,
   req.managed = owner.t;
   owner.t = nullptr;  // Save owns it now, in every outcome
   if (smd_error* e = FromSaveStatus(hook, hook->hook->Save(req))) return e;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_save_strings(smd_hook* hook, const char* name, const char* const* strings,
+                                 const size_t* lens, size_t n, const char* const* collections,
+                                 size_t n_collections) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
+  SMD_CHECK_ARG(name != nullptr, "tensor name is NULL");
+  SMD_CHECK_ARG(n == 0 || strings != nullptr, "strings is NULL but n is not 0");
+  SMD_CHECK_ARG(n <= static_cast<uint64_t>(INT64_MAX), "too many strings");
+  std::vector<size_t> own_lens;
+  if (lens == nullptr) own_lens.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    SMD_CHECK_ARG(strings[i] != nullptr, "string " + std::to_string(i) + " of tensor '" + name + "' is NULL");
+    if (lens == nullptr) own_lens[i] = std::strlen(strings[i]);
+  }
+  const int64_t dim = static_cast<int64_t>(n);
+  smd::hook::Hook::SaveRequest req;
+  req.name = name;
+  req.dtype = smd::DType::kString;
+  req.shape = &dim;
+  req.ndim = 1;
+  static const char* const kNoStrings[1] = {nullptr};  // n == 0 with strings NULL
+  req.strings = strings != nullptr ? strings : kNoStrings;
+  req.string_lens = lens != nullptr ? lens : own_lens.data();
+  req.collections = collections;
+  req.n_collections = n_collections;
+  if (smd_error* e = CheckSaveRequest(req)) return e;
+  if (smd_error* e = FromSaveStatus(hook, hook->hook->Save(req))) return e;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_save_scalar_typed(smd_hook* hook, const char* name, smd_dtype dtype,
+                                      const void* value, size_t nbytes) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
+  SMD_CHECK_ARG(name != nullptr, "name is NULL");
+  SMD_CHECK_ARG(value != nullptr, "value is NULL");
+  const smd::DTypeInfo* info = smd::GetDTypeInfo(static_cast<int>(dtype));
+  SMD_CHECK_ARG(info != nullptr && info->size > 0,
+                "scalar '" + std::string(name) + "': dtype " + std::to_string(static_cast<int>(dtype)) +
+                    " is not a numeric dtype or bool");
+  SMD_CHECK_ARG(nbytes == info->size, "scalar '" + std::string(name) + "': " + std::to_string(nbytes) +
+                                          " bytes given but a " + info->name + " holds " +
+                                          std::to_string(info->size));
+  if (dtype == SMD_DTYPE_BOOL) {
+    SMD_CHECK_ARG(*static_cast<const unsigned char*>(value) <= 1,
+                  "scalar '" + std::string(name) + "': a bool is one byte, 0 or 1");
+  }
+  if (smd_error* e = FromSaveStatus(
+          hook, hook->hook->SaveScalar(name, static_cast<smd::DType>(dtype), value))) {
+    return e;
+  }
   return nullptr;
   SMD_CAPI_END
 }

@@ -449,8 +449,10 @@ Status Hook::Save(SaveRequest& req) {
     return InvalidArgument("unknown dtype " + std::to_string(static_cast<int>(req.dtype)) +
                            " for tensor '" + req.name + "'");
   }
-  if (req.dtype == DType::kString) {
-    return InvalidArgument(std::string("string tensors cannot be saved (tensor '") + req.name + "')");
+  const bool strings = req.dtype == DType::kString;
+  if (strings && req.ndim != 1) {
+    return InvalidArgument(std::string("string tensor '") + req.name + "' has " +
+                           std::to_string(req.ndim) + " dimensions; string tensors are 1-D");
   }
   if (req.ndim > 255) return InvalidArgument("a tensor may have at most 255 dimensions");
   size_t count = 1;
@@ -465,8 +467,17 @@ Status Hook::Save(SaveRequest& req) {
     }
     count *= static_cast<size_t>(d);
   }
-  if (count > std::numeric_limits<size_t>::max() / info->size ||
-      count * info->size != req.nbytes) {
+  if (strings) {
+    size_t total = 0;
+    for (size_t i = 0; i < count; ++i) {
+      if (req.string_lens[i] > std::numeric_limits<size_t>::max() - total) {
+        return InvalidArgument(std::string("the strings of tensor '") + req.name + "' are too large");
+      }
+      total += req.string_lens[i];
+    }
+    req.nbytes = total;
+  } else if (count > std::numeric_limits<size_t>::max() / info->size ||
+             count * info->size != req.nbytes) {
     std::string shape;
     for (size_t i = 0; i < req.ndim; ++i) shape += (i ? "," : "") + std::to_string(req.shape[i]);
     return InvalidArgument("tensor '" + std::string(req.name) + "': " + std::to_string(req.nbytes) +
@@ -546,6 +557,11 @@ Status Hook::Save(SaveRequest& req) {
     }
     if (req.dtype == DType::kBool || count == 0) tb_hist = nullptr;
     tb_scalar = tb_scalar && count == 1;
+    if (strings) {  // values only: no reductions or summaries of text (smdebug cannot make them)
+      reds = ReductionList();
+      tb_hist = nullptr;
+      tb_scalar = false;
+    }
     if (!raw && !shape && reds.empty() && tb_hist == nullptr && !tb_scalar) return Status::Ok();
     if (!writes_) return Status::Ok();
     if (tb_hist != nullptr) job.tb_histogram_tag = tb_hist->name + "/" + name;
@@ -564,7 +580,16 @@ Status Hook::Save(SaveRequest& req) {
   job.shape.assign(req.shape, req.shape + req.ndim);
   job.num_elements = count;
   const bool need_data = job.write_raw || !job.reductions.empty() || job.tb_any();
-  if (need_data && req.managed != nullptr) {
+  if (need_data && strings) {
+    job.data = writer_->pool().Acquire(req.nbytes);
+    job.string_ends.resize(count);
+    size_t end = 0;
+    for (size_t i = 0; i < count; ++i) {
+      if (req.string_lens[i] > 0) std::memcpy(job.data.data() + end, req.strings[i], req.string_lens[i]);
+      end += req.string_lens[i];
+      job.string_ends[i] = end;
+    }
+  } else if (need_data && req.managed != nullptr) {
     job.data = writer_->pool().Adopt(guard.release(), static_cast<char*>(const_cast<void*>(req.data)),
                                      req.nbytes);
   } else if (need_data) {
@@ -574,7 +599,12 @@ Status Hook::Save(SaveRequest& req) {
   return writer_->Enqueue(std::move(job));
 }
 
-Status Hook::SaveScalar(const std::string& name, double value) {
+Status Hook::SaveScalar(const std::string& name, DType dtype, const void* value) {
+  const DTypeInfo* info = GetDTypeInfo(static_cast<int>(dtype));
+  if (info == nullptr || info->size == 0) {
+    return InvalidArgument("scalar '" + name + "' has dtype " + std::to_string(static_cast<int>(dtype)) +
+                           "; a scalar is one number or bool");
+  }
   if (name.empty()) return InvalidArgument("scalar name is empty");
   if (!IsValidUtf8(name)) return InvalidArgument("scalar name is not valid UTF-8");
   std::shared_lock<std::shared_mutex> gate(gate_);
@@ -591,13 +621,14 @@ Status Hook::SaveScalar(const std::string& name, double value) {
   job.mode_step = mode_steps_[ModeIndex(mode_)].value_or(-1);
   job.wall_time = WallTime();
   job.name = "scalar/" + name;
-  job.dtype = DType::kFloat64;
+  job.dtype = dtype;
   job.shape = {1};
   job.num_elements = 1;
   job.write_raw = true;
-  job.tb_scalar = tensorboard_dir_.has_value();
-  job.data = writer_->pool().Acquire(sizeof value);
-  std::memcpy(job.data.data(), &value, sizeof value);
+  job.tb_scalar = tensorboard_dir_.has_value() && dtype != DType::kComplex64 &&
+                  dtype != DType::kComplex128;
+  job.data = writer_->pool().Acquire(info->size);
+  std::memcpy(job.data.data(), value, info->size);
   pending_scalars_.push_back(std::move(job));
   step_with_data_ = step_;
   ever_saved_ = true;

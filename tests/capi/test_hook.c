@@ -434,6 +434,107 @@ static void test_from_json_file_found_through_the_environment(void) {
   CHECK_ERR(smd_hook_create_from_json_file(NULL, NULL, &hook), SMD_E_NOT_FOUND,
             "/opt/ml/input/config/debughookconfig.json");
 }
+static smd_value *read_value(smd_trial *trial, const char *name, int64_t step) {
+  smd_tensor *t = NULL;
+  smd_value *v = NULL;
+  CHECK_OK(smd_trial_tensor(trial, name, &t));
+  if (t != NULL) CHECK_OK(smd_tensor_value(t, step, SMD_MODE_GLOBAL, NULL, &v));
+  smd_tensor_free(t);
+  return v;
+}
+
+/* What smdebug's hook can write and 0.1 could not: string arrays and typed scalars, read back
+ * with their type. */
+static void test_strings_and_typed_scalars(void) {
+  const char *dir = scratch_path("strings");
+  smd_hook_options *opts = options_every_step();
+  smd_hook *hook = make_hook(dir, opts);
+  smd_hook_options_free(opts);
+  const char *labels[3] = {"cat", "", "\xce\xb2" "eta"};
+  const char *with_nul[1] = {"a\0b"};
+  const size_t with_nul_len[1] = {3};
+  const char *none[1] = {NULL};
+  const char *in_c[1] = {"labels"};
+  CHECK_ERR(smd_hook_save_strings(hook, "labels", labels, NULL, 3, NULL, 0), SMD_E_INVALID_STATE,
+            "call smd_hook_begin_step first");
+  CHECK_OK(smd_hook_begin_step(hook));
+  CHECK_OK(smd_hook_save_strings(hook, "labels", labels, NULL, 3, in_c, 1));
+  CHECK_OK(smd_hook_save_strings(hook, "raw_bytes", with_nul, with_nul_len, 1, in_c, 1));
+  CHECK_OK(smd_hook_save_strings(hook, "no_labels", NULL, NULL, 0, in_c, 1));
+  CHECK_ERR(smd_hook_save_strings(hook, "bad", none, NULL, 1, in_c, 1), SMD_E_INVALID_ARGUMENT,
+            "string 0 of tensor 'bad' is NULL");
+  CHECK_ERR(smd_hook_save_strings(hook, "bad", NULL, NULL, 2, in_c, 1), SMD_E_INVALID_ARGUMENT, "strings");
+  CHECK_ERR(smd_hook_save_strings(NULL, "bad", labels, NULL, 1, NULL, 0), SMD_E_INVALID_ARGUMENT, "hook");
+  int64_t shape[1] = {3};
+  CHECK_ERR(smd_hook_save_tensor(hook, "s", SMD_DTYPE_STRING, shape, 1, labels, 3, NULL, 0),
+            SMD_E_INVALID_ARGUMENT, "smd_hook_save_strings");
+
+  int64_t i64 = -7;
+  float f32 = 0.25f;
+  uint8_t yes = 1, two = 2;
+  uint16_t u16 = 65535;
+  CHECK_OK(smd_hook_save_scalar_typed(hook, "count", SMD_DTYPE_INT64, &i64, sizeof i64));
+  CHECK_OK(smd_hook_save_scalar_typed(hook, "lr32", SMD_DTYPE_FLOAT32, &f32, sizeof f32));
+  CHECK_OK(smd_hook_save_scalar_typed(hook, "done", SMD_DTYPE_BOOL, &yes, 1));
+  CHECK_OK(smd_hook_save_scalar_typed(hook, "u16", SMD_DTYPE_UINT16, &u16, sizeof u16));
+  CHECK_ERR(smd_hook_save_scalar_typed(hook, "b", SMD_DTYPE_BOOL, &two, 1), SMD_E_INVALID_ARGUMENT, "0 or 1");
+  CHECK_ERR(smd_hook_save_scalar_typed(hook, "x", SMD_DTYPE_INT64, &i64, 4), SMD_E_INVALID_ARGUMENT,
+            "4 bytes given but a int64 holds 8");
+  CHECK_ERR(smd_hook_save_scalar_typed(hook, "x", SMD_DTYPE_STRING, labels, 8), SMD_E_INVALID_ARGUMENT,
+            "not a numeric dtype");
+  CHECK_ERR(smd_hook_save_scalar_typed(hook, "x", SMD_DTYPE_INT64, NULL, 8), SMD_E_INVALID_ARGUMENT, "value");
+  CHECK_OK(smd_hook_close(hook));
+  smd_hook_free(hook);
+
+  smd_trial *trial = NULL;
+  CHECK_OK(smd_trial_open(dir, NULL, &trial));
+  if (trial == NULL) return;
+  smd_value *v = read_value(trial, "labels", 0);
+  if (v != NULL) {
+    const char *s = NULL;
+    size_t len = 0;
+    CHECK(smd_value_dtype(v) == SMD_DTYPE_STRING);
+    CHECK(smd_value_ndim(v) == 1 && smd_value_shape(v)[0] == 3 && smd_value_count(v) == 3);
+    CHECK_OK(smd_value_string(v, 0, &s, &len));
+    CHECK(len == 3 && strcmp(s, "cat") == 0);
+    CHECK_OK(smd_value_string(v, 1, &s, &len));
+    CHECK(len == 0 && strcmp(s, "") == 0);
+    CHECK_OK(smd_value_string(v, 2, &s, &len));
+    CHECK(len == 5 && strcmp(s, "\xce\xb2" "eta") == 0);
+  }
+  smd_value_free(v);
+  v = read_value(trial, "raw_bytes", 0);
+  if (v != NULL) {
+    const char *s = NULL;
+    size_t len = 0;
+    CHECK_OK(smd_value_string(v, 0, &s, &len));
+    CHECK(len == 3 && memcmp(s, "a\0b", 3) == 0);
+  }
+  smd_value_free(v);
+  bool has = true;
+  CHECK_OK(smd_trial_has_tensor(trial, "no_labels", &has));
+  CHECK(!has); /* empty: not written raw */
+
+  struct {
+    const char *name;
+    smd_dtype dtype;
+    double value;
+  } scalars[] = {{"scalar/count", SMD_DTYPE_INT64, -7},
+                 {"scalar/lr32", SMD_DTYPE_FLOAT32, 0.25},
+                 {"scalar/done", SMD_DTYPE_BOOL, 1},
+                 {"scalar/u16", SMD_DTYPE_UINT16, 65535}};
+  for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; ++i) {
+    v = read_value(trial, scalars[i].name, 0);
+    if (v == NULL) continue;
+    double d = 0;
+    CHECK(smd_value_dtype(v) == scalars[i].dtype);
+    CHECK(smd_value_ndim(v) == 1 && smd_value_shape(v)[0] == 1);
+    CHECK_OK(smd_value_get_double(v, 0, &d));
+    CHECK(d == scalars[i].value);
+    smd_value_free(v);
+  }
+  smd_trial_free(trial);
+}
 
 int main(int argc, char **argv) {
   static const struct capi_test tests[] = {
@@ -452,6 +553,7 @@ int main(int argc, char **argv) {
       TEST_ENTRY(test_small_memory_budget_waits_not_drops),
       TEST_ENTRY(test_from_json),
       TEST_ENTRY(test_from_json_file_found_through_the_environment),
+      TEST_ENTRY(test_strings_and_typed_scalars),
   };
   return capi_run(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

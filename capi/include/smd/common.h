@@ -70,7 +70,7 @@ typedef enum smd_dtype {
   SMD_DTYPE_UINT8 = 4,
   SMD_DTYPE_INT16 = 5,
   SMD_DTYPE_INT8 = 6,
-  SMD_DTYPE_STRING = 7,       /* read side only: a 1-D array of UTF-8 strings */
+  SMD_DTYPE_STRING = 7,       /* a 1-D array of UTF-8 strings (smd_hook_save_strings) */
   SMD_DTYPE_COMPLEX64 = 8,
   SMD_DTYPE_INT64 = 9,
   SMD_DTYPE_BOOL = 10,        /* one byte per element, 0 or 1 */

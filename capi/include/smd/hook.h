@@ -288,10 +288,34 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_save_dlpack_managed(smd_hook *hook, con
                                                              const char *const *collections,
                                                              size_t n_collections) SMD_NOEXCEPT;
 
+/* Saves a 1-D tensor of n strings (smdebug's numpy string arrays: DT_STRING, shape [n], one
+ * string_val entry each; smdebug reads it back as a numpy str array). String i is lens[i] bytes
+ * at strings[i] (lens NULL: NUL-terminated strings); the bytes are copied when something is due.
+ * Only the value (and the shape, with save_shape) is saved: no reductions or TensorBoard
+ * summaries of text. An empty array (n = 0) is not written raw, as for other empty tensors.
+ * Collections and due-ness as smd_hook_save_tensor.
+ * Errors: SMD_E_INVALID_ARGUMENT (NULL hook or name, strings NULL with n > 0, a NULL string),
+ * and those of smd_hook_save_tensor. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_save_strings(smd_hook *hook, const char *name,
+                                                      const char *const *strings,
+                                                      const size_t *lens, size_t n,
+                                                      const char *const *collections,
+                                                      size_t n_collections) SMD_NOEXCEPT;
+
 /* Saves a scalar as the tensor "scalar/<name>" (float64, shape [1]) in the current step,
- * whatever the save configuration says. Errors: as smd_hook_save_tensor. */
+ * whatever the save configuration says (smdebug's save_scalar of a Python float).
+ * Errors: as smd_hook_save_tensor. */
 SMD_API SMD_MUST_USE smd_error *smd_hook_save_scalar(smd_hook *hook, const char *name,
                                                      double value) SMD_NOEXCEPT;
+
+/* The same keeping the scalar's type, as smdebug does for numpy scalars, Python ints (int64) and
+ * bools: `value` points to nbytes = smd_dtype_size(dtype) bytes holding one element of `dtype`
+ * (any numeric dtype or SMD_DTYPE_BOOL, one byte 0 or 1). Saved as "scalar/<name>" of that dtype
+ * and shape [1]. Errors: SMD_E_INVALID_ARGUMENT (NULL arguments, SMD_DTYPE_STRING or an unknown
+ * dtype, nbytes not the dtype's size), and those of smd_hook_save_scalar. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_save_scalar_typed(smd_hook *hook, const char *name,
+                                                           smd_dtype dtype, const void *value,
+                                                           size_t nbytes) SMD_NOEXCEPT;
 
 /* What the hook's writer has done so far. Set struct_size to sizeof(smd_hook_stats) before the
  * call; fields are only ever appended, and a caller compiled against an older, shorter struct gets
