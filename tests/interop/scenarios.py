@@ -164,6 +164,28 @@ def scenario_scalars():
     return [s.add("close")]
 
 
+def scenario_strings():
+    """numpy string arrays: DT_STRING records with one string_val entry per element."""
+    s = base().every_step().option("save_all", 1).create().add("mode", "TRAIN")
+    for step in range(2):
+        s.add("step")
+        words = ["cat", "", "βeta", "emoji😀", f"step {step}"]
+        s.add("strings", "labels", ",".join(w.encode("utf-8").hex() for w in words))
+        s.add("strings", "one", "x".encode("utf-8").hex())
+    return [s.add("close")]
+
+
+def scenario_typed_scalars():
+    """save_scalar keeps the scalar's type: numpy scalars of each dtype, Python ints and bools."""
+    s = base().every_step().create().add("mode", "TRAIN")
+    for step in range(2):
+        s.add("step")
+        for dt in ["float16", "float32", "float64", "int32", "int64", "uint8", "bool"]:
+            v = np.array([step % 2 == 0 if dt == "bool" else step + 3], dtype=dt)
+            s.add("scalar_typed", f"s_{dt}", dt, v.tobytes().hex())
+    return [s.add("close")]
+
+
 def scenario_names():
     s = base().every_step().option("save_all", 1).create()
     s.add("step")
@@ -216,6 +238,8 @@ BYTE_IDENTICAL = {
     "collection_configs": scenario_collection_configs,
     "reductions": scenario_reductions,
     "scalars": scenario_scalars,
+    "strings": scenario_strings,
+    "typed_scalars": scenario_typed_scalars,
     "names": scenario_names,
     "names_reduced": scenario_names_reduced,
     "workers": scenario_workers,
