@@ -154,6 +154,21 @@ def scenario_reductions():
     return [s.add("close")]
 
 
+def scenario_empty_reductions():
+    """Reductions of empty tensors: numpy's mean/std/variance of nothing is NaN with the sign bit
+    set (0/0 on the FPU); smd writes the same bytes."""
+    spec = "mean,std,variance,sum,abs_mean,abs_variance,l2_norm"
+    s = base().every_step().option("include_collection", "stats").create()
+    s.add("collection", "stats", "regex", "^e/")
+    s.add("collection", "stats", "reduction_config", spec, 1, 0)
+    s.add("mode", "TRAIN")
+    s.add("step")
+    for dt in ["float32", "float64", "float16", "int32", "uint8"]:
+        s.tensor(f"e/{dt}", np.zeros((0,), dtype=dt))
+    s.tensor("e/one", np.array([2.0], dtype=np.float32))  # beside them, a tensor with a value
+    return [s.add("close")]
+
+
 def scenario_scalars():
     s = base().every_step().create().add("mode", "TRAIN")
     for step in range(3):
@@ -238,6 +253,7 @@ BYTE_IDENTICAL = {
     "collection_configs": scenario_collection_configs,
     "reductions": scenario_reductions,
     "scalars": scenario_scalars,
+    "empty_reductions": scenario_empty_reductions,
     "strings": scenario_strings,
     "typed_scalars": scenario_typed_scalars,
     "names": scenario_names,
