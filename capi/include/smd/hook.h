@@ -262,7 +262,8 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_stop_requested(const smd_hook *hook,
  *  data:  nbytes bytes, C-contiguous row-major little-endian; nbytes must equal the element
  *         count times smd_dtype_size(dtype) (data may be NULL when nbytes is 0).
  * Empty tensors are not written raw (as in smdebug); their reductions are.
- * Errors: SMD_E_INVALID_ARGUMENT (NULL, unknown dtype or SMD_DTYPE_STRING, negative dimension,
+ * Errors: SMD_E_INVALID_ARGUMENT (NULL, unknown dtype, SMD_DTYPE_STRING (strings are saved with
+ * smd_hook_save_strings), negative dimension,
  * size mismatch, invalid UTF-8 name, empty collection name), SMD_E_INVALID_STATE (closed), or
  * the first error the writer met (so that a failing disk is noticed at the next save). */
 SMD_API SMD_MUST_USE smd_error *smd_hook_save_tensor(smd_hook *hook, const char *name,
