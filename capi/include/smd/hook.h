@@ -337,7 +337,7 @@ typedef struct smd_hook_stats {
 SMD_API SMD_MUST_USE smd_error *smd_hook_get_stats(const smd_hook *hook, smd_hook_stats *out) SMD_NOEXCEPT;
 
 /* ---------------------------------------------------------------------------------------------
- * Collections: named groups of tensors with their own configuration. Built-in names (seed 002):
+ * Collections: named groups of tensors with their own configuration. Built-in names (smdebug's):
  * all, default, weights, biases, gradients, losses, inputs, outputs, layers, sm_metrics,
  * optimizer_variables, tensorflow_summaries, metrics, hyperparameters, predictions, labels,
  * feature_importance, average_shap, full_shap, trees. weights, biases, gradients and losses come
