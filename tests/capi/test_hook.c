@@ -448,6 +448,11 @@ static smd_value *read_value(smd_trial *trial, const char *name, int64_t step) {
 static void test_strings_and_typed_scalars(void) {
   const char *dir = scratch_path("strings");
   smd_hook_options *opts = options_every_step();
+  smd_reduction_config *rc = NULL; /* reductions asked for: none of text is made */
+  CHECK_OK(smd_reduction_config_parse("mean,max", &rc));
+  CHECK_OK(smd_reduction_config_set_save_raw_tensor(rc, true));
+  CHECK_OK(smd_hook_options_set_reduction_config(opts, rc));
+  smd_reduction_config_free(rc);
   smd_hook *hook = make_hook(dir, opts);
   smd_hook_options_free(opts);
   const char *labels[3] = {"cat", "", "\xce\xb2" "eta"};
@@ -503,6 +508,18 @@ static void test_strings_and_typed_scalars(void) {
     CHECK(len == 5 && strcmp(s, "\xce\xb2" "eta") == 0);
   }
   smd_value_free(v);
+  smd_tensor *lt = NULL;
+  CHECK_OK(smd_trial_tensor(trial, "labels", &lt));
+  if (lt != NULL) {
+    smd_strarray reds = {NULL, 0};
+    CHECK_OK(smd_tensor_reduction_names(lt, 0, SMD_MODE_GLOBAL, NULL, &reds));
+    CHECK(reds.count == 0);
+    smd_strarray_free(&reds);
+    smd_error *e = smd_tensor_reduction_value(lt, 0, SMD_MODE_GLOBAL, NULL, "mean", &v);
+    CHECK(e != NULL); /* not saved, and not computable from text */
+    smd_error_free(e);
+  }
+  smd_tensor_free(lt);
   v = read_value(trial, "raw_bytes", 0);
   if (v != NULL) {
     const char *s = NULL;
