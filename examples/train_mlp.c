@@ -155,7 +155,7 @@ int main(int argc, char **argv) {
   smd_reduction_config *grad_red = NULL;
   check(smd_hook_options_create(&opts), "options");
   check(smd_save_config_create(&every10), "save config");
-  check(smd_save_config_set(every10, SMD_ALL_MODES, 10, 0, -1, NULL, 0), "save config");
+  check(smd_save_config_set(every10, SMD_MODE_ALL, 10, 0, -1, NULL, 0), "save config");
   check(smd_hook_options_set_save_config(opts, every10), "save config");
   check(smd_hook_options_add_include_collection(opts, "weights"), "include");
   check(smd_hook_options_add_include_collection(opts, "biases"), "include");
@@ -171,7 +171,7 @@ int main(int argc, char **argv) {
   smd_collection_free(c);
   check(smd_hook_get_collection(hook, "losses", &c), "losses");
   check(smd_save_config_create(&every1), "save config");
-  check(smd_save_config_set(every1, SMD_ALL_MODES, 1, 0, -1, NULL, 0), "save config");
+  check(smd_save_config_set(every1, SMD_MODE_ALL, 1, 0, -1, NULL, 0), "save config");
   check(smd_collection_set_save_config(c, every1), "losses");
   smd_collection_free(c);
 

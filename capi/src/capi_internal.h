@@ -17,7 +17,10 @@ struct smd_error {
 
 namespace smd::capi {
 
+// A new error; when it cannot be allocated, the static out-of-memory error (never NULL).
 smd_error* MakeError(smd_code code, std::string message) noexcept;
+// The static SMD_E_OUT_OF_MEMORY error: never freed (smd_error_free ignores it).
+smd_error* OutOfMemoryError() noexcept;
 smd_error* FromStatus(const Status& st) noexcept;
 char* DupString(const std::string& s);  // malloc'd copy, freed with smd_free
 // Copies strings into an smd_strarray (malloc'd; the caller frees it with smd_strarray_free).

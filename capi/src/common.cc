@@ -8,13 +8,48 @@
 
 namespace smd::capi {
 
+// impl's status codes are the C ABI's codes: FromStatus converts by value.
+#define SMD_SAME_CODE(c, k) \
+  static_assert(static_cast<int>(c) == static_cast<int>(::smd::Code::k), #c " != Code::" #k)
+SMD_SAME_CODE(SMD_OK, kOk);
+SMD_SAME_CODE(SMD_E_INTERNAL, kInternal);
+SMD_SAME_CODE(SMD_E_INVALID_ARGUMENT, kInvalidArgument);
+SMD_SAME_CODE(SMD_E_NOT_FOUND, kNotFound);
+SMD_SAME_CODE(SMD_E_IO, kIO);
+SMD_SAME_CODE(SMD_E_CORRUPT, kCorrupt);
+SMD_SAME_CODE(SMD_E_OUT_OF_MEMORY, kOutOfMemory);
+SMD_SAME_CODE(SMD_E_UNSUPPORTED, kUnsupported);
+SMD_SAME_CODE(SMD_E_INVALID_STATE, kInvalidState);
+SMD_SAME_CODE(SMD_E_ALREADY_EXISTS, kAlreadyExists);
+SMD_SAME_CODE(SMD_E_CANCELLED, kCancelled);
+SMD_SAME_CODE(SMD_E_TENSOR_UNAVAILABLE_FOR_STEP, kTensorUnavailableForStep);
+SMD_SAME_CODE(SMD_E_TENSOR_UNAVAILABLE, kTensorUnavailable);
+SMD_SAME_CODE(SMD_E_STEP_UNAVAILABLE, kStepUnavailable);
+SMD_SAME_CODE(SMD_E_STEP_NOT_YET_AVAILABLE, kStepNotYetAvailable);
+SMD_SAME_CODE(SMD_E_NO_MORE_DATA, kNoMoreData);
+SMD_SAME_CODE(SMD_E_MISSING_COLLECTION_FILES, kMissingCollectionFiles);
+SMD_SAME_CODE(SMD_E_SHAPE_UNAVAILABLE_FOR_STEP, kShapeUnavailableForStep);
+SMD_SAME_CODE(SMD_E_INVALID_WORKER, kInvalidWorker);
+SMD_SAME_CODE(SMD_E_RULE_CONDITION_MET, kRuleConditionMet);
+SMD_SAME_CODE(SMD_E_HTTP, kHttp);
+SMD_SAME_CODE(SMD_E_AUTH, kAuth);
+#undef SMD_SAME_CODE
+
+// The error returned when even the error object cannot be allocated. It lives in static storage,
+// is built without allocating (the message fits the string's inline buffer) and is never
+// destroyed; smd_error_free ignores it. So an allocation failure can never come back as NULL,
+// which would read as success.
+smd_error* OutOfMemoryError() noexcept {
+  alignas(smd_error) static unsigned char storage[sizeof(smd_error)];
+  static smd_error* const err = new (storage) smd_error{SMD_E_OUT_OF_MEMORY, "out of memory"};
+  return err;
+}
+
 smd_error* MakeError(smd_code code, std::string message) noexcept {
   try {
     return new smd_error{code, std::move(message)};
   } catch (...) {
-    // Out of memory while reporting an error: a static error would be freed by the caller, so
-    // return a minimal one allocated without throwing.
-    return new (std::nothrow) smd_error{code, std::string()};
+    return OutOfMemoryError();
   }
 }
 
@@ -64,7 +99,9 @@ const char* smd_error_message(const smd_error* err) noexcept {
   return err ? err->message.c_str() : "";
 }
 
-void smd_error_free(smd_error* err) noexcept { delete err; }
+void smd_error_free(smd_error* err) noexcept {
+  if (err != smd::capi::OutOfMemoryError()) delete err;
+}
 
 const char* smd_code_name(smd_code code) noexcept {
   switch (code) {

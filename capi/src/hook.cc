@@ -35,16 +35,27 @@ using smd::capi::FillStrArray;
 using smd::capi::FromStatus;
 using smd::capi::MakeError;
 
-// Applies `fn` to the modes `mode` names (one mode, or all four for SMD_ALL_MODES).
+// A save refused because no step has begun: the C caller is told which function begins one (impl
+// messages do not name C functions).
+smd_error* FromSaveStatus(const smd_hook* hook, const smd::Status& st) {
+  if (st.ok()) return nullptr;
+  if (st.code() == smd::Code::kInvalidState && hook->hook->global_step() < 0 &&
+      !hook->hook->closed()) {
+    return MakeError(SMD_E_INVALID_STATE, st.message() + " (call smd_hook_begin_step first)");
+  }
+  return FromStatus(st);
+}
+
+// Applies `fn` to the modes `mode` names (one mode, or all four for SMD_MODE_ALL).
 template <typename Fn>
-smd_error* ForModes(int mode, Fn fn) {
-  if (mode == SMD_ALL_MODES) {
+smd_error* ForModes(smd_mode mode, Fn fn) {
+  if (mode == SMD_MODE_ALL) {
     for (smd::Mode m : smd::kAllModesInOrder) fn(m);
     return nullptr;
   }
-  if (!smd::IsValidMode(mode)) {
-    return MakeError(SMD_E_INVALID_ARGUMENT,
-                     "invalid mode " + std::to_string(mode) + " (expected SMD_MODE_* or SMD_ALL_MODES)");
+  if (!smd::IsValidMode(static_cast<int>(mode))) {
+    return MakeError(SMD_E_INVALID_ARGUMENT, "invalid mode " + std::to_string(static_cast<int>(mode)) +
+                                                 " (expected SMD_MODE_* or SMD_MODE_ALL)");
   }
   fn(static_cast<smd::Mode>(mode));
   return nullptr;
@@ -85,7 +96,7 @@ smd_error* smd_save_config_clone(const smd_save_config* config, smd_save_config*
 
 void smd_save_config_free(smd_save_config* config) noexcept { delete config; }
 
-smd_error* smd_save_config_set(smd_save_config* config, int mode, int64_t save_interval,
+smd_error* smd_save_config_set(smd_save_config* config, smd_mode mode, int64_t save_interval,
                                int64_t start_step, int64_t end_step, const int64_t* save_steps,
                                size_t n_save_steps) noexcept {
   SMD_CAPI_BEGIN
@@ -102,7 +113,7 @@ smd_error* smd_save_config_set(smd_save_config* config, int mode, int64_t save_i
   SMD_CAPI_END
 }
 
-smd_error* smd_save_config_set_interval(smd_save_config* config, int mode,
+smd_error* smd_save_config_set_interval(smd_save_config* config, smd_mode mode,
                                         int64_t save_interval) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(config != nullptr, "config is NULL");
@@ -116,15 +127,15 @@ smd_error* smd_save_config_set_interval(smd_save_config* config, int mode,
   SMD_CAPI_END
 }
 
-smd_error* smd_save_config_unset(smd_save_config* config, int mode) noexcept {
+smd_error* smd_save_config_unset(smd_save_config* config, smd_mode mode) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(config != nullptr, "config is NULL");
   return ForModes(mode, [&](smd::Mode md) { config->cfg.mode(md).reset(); });
   SMD_CAPI_END
 }
 
-smd_error* smd_save_config_should_save(const smd_save_config* config, smd_mode mode,
-                                       int64_t mode_step, bool* out) noexcept {
+smd_error* smd_save_config_should_save(const smd_save_config* config, int64_t mode_step,
+                                       smd_mode mode, bool* out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(config != nullptr, "config is NULL");
   SMD_CHECK_ARG(out != nullptr, "out is NULL");
@@ -450,7 +461,7 @@ const char* smd_hook_worker(const smd_hook* hook) noexcept {
   return hook ? hook->hook->worker().c_str() : "";
 }
 
-bool smd_hook_is_due(smd_hook* hook, const char* name) noexcept {
+bool smd_hook_is_due(const smd_hook* hook, const char* name) noexcept {
   if (hook == nullptr || name == nullptr) return false;
   try {
     return hook->hook->IsDue(name);
@@ -472,6 +483,39 @@ smd_error* smd_hook_stop_requested(const smd_hook* hook, bool* out) noexcept {
   SMD_CAPI_END
 }
 
+namespace {
+
+// The C-boundary checks of a save: pointers that must not be NULL and the dtype's range. The
+// hook checks the rest (sizes against the shape, names, collections' names).
+smd_error* CheckSaveRequest(const smd::hook::Hook::SaveRequest& req) {
+  if (req.name == nullptr) return MakeError(SMD_E_INVALID_ARGUMENT, "tensor name is NULL");
+  if (smd::GetDTypeInfo(static_cast<int>(req.dtype)) == nullptr) {
+    return MakeError(SMD_E_INVALID_ARGUMENT, "unknown dtype " +
+                                                 std::to_string(static_cast<int>(req.dtype)) +
+                                                 " for tensor '" + req.name + "'");
+  }
+  if (req.dtype == smd::DType::kString && req.strings == nullptr) {
+    return MakeError(SMD_E_INVALID_ARGUMENT, std::string("tensor '") + req.name +
+                                                 "': string tensors are saved with smd_hook_save_strings");
+  }
+  if (req.ndim > 0 && req.shape == nullptr) {
+    return MakeError(SMD_E_INVALID_ARGUMENT,
+                     "shape is NULL but ndim is " + std::to_string(req.ndim));
+  }
+  if (req.nbytes > 0 && req.data == nullptr) return MakeError(SMD_E_INVALID_ARGUMENT, "data is NULL");
+  if (req.n_collections > 0 && req.collections == nullptr) {
+    return MakeError(SMD_E_INVALID_ARGUMENT, "collections is NULL but n_collections is not 0");
+  }
+  for (size_t i = 0; i < req.n_collections; ++i) {
+    if (req.collections[i] == nullptr) {
+      return MakeError(SMD_E_INVALID_ARGUMENT, "collection name " + std::to_string(i) + " is NULL");
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 smd_error* smd_hook_save_tensor(smd_hook* hook, const char* name, smd_dtype dtype,
                                 const int64_t* shape, size_t ndim, const void* data, size_t nbytes,
                                 const char* const* collections, size_t n_collections) noexcept {
@@ -486,7 +530,8 @@ smd_error* smd_hook_save_tensor(smd_hook* hook, const char* name, smd_dtype dtyp
   req.nbytes = nbytes;
   req.collections = collections;
   req.n_collections = n_collections;
-  SMD_RETURN_STATUS(hook->hook->Save(req));
+  if (smd_error* e = CheckSaveRequest(req)) return e;
+  if (smd_error* e = FromSaveStatus(hook, hook->hook->Save(req))) return e;
   return nullptr;
   SMD_CAPI_END
 }
@@ -546,7 +591,8 @@ smd_error* smd_hook_save_dlpack(smd_hook* hook, const char* name, const DLTensor
   req.data = data;
   req.collections = collections;
   req.n_collections = n_collections;
-  SMD_RETURN_STATUS(hook->hook->Save(req));
+  if (smd_error* e = CheckSaveRequest(req)) return e;
+  if (smd_error* e = FromSaveStatus(hook, hook->hook->Save(req))) return e;
   return nullptr;
   SMD_CAPI_END
 }
@@ -580,9 +626,66 @@ smd_error* smd_hook_save_dlpack_managed(smd_hook* hook, const char* name,
   req.data = data;
   req.collections = collections;
   req.n_collections = n_collections;
+  if (smd_error* e = CheckSaveRequest(req)) return e;  // owner deletes the tensor
   req.managed = owner.t;
   owner.t = nullptr;  // Save owns it now, in every outcome
-  SMD_RETURN_STATUS(hook->hook->Save(req));
+  if (smd_error* e = FromSaveStatus(hook, hook->hook->Save(req))) return e;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_save_strings(smd_hook* hook, const char* name, const char* const* strings,
+                                 const size_t* lens, size_t n, const char* const* collections,
+                                 size_t n_collections) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
+  SMD_CHECK_ARG(name != nullptr, "tensor name is NULL");
+  SMD_CHECK_ARG(n == 0 || strings != nullptr, "strings is NULL but n is not 0");
+  SMD_CHECK_ARG(n <= static_cast<uint64_t>(INT64_MAX), "too many strings");
+  std::vector<size_t> own_lens;
+  if (lens == nullptr) own_lens.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    SMD_CHECK_ARG(strings[i] != nullptr, "string " + std::to_string(i) + " of tensor '" + name + "' is NULL");
+    if (lens == nullptr) own_lens[i] = std::strlen(strings[i]);
+  }
+  const int64_t dim = static_cast<int64_t>(n);
+  smd::hook::Hook::SaveRequest req;
+  req.name = name;
+  req.dtype = smd::DType::kString;
+  req.shape = &dim;
+  req.ndim = 1;
+  static const char* const kNoStrings[1] = {nullptr};  // n == 0 with strings NULL
+  req.strings = strings != nullptr ? strings : kNoStrings;
+  req.string_lens = lens != nullptr ? lens : own_lens.data();
+  req.collections = collections;
+  req.n_collections = n_collections;
+  if (smd_error* e = CheckSaveRequest(req)) return e;
+  if (smd_error* e = FromSaveStatus(hook, hook->hook->Save(req))) return e;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_save_scalar_typed(smd_hook* hook, const char* name, smd_dtype dtype,
+                                      const void* value, size_t nbytes) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
+  SMD_CHECK_ARG(name != nullptr, "name is NULL");
+  SMD_CHECK_ARG(value != nullptr, "value is NULL");
+  const smd::DTypeInfo* info = smd::GetDTypeInfo(static_cast<int>(dtype));
+  SMD_CHECK_ARG(info != nullptr && info->size > 0,
+                "scalar '" + std::string(name) + "': dtype " + std::to_string(static_cast<int>(dtype)) +
+                    " is not a numeric dtype or bool");
+  SMD_CHECK_ARG(nbytes == info->size, "scalar '" + std::string(name) + "': " + std::to_string(nbytes) +
+                                          " bytes given but a " + info->name + " holds " +
+                                          std::to_string(info->size));
+  if (dtype == SMD_DTYPE_BOOL) {
+    SMD_CHECK_ARG(*static_cast<const unsigned char*>(value) <= 1,
+                  "scalar '" + std::string(name) + "': a bool is one byte, 0 or 1");
+  }
+  if (smd_error* e = FromSaveStatus(
+          hook, hook->hook->SaveScalar(name, static_cast<smd::DType>(dtype), value))) {
+    return e;
+  }
   return nullptr;
   SMD_CAPI_END
 }
@@ -591,7 +694,7 @@ smd_error* smd_hook_save_scalar(smd_hook* hook, const char* name, double value) 
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
   SMD_CHECK_ARG(name != nullptr, "name is NULL");
-  SMD_RETURN_STATUS(hook->hook->SaveScalar(name, value));
+  if (smd_error* e = FromSaveStatus(hook, hook->hook->SaveScalar(name, value))) return e;
   return nullptr;
   SMD_CAPI_END
 }
@@ -634,7 +737,7 @@ smd_error* smd_hook_get_collection(smd_hook* hook, const char* name, smd_collect
   SMD_CAPI_END
 }
 
-smd_error* smd_hook_collection_names(smd_hook* hook, smd_strarray* out) noexcept {
+smd_error* smd_hook_collection_names(const smd_hook* hook, smd_strarray* out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
   SMD_CHECK_ARG(out != nullptr, "out is NULL");
@@ -658,7 +761,7 @@ const char* smd_collection_name(const smd_collection* collection) noexcept {
   return collection ? collection->name.c_str() : "";
 }
 
-smd_error* smd_collection_include_regex(smd_collection* c, const char* regex) noexcept {
+smd_error* smd_collection_add_include_regex(smd_collection* c, const char* regex) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(c != nullptr, "collection is NULL");
   SMD_CHECK_ARG(regex != nullptr, "regex is NULL");
@@ -705,7 +808,7 @@ smd_error* smd_collection_set_save_histogram(smd_collection* c, bool save) noexc
   SMD_CAPI_END
 }
 
-smd_error* smd_collection_tensor_names(smd_collection* c, smd_strarray* out) noexcept {
+smd_error* smd_collection_tensor_names(const smd_collection* c, smd_strarray* out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(c != nullptr, "collection is NULL");
   SMD_CHECK_ARG(out != nullptr, "out is NULL");

@@ -338,8 +338,12 @@ bool smd_rule_stop_training(const smd_rule* rule) noexcept {
   return rule != nullptr && rule->rule->stop_training();
 }
 
-void smd_rule_set_stop_training(smd_rule* rule, bool on) noexcept {
-  if (rule != nullptr) rule->rule->set_stop_training(on);
+smd_error* smd_rule_set_stop_training(smd_rule* rule, bool on) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(rule != nullptr, "rule is NULL");
+  rule->rule->set_stop_training(on);
+  return nullptr;
+  SMD_CAPI_END
 }
 
 const char* smd_rule_finding_rule(const smd_rule_finding* f) noexcept {
@@ -357,16 +361,16 @@ const char* smd_rule_finding_line(const smd_rule_finding* f) noexcept {
   return f ? f->f.line.c_str() : nullptr;
 }
 
-size_t smd_rule_finding_count(const smd_rule* rule) noexcept {
+size_t smd_rule_findings_count(const smd_rule* rule) noexcept {
   return rule ? rule->findings.size() : 0;
 }
 
-const smd_rule_finding* smd_rule_finding_at(const smd_rule* rule, size_t i) noexcept {
+const smd_rule_finding* smd_rule_findings_at(const smd_rule* rule, size_t i) noexcept {
   if (rule == nullptr || i >= rule->findings.size()) return nullptr;
   return &rule->findings[i];
 }
 
-void smd_rule_clear_findings(smd_rule* rule) noexcept {
+void smd_rule_findings_clear(smd_rule* rule) noexcept {
   if (rule != nullptr) rule->findings.clear();
 }
 

@@ -198,8 +198,8 @@ smd_error* smd_tensor_shapes(const smd_tensor* tensor, smd_mode mode, const char
   SMD_CAPI_END
 }
 
-smd_error* smd_tensor_reduction_value(const smd_tensor* tensor, int64_t step,
-                                      const char* reduction, smd_mode mode, const char* worker,
+smd_error* smd_tensor_reduction_value(const smd_tensor* tensor, int64_t step, smd_mode mode,
+                                      const char* worker, const char* reduction,
                                       smd_value** out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(tensor != nullptr, "tensor is NULL");
@@ -232,10 +232,11 @@ smd_error* smd_tensor_reduction_names(const smd_tensor* tensor, int64_t step, sm
 
 smd_error* smd_tensor_reduction_values(const smd_tensor* tensor, int64_t step, smd_mode mode,
                                        const char* worker, smd_strarray* names_out,
-                                       smd_value*** values_out) noexcept {
+                                       smd_value*** values_out, size_t* n_out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(tensor != nullptr, "tensor is NULL");
-  SMD_CHECK_ARG(names_out != nullptr && values_out != nullptr, "names_out or values_out is NULL");
+  SMD_CHECK_ARG(names_out != nullptr && values_out != nullptr && n_out != nullptr,
+                "names_out, values_out or n_out is NULL");
   SMD_CHECK_MODE(mode);
   std::string w = worker ? worker : "";
   const std::string* wp = worker ? &w : nullptr;
@@ -255,6 +256,7 @@ smd_error* smd_tensor_reduction_values(const smd_tensor* tensor, int64_t step, s
     throw;
   }
   *values_out = arr;
+  *n_out = values.size();
   return nullptr;
   SMD_CAPI_END
 }
@@ -272,7 +274,7 @@ smd_error* smd_tensor_workers(const smd_tensor* tensor, int64_t step, smd_mode m
   SMD_CAPI_END
 }
 
-smd_error* smd_tensor_prev_steps(const smd_tensor* tensor, int64_t step, size_t n, smd_mode mode,
+smd_error* smd_tensor_prev_steps(const smd_tensor* tensor, int64_t step, smd_mode mode, size_t n,
                                  int64_t** steps_out, size_t* n_out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(tensor != nullptr, "tensor is NULL");

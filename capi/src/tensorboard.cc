@@ -68,8 +68,8 @@ void smd_tensorboard_writer_free(smd_tensorboard_writer* writer) noexcept {
   delete writer;
 }
 
-smd_error* smd_tensorboard_writer_add_scalar(smd_tensorboard_writer* writer, smd_mode mode,
-                                             int64_t step, double wall_time, const char* tag,
+smd_error* smd_tensorboard_writer_add_scalar(smd_tensorboard_writer* writer, int64_t step,
+                                             smd_mode mode, double wall_time, const char* tag,
                                              double value) noexcept {
   SMD_CAPI_BEGIN
   std::string clean;
@@ -82,8 +82,8 @@ smd_error* smd_tensorboard_writer_add_scalar(smd_tensorboard_writer* writer, smd
   SMD_CAPI_END
 }
 
-smd_error* smd_tensorboard_writer_add_histogram(smd_tensorboard_writer* writer, smd_mode mode,
-                                                int64_t step, double wall_time, const char* tag,
+smd_error* smd_tensorboard_writer_add_histogram(smd_tensorboard_writer* writer, int64_t step,
+                                                smd_mode mode, double wall_time, const char* tag,
                                                 smd_dtype dtype, const void* data, size_t nbytes,
                                                 bool* written_out) noexcept {
   SMD_CAPI_BEGIN

@@ -20,7 +20,7 @@ using smd::capi::ValidMode;
 
 namespace {
 // The mode and mode step of a global step; SMD_E_NOT_FOUND if the trial does not know the step.
-smd_error* LookUpModeOf(smd_trial* trial, int64_t global_step, std::pair<smd::Mode, int64_t>* out) {
+smd_error* LookUpModeOf(const smd_trial* trial, int64_t global_step, std::pair<smd::Mode, int64_t>* out) {
   auto r = trial->trial->ModeOf(global_step);
   if (!r.ok()) return smd::capi::FromStatus(r.status());
   if (!r.value()) {
@@ -116,8 +116,13 @@ smd_error* smd_trial_refresh(smd_trial* trial) noexcept {
   SMD_CAPI_END
 }
 
-bool smd_trial_set_auto_refresh(smd_trial* trial, bool on) noexcept {
-  return trial ? trial->trial->SetAutoRefresh(on) : false;
+smd_error* smd_trial_set_auto_refresh(smd_trial* trial, bool on, bool* was_out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
+  const bool was = trial->trial->SetAutoRefresh(on);
+  if (was_out != nullptr) *was_out = was;
+  return nullptr;
+  SMD_CAPI_END
 }
 
 smd_error* smd_trial_warnings(const smd_trial* trial, smd_strarray* out) noexcept {
@@ -144,7 +149,7 @@ int64_t smd_trial_num_workers(const smd_trial* trial) noexcept {
   return trial ? trial->trial->num_workers() : 0;
 }
 
-smd_error* smd_trial_steps(smd_trial* trial, smd_mode mode, bool show_incomplete,
+smd_error* smd_trial_steps(const smd_trial* trial, smd_mode mode, bool show_incomplete,
                            int64_t** steps_out, size_t* n_out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
@@ -158,22 +163,24 @@ smd_error* smd_trial_steps(smd_trial* trial, smd_mode mode, bool show_incomplete
   SMD_CAPI_END
 }
 
-smd_error* smd_trial_modes(const smd_trial* trial, smd_mode* modes_out, size_t capacity,
-                           size_t* n_out) noexcept {
+smd_error* smd_trial_modes(const smd_trial* trial, smd_mode** modes_out, size_t* n_out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
-  SMD_CHECK_ARG(n_out != nullptr, "n_out is NULL");
-  SMD_CHECK_ARG(modes_out != nullptr || capacity == 0, "modes_out is NULL");
+  SMD_CHECK_ARG(modes_out != nullptr && n_out != nullptr, "modes_out or n_out is NULL");
   std::vector<smd::Mode> modes = trial->trial->Modes();
-  for (size_t i = 0; i < modes.size() && i < capacity; ++i) {
-    modes_out[i] = static_cast<smd_mode>(modes[i]);
+  smd_mode* arr = nullptr;
+  if (!modes.empty()) {
+    arr = static_cast<smd_mode*>(std::malloc(modes.size() * sizeof(smd_mode)));
+    if (arr == nullptr) throw std::bad_alloc();
+    for (size_t i = 0; i < modes.size(); ++i) arr[i] = static_cast<smd_mode>(modes[i]);
   }
+  *modes_out = arr;
   *n_out = modes.size();
   return nullptr;
   SMD_CAPI_END
 }
 
-smd_error* smd_trial_mode(smd_trial* trial, int64_t global_step, smd_mode* out) noexcept {
+smd_error* smd_trial_mode(const smd_trial* trial, int64_t global_step, smd_mode* out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
   SMD_CHECK_ARG(out != nullptr, "out is NULL");
@@ -184,7 +191,7 @@ smd_error* smd_trial_mode(smd_trial* trial, int64_t global_step, smd_mode* out) 
   SMD_CAPI_END
 }
 
-smd_error* smd_trial_mode_step(smd_trial* trial, int64_t global_step, int64_t* out) noexcept {
+smd_error* smd_trial_mode_step(const smd_trial* trial, int64_t global_step, int64_t* out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
   SMD_CHECK_ARG(out != nullptr, "out is NULL");
@@ -195,7 +202,7 @@ smd_error* smd_trial_mode_step(smd_trial* trial, int64_t global_step, int64_t* o
   SMD_CAPI_END
 }
 
-smd_error* smd_trial_global_step(smd_trial* trial, smd_mode mode, int64_t mode_step,
+smd_error* smd_trial_global_step(const smd_trial* trial, int64_t mode_step, smd_mode mode,
                                  int64_t* out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
@@ -213,7 +220,7 @@ smd_error* smd_trial_global_step(smd_trial* trial, smd_mode mode, int64_t mode_s
   SMD_CAPI_END
 }
 
-smd_error* smd_trial_workers(smd_trial* trial, smd_strarray* out) noexcept {
+smd_error* smd_trial_workers(const smd_trial* trial, smd_strarray* out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
   SMD_CHECK_ARG(out != nullptr, "out is NULL");
@@ -224,7 +231,7 @@ smd_error* smd_trial_workers(smd_trial* trial, smd_strarray* out) noexcept {
   SMD_CAPI_END
 }
 
-smd_error* smd_trial_has_passed_step(smd_trial* trial, int64_t step, smd_mode mode,
+smd_error* smd_trial_has_passed_step(const smd_trial* trial, int64_t step, smd_mode mode,
                                      smd_step_state* out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
@@ -297,7 +304,7 @@ smd_error* smd_tensor_filter_set_collection(smd_tensor_filter* filter,
   SMD_CAPI_END
 }
 
-smd_error* smd_trial_tensor_names(smd_trial* trial, const smd_tensor_filter* filter,
+smd_error* smd_trial_tensor_names(const smd_trial* trial, const smd_tensor_filter* filter,
                                   smd_strarray* out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
@@ -310,7 +317,7 @@ smd_error* smd_trial_tensor_names(smd_trial* trial, const smd_tensor_filter* fil
   SMD_CAPI_END
 }
 
-smd_error* smd_trial_has_tensor(smd_trial* trial, const char* name, bool* out) noexcept {
+smd_error* smd_trial_has_tensor(const smd_trial* trial, const char* name, bool* out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
   SMD_CHECK_ARG(name != nullptr, "name is NULL");
@@ -322,7 +329,7 @@ smd_error* smd_trial_has_tensor(smd_trial* trial, const char* name, bool* out) n
   SMD_CAPI_END
 }
 
-smd_error* smd_trial_tensor(smd_trial* trial, const char* name, smd_tensor** out) noexcept {
+smd_error* smd_trial_tensor(const smd_trial* trial, const char* name, smd_tensor** out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
   SMD_CHECK_ARG(name != nullptr, "name is NULL");

@@ -154,9 +154,12 @@ double SquaredMagnitude(const V& v) {
   }
 }
 
+// The NaN numpy returns for the mean, std, variance and median of an empty array: 0/0 computed by
+// the FPU, which on x86 and ARM is the quiet NaN with the sign bit set (float64 bytes
+// 00 00 00 00 00 00 f8 ff). smdebug writes those bytes; so does smd.
 template <typename W>
 W NanOf() {
-  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double nan = std::copysign(std::numeric_limits<double>::quiet_NaN(), -1.0);
   if constexpr (kIsComplex<W>) {
     return W(nan, nan);
   } else {

@@ -267,21 +267,29 @@ void EncodeTensorRecord(const TensorEventFields& f, std::string_view content, Pa
   suffix->assign(all, p, s);
 }
 
-void EncodeStringTensorRecord(const TensorEventFields& f, const std::vector<std::string>& values,
-                              PayloadCrcKind crc, std::string* record) {
-  int64_t n = static_cast<int64_t>(values.size());
-  std::string shape = EncodeShape(f.tag, &n, 1);
+void AppendStringTensorRecord(const TensorEventFields& f, const std::string_view* values, size_t n,
+                              PayloadCrcKind crc, std::string* out) {
+  int64_t dim = static_cast<int64_t>(n);
+  std::string shape = EncodeShape(f.tag, &dim, 1);
   std::string md = EncodeMetadata(f.mode, f.mode_step);
   std::string body;
   PutLengthDelimited(&body, 2, shape);
-  for (const std::string& v : values) PutLengthDelimited(&body, 8, v);
+  for (size_t i = 0; i < n; ++i) PutLengthDelimited(&body, 8, values[i]);
   std::string prefix(kRecordHeaderSize, '\0');
   EncodeEventHead(f, body.size(), md.size(), &prefix);
   prefix += body;
   std::string suffix;
   PutLengthDelimited(&suffix, 9, md);
   FinishRecord(&prefix, std::string_view(), &suffix, crc);
-  *record = prefix + suffix;
+  out->append(prefix);
+  out->append(suffix);
+}
+
+void EncodeStringTensorRecord(const TensorEventFields& f, const std::vector<std::string>& values,
+                              PayloadCrcKind crc, std::string* record) {
+  std::vector<std::string_view> views(values.begin(), values.end());
+  record->clear();
+  AppendStringTensorRecord(f, views.data(), views.size(), crc, record);
 }
 
 // ------------------------------------------------------------------------------------------

@@ -41,7 +41,11 @@ void AppendTensorRecord(const TensorEventFields& f, std::string_view content, Pa
                         bool inline_content, std::string* out, size_t* prefix_len,
                         size_t* suffix_len);
 
-// A complete record for a 1-D string tensor (dtype left unset, values in string_val).
+// A complete record for a 1-D string tensor of n elements (dtype left unset, one string_val entry
+// per element, shape [n]), as smdebug writes numpy string arrays; appended to *out.
+void AppendStringTensorRecord(const TensorEventFields& f, const std::string_view* values, size_t n,
+                              PayloadCrcKind crc, std::string* out);
+// The same into *record (overwritten).
 void EncodeStringTensorRecord(const TensorEventFields& f, const std::vector<std::string>& values,
                               PayloadCrcKind crc, std::string* record);
 

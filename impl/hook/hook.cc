@@ -442,18 +442,17 @@ bool Hook::IsDue(const std::string& name) {
 
 Status Hook::Save(SaveRequest& req) {
   ManagedGuard guard(req.managed);
-  // Arguments first: cheap checks only.
-  if (req.name == nullptr) return InvalidArgument("tensor name is NULL");
+  // Arguments first: cheap checks only. The caller has checked the pointers (name, shape when
+  // ndim > 0, data when nbytes > 0, collections) and the dtype's range.
   const DTypeInfo* info = GetDTypeInfo(static_cast<int>(req.dtype));
   if (info == nullptr) {
     return InvalidArgument("unknown dtype " + std::to_string(static_cast<int>(req.dtype)) +
                            " for tensor '" + req.name + "'");
   }
-  if (req.dtype == DType::kString) {
-    return InvalidArgument(std::string("string tensors cannot be saved (tensor '") + req.name + "')");
-  }
-  if (req.ndim > 0 && req.shape == nullptr) {
-    return InvalidArgument(std::string("shape is NULL but ndim is ") + std::to_string(req.ndim));
+  const bool strings = req.dtype == DType::kString;
+  if (strings && req.ndim != 1) {
+    return InvalidArgument(std::string("string tensor '") + req.name + "' has " +
+                           std::to_string(req.ndim) + " dimensions; string tensors are 1-D");
   }
   if (req.ndim > 255) return InvalidArgument("a tensor may have at most 255 dimensions");
   size_t count = 1;
@@ -468,8 +467,17 @@ Status Hook::Save(SaveRequest& req) {
     }
     count *= static_cast<size_t>(d);
   }
-  if (count > std::numeric_limits<size_t>::max() / info->size ||
-      count * info->size != req.nbytes) {
+  if (strings) {
+    size_t total = 0;
+    for (size_t i = 0; i < count; ++i) {
+      if (req.string_lens[i] > std::numeric_limits<size_t>::max() - total) {
+        return InvalidArgument(std::string("the strings of tensor '") + req.name + "' are too large");
+      }
+      total += req.string_lens[i];
+    }
+    req.nbytes = total;
+  } else if (count > std::numeric_limits<size_t>::max() / info->size ||
+             count * info->size != req.nbytes) {
     std::string shape;
     for (size_t i = 0; i < req.ndim; ++i) shape += (i ? "," : "") + std::to_string(req.shape[i]);
     return InvalidArgument("tensor '" + std::string(req.name) + "': " + std::to_string(req.nbytes) +
@@ -477,13 +485,10 @@ Status Hook::Save(SaveRequest& req) {
                            "] holds " + std::to_string(count) + " x " + std::to_string(info->size) +
                            " bytes");
   }
-  if (req.nbytes > 0 && req.data == nullptr) return InvalidArgument("data is NULL");
-  if (req.n_collections > 0 && req.collections == nullptr) {
-    return InvalidArgument("collections is NULL but n_collections is not 0");
-  }
   for (size_t i = 0; i < req.n_collections; ++i) {
-    if (req.collections[i] == nullptr || req.collections[i][0] == '\0') {
-      return InvalidArgument("collection name " + std::to_string(i) + " is NULL or empty");
+    if (req.collections[i][0] == '\0') {
+      return InvalidArgument("collection name " + std::to_string(i) + " of tensor '" +
+                             std::string(req.name) + "' is empty");
     }
   }
   // Fast path: nothing at all is due at this step.
@@ -499,7 +504,7 @@ Status Hook::Save(SaveRequest& req) {
     std::lock_guard<std::mutex> lock(mu_);
     SMD_RETURN_IF_ERROR(CheckOpenLocked());
     if (step_ < 0) {
-      return InvalidState(std::string("no step has begun: call smd_hook_begin_step before saving '") +
+      return InvalidState(std::string("no step has begun: cannot save '") +
                           req.name + "'");
     }
     std::string name(req.name);
@@ -552,6 +557,11 @@ Status Hook::Save(SaveRequest& req) {
     }
     if (req.dtype == DType::kBool || count == 0) tb_hist = nullptr;
     tb_scalar = tb_scalar && count == 1;
+    if (strings) {  // values only: no reductions or summaries of text (smdebug cannot make them)
+      reds = ReductionList();
+      tb_hist = nullptr;
+      tb_scalar = false;
+    }
     if (!raw && !shape && reds.empty() && tb_hist == nullptr && !tb_scalar) return Status::Ok();
     if (!writes_) return Status::Ok();
     if (tb_hist != nullptr) job.tb_histogram_tag = tb_hist->name + "/" + name;
@@ -570,7 +580,16 @@ Status Hook::Save(SaveRequest& req) {
   job.shape.assign(req.shape, req.shape + req.ndim);
   job.num_elements = count;
   const bool need_data = job.write_raw || !job.reductions.empty() || job.tb_any();
-  if (need_data && req.managed != nullptr) {
+  if (need_data && strings) {
+    job.data = writer_->pool().Acquire(req.nbytes);
+    job.string_ends.resize(count);
+    size_t end = 0;
+    for (size_t i = 0; i < count; ++i) {
+      if (req.string_lens[i] > 0) std::memcpy(job.data.data() + end, req.strings[i], req.string_lens[i]);
+      end += req.string_lens[i];
+      job.string_ends[i] = end;
+    }
+  } else if (need_data && req.managed != nullptr) {
     job.data = writer_->pool().Adopt(guard.release(), static_cast<char*>(const_cast<void*>(req.data)),
                                      req.nbytes);
   } else if (need_data) {
@@ -580,14 +599,19 @@ Status Hook::Save(SaveRequest& req) {
   return writer_->Enqueue(std::move(job));
 }
 
-Status Hook::SaveScalar(const std::string& name, double value) {
+Status Hook::SaveScalar(const std::string& name, DType dtype, const void* value) {
+  const DTypeInfo* info = GetDTypeInfo(static_cast<int>(dtype));
+  if (info == nullptr || info->size == 0) {
+    return InvalidArgument("scalar '" + name + "' has dtype " + std::to_string(static_cast<int>(dtype)) +
+                           "; a scalar is one number or bool");
+  }
   if (name.empty()) return InvalidArgument("scalar name is empty");
   if (!IsValidUtf8(name)) return InvalidArgument("scalar name is not valid UTF-8");
   std::shared_lock<std::shared_mutex> gate(gate_);
   std::lock_guard<std::mutex> lock(mu_);
   SMD_RETURN_IF_ERROR(CheckOpenLocked());
   if (step_ < 0) {
-    return InvalidState("no step has begun: call smd_hook_begin_step before saving scalar '" + name + "'");
+    return InvalidState("no step has begun: cannot save scalar '" + name + "'");
   }
   if (!writes_) return Status::Ok();
   SMD_RETURN_IF_ERROR(writer_->error());
@@ -597,13 +621,14 @@ Status Hook::SaveScalar(const std::string& name, double value) {
   job.mode_step = mode_steps_[ModeIndex(mode_)].value_or(-1);
   job.wall_time = WallTime();
   job.name = "scalar/" + name;
-  job.dtype = DType::kFloat64;
+  job.dtype = dtype;
   job.shape = {1};
   job.num_elements = 1;
   job.write_raw = true;
-  job.tb_scalar = tensorboard_dir_.has_value();
-  job.data = writer_->pool().Acquire(sizeof value);
-  std::memcpy(job.data.data(), &value, sizeof value);
+  job.tb_scalar = tensorboard_dir_.has_value() && dtype != DType::kComplex64 &&
+                  dtype != DType::kComplex128;
+  job.data = writer_->pool().Acquire(info->size);
+  std::memcpy(job.data.data(), value, info->size);
   pending_scalars_.push_back(std::move(job));
   step_with_data_ = step_;
   ever_saved_ = true;

@@ -85,7 +85,9 @@ class Hook : public std::enable_shared_from_this<Hook> {
   bool IsDue(const std::string& name);
   bool AnyDue() const { return any_due_.load(std::memory_order_relaxed) && writes_; }
 
-  // A tensor to offer. `data` is copied (or `managed` adopted) only when something is due.
+  // A tensor to offer. `data` is copied (or `managed` adopted) only when something is due. The
+  // pointers are valid (name, shape when ndim > 0, data when nbytes > 0, collections and their
+  // names) and dtype is a known DType: the C boundary checks them.
   struct SaveRequest {
     const char* name = nullptr;
     DType dtype = DType::kFloat32;
@@ -96,9 +98,18 @@ class Hook : public std::enable_shared_from_this<Hook> {
     const char* const* collections = nullptr;
     size_t n_collections = 0;
     DLManagedTensorVersioned* managed = nullptr;  // ownership taken when non-null
+    // dtype kString: a 1-D tensor of shape[0] strings, string i being string_lens[i] bytes at
+    // strings[i] (data and nbytes unused).
+    const char* const* strings = nullptr;
+    const size_t* string_lens = nullptr;
   };
   Status Save(SaveRequest& req);
-  Status SaveScalar(const std::string& name, double value);
+  // A scalar "scalar/<name>" of shape [1] in the current step, whatever the save configuration:
+  // `value` holds one element of `dtype` (any numeric dtype or bool; not kString).
+  Status SaveScalar(const std::string& name, DType dtype, const void* value);
+  Status SaveScalar(const std::string& name, double value) {
+    return SaveScalar(name, DType::kFloat64, &value);
+  }
 
   // Collections. Indices are stable for the hook's lifetime.
   Result<size_t> GetCollection(const std::string& name);

@@ -471,7 +471,15 @@ Status AsyncWriter::EncodeTensor(TensorJob& job) {
     tr.num_elements = job.num_elements;
     SMD_RETURN_IF_ERROR(tensorboard::EncodeTensorSummaries(tr, &chunk_.tb));
   }
-  if (job.write_raw && job.num_elements > 0) {
+  if (job.write_raw && job.num_elements > 0 && job.dtype == DType::kString) {
+    std::vector<std::string_view> values(job.string_ends.size());
+    size_t begin = 0;
+    for (size_t i = 0; i < values.size(); ++i) {
+      values[i] = std::string_view(job.data.data() + begin, job.string_ends[i] - begin);
+      begin = job.string_ends[i];
+    }
+    AddStringRecord(job, values);
+  } else if (job.write_raw && job.num_elements > 0) {
     AddRecord(job, job.name, job.dtype, job.shape.data(), job.shape.size(),
               std::string_view(job.data.data(), job.data.size()));
     // A big tensor's record points into its buffer; a small one was copied next to its header.
@@ -481,6 +489,37 @@ Status AsyncWriter::EncodeTensor(TensorJob& job) {
   }
   if (chunk_.bytes + chunk_.tb.size() >= kChunkBytes) FlushChunk();
   return Status::Ok();
+}
+
+void AsyncWriter::AddStringRecord(const TensorJob& job, const std::vector<std::string_view>& values) {
+  io::TensorEventFields f;
+  f.wall_time = job.wall_time;
+  f.step = job.step;
+  f.tag = job.name;
+  f.dtype = DType::kString;
+  f.mode = job.mode;
+  f.mode_step = job.mode_step;
+  const size_t off = chunk_.headers.size();
+  io::AppendStringTensorRecord(f, values.data(), values.size(), options_.crc, &chunk_.headers);
+  const size_t len = chunk_.headers.size() - off;
+  Chunk::Piece* last = chunk_.pieces.empty() ? nullptr : &chunk_.pieces.back();
+  if (last != nullptr && last->from_headers && last->off + last->len == off) {
+    last->len += len;
+  } else {
+    chunk_.pieces.push_back({true, nullptr, off, len});
+  }
+  NoteRecord(job, job.name, len);
+}
+
+void AsyncWriter::NoteRecord(const TensorJob& job, const std::string& tag, uint64_t length) {
+  index_tensors_.push_back({tag, step_offset_, length});
+  step_offset_ += length;
+  chunk_.bytes += length;
+  if (!meta_ || !meta_->event_file_name) {
+    meta_ = io::IndexMeta{job.mode, job.mode_step, io::EventFileRelPath(job.step, options_.worker)};
+  }
+  stat_records_.fetch_add(1, std::memory_order_relaxed);
+  stat_bytes_.fetch_add(length, std::memory_order_relaxed);
 }
 
 void AsyncWriter::AddRecord(const TensorJob& job, const std::string& tag, DType dtype,
@@ -523,15 +562,7 @@ void AsyncWriter::AddRecord(const TensorJob& job, const std::string& tag, DType 
     chunk_.pieces.push_back({false, content.data(), 0, content.size()});
     chunk_.pieces.push_back({true, nullptr, off + prefix_len, suffix_len});
   }
-  const uint64_t length = prefix_len + content.size() + suffix_len;
-  index_tensors_.push_back({tag, step_offset_, length});
-  step_offset_ += length;
-  chunk_.bytes += length;
-  if (!meta_ || !meta_->event_file_name) {
-    meta_ = io::IndexMeta{job.mode, job.mode_step, io::EventFileRelPath(job.step, options_.worker)};
-  }
-  stat_records_.fetch_add(1, std::memory_order_relaxed);
-  stat_bytes_.fetch_add(length, std::memory_order_relaxed);
+  NoteRecord(job, tag, prefix_len + content.size() + suffix_len);
 }
 
 void AsyncWriter::FlushChunk() {

@@ -135,6 +135,8 @@ struct TensorJob {
   SmallVector<int64_t, 6> shape;
   size_t num_elements = 0;
   Payload data;
+  // String tensors (dtype kString, 1-D): element i is data[string_ends[i-1] .. string_ends[i]).
+  std::vector<size_t> string_ends;
   bool write_raw = false;
   bool write_shape = false;
   ReductionList reductions;  // in write order
@@ -242,6 +244,10 @@ class AsyncWriter {
   Status EncodeTensor(TensorJob& job);
   void AddRecord(const TensorJob& job, const std::string& tag, DType dtype, const int64_t* shape,
                  size_t ndim, std::string_view content);
+  // The raw record of a string tensor (encoded whole into the chunk's headers).
+  void AddStringRecord(const TensorJob& job, const std::vector<std::string_view>& values);
+  // Index entry, meta and counters of a record of `length` bytes just added to the chunk.
+  void NoteRecord(const TensorJob& job, const std::string& tag, uint64_t length);
   void FlushChunk();
   void FinishStepChunk(bool ends_pending_step = false);
   void StepNoLongerPending();

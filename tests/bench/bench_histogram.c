@@ -66,7 +66,7 @@ int main(int argc, char **argv) {
   for (int r = 0; r < repeats; ++r) {
     bool written = false;
     double t0 = now_ms();
-    check(smd_tensorboard_writer_add_histogram(w, SMD_MODE_TRAIN, 0, 1.0, "bench/values",
+    check(smd_tensorboard_writer_add_histogram(w, 0, SMD_MODE_TRAIN, 1.0, "bench/values",
                                                f64 ? SMD_DTYPE_FLOAT64 : SMD_DTYPE_FLOAT32, data,
                                                n * (f64 ? 8 : 4), &written));
     t[r] = now_ms() - t0;

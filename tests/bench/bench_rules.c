@@ -40,7 +40,7 @@ static int write_trial(const char *dir, int steps, int tensors, int vanish_from)
   smd_collection *grads = NULL;
   die(smd_hook_options_create(&opts), "options");
   die(smd_save_config_create(&sc), "save config");
-  die(smd_save_config_set(sc, SMD_ALL_MODES, 1, 0, -1, NULL, 0), "save config");
+  die(smd_save_config_set(sc, SMD_MODE_ALL, 1, 0, -1, NULL, 0), "save config");
   die(smd_hook_options_set_save_config(opts, sc), "save config");
   die(smd_hook_options_add_include_collection(opts, "gradients"), "include");
   die(smd_hook_create(dir, opts, &hook), "hook");
@@ -91,7 +91,7 @@ static int custom_invoke(smd_rule_context *ctx, int64_t step, bool *met, void *p
     smd_value *v = NULL;
     double m = 0;
     e = smd_trial_tensor(t, names.strings[i], &tensor);
-    if (!e) e = smd_tensor_reduction_value(tensor, step, "abs_mean", SMD_MODE_GLOBAL, NULL, &v);
+    if (!e) e = smd_tensor_reduction_value(tensor, step, SMD_MODE_GLOBAL, NULL, "abs_mean", &v);
     if (!e) e = smd_value_get_double(v, 0, &m);
     smd_value_free(v);
     smd_tensor_free(tensor);

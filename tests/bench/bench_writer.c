@@ -52,7 +52,7 @@ static smd_hook *make_hook(const char *dir, int64_t interval) {
   smd_hook *hook = NULL;
   check(smd_hook_options_create(&opts), "options");
   check(smd_save_config_create(&sc), "save config");
-  check(smd_save_config_set(sc, SMD_ALL_MODES, interval, 0, -1, NULL, 0), "save config");
+  check(smd_save_config_set(sc, SMD_MODE_ALL, interval, 0, -1, NULL, 0), "save config");
   check(smd_hook_options_set_save_config(opts, sc), "options");
   check(smd_hook_options_add_include_collection(opts, "weights"), "options");
   check(smd_hook_create(dir, opts, &hook), "hook");

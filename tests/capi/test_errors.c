@@ -8,7 +8,7 @@ static smd_hook *every_step_hook(const char *dir) {
   smd_hook *hook = NULL;
   CHECK_OK(smd_hook_options_create(&opts));
   CHECK_OK(smd_save_config_create(&sc));
-  CHECK_OK(smd_save_config_set(sc, SMD_ALL_MODES, 1, 0, -1, NULL, 0));
+  CHECK_OK(smd_save_config_set(sc, SMD_MODE_ALL, 1, 0, -1, NULL, 0));
   CHECK_OK(smd_hook_options_set_save_config(opts, sc));
   CHECK_OK(smd_hook_options_set_save_all(opts, true));
   CHECK_OK(smd_hook_create(dir, opts, &hook));
@@ -30,7 +30,7 @@ static void test_null_handles_and_pointers(void) {
   CHECK_ERR(smd_hook_options_set_save_all(NULL, true), SMD_E_INVALID_ARGUMENT, "options");
   CHECK_ERR(smd_hook_options_set_worker(NULL, "w"), SMD_E_INVALID_ARGUMENT, "options");
   CHECK_ERR(smd_save_config_create(NULL), SMD_E_INVALID_ARGUMENT, NULL);
-  CHECK_ERR(smd_save_config_set(NULL, SMD_ALL_MODES, 1, 0, -1, NULL, 0), SMD_E_INVALID_ARGUMENT, "config");
+  CHECK_ERR(smd_save_config_set(NULL, SMD_MODE_ALL, 1, 0, -1, NULL, 0), SMD_E_INVALID_ARGUMENT, "config");
   CHECK_ERR(smd_reduction_config_parse(NULL, &rc), SMD_E_INVALID_ARGUMENT, "reductions");
   CHECK_ERR(smd_reduction_config_add(NULL, "min"), SMD_E_INVALID_ARGUMENT, "config");
   CHECK_ERR(smd_hook_begin_step(NULL), SMD_E_INVALID_ARGUMENT, "hook");

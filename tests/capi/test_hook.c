@@ -12,7 +12,7 @@ static smd_hook_options *options_every_step(void) {
   smd_save_config *sc = NULL;
   CHECK_OK(smd_hook_options_create(&opts));
   CHECK_OK(smd_save_config_create(&sc));
-  CHECK_OK(smd_save_config_set(sc, SMD_ALL_MODES, 1, 0, -1, NULL, 0));
+  CHECK_OK(smd_save_config_set(sc, SMD_MODE_ALL, 1, 0, -1, NULL, 0));
   CHECK_OK(smd_hook_options_set_save_config(opts, sc));
   smd_save_config_free(sc);
   CHECK_OK(smd_hook_options_set_wall_time_base(opts, 1700000000.0));
@@ -61,39 +61,39 @@ static void test_save_config_rules(void) {
   bool yes = false;
   CHECK_OK(smd_save_config_create(&sc));
   /* unset mode: defaults (every 500 from 0) */
-  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_TRAIN, 500, &yes));
+  CHECK_OK(smd_save_config_should_save(sc, 500, SMD_MODE_TRAIN, &yes));
   CHECK(yes);
-  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_TRAIN, 499, &yes));
+  CHECK_OK(smd_save_config_should_save(sc, 499, SMD_MODE_TRAIN, &yes));
   CHECK(!yes);
   /* interval 100 from 150: 200, 300 (the modulo is on the absolute step) */
   CHECK_OK(smd_save_config_set(sc, SMD_MODE_TRAIN, 100, 150, -1, NULL, 0));
-  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_TRAIN, 100, &yes));
+  CHECK_OK(smd_save_config_should_save(sc, 100, SMD_MODE_TRAIN, &yes));
   CHECK(!yes);
-  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_TRAIN, 200, &yes));
+  CHECK_OK(smd_save_config_should_save(sc, 200, SMD_MODE_TRAIN, &yes));
   CHECK(yes);
   /* end_step exclusive; save_steps a union not limited by start/end */
   int64_t steps[] = {3, 7};
   CHECK_OK(smd_save_config_set(sc, SMD_MODE_EVAL, 100, 0, 200, steps, 2));
-  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_EVAL, 200, &yes));
+  CHECK_OK(smd_save_config_should_save(sc, 200, SMD_MODE_EVAL, &yes));
   CHECK(!yes);
-  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_EVAL, 100, &yes));
+  CHECK_OK(smd_save_config_should_save(sc, 100, SMD_MODE_EVAL, &yes));
   CHECK(yes);
-  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_EVAL, 7, &yes));
+  CHECK_OK(smd_save_config_should_save(sc, 7, SMD_MODE_EVAL, &yes));
   CHECK(yes);
   CHECK_OK(smd_save_config_set(sc, SMD_MODE_PREDICT, 1, 0, 0, steps, 1));
-  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_PREDICT, 0, &yes));
+  CHECK_OK(smd_save_config_should_save(sc, 0, SMD_MODE_PREDICT, &yes));
   CHECK(!yes); /* end_step 0 disables everything but save_steps */
-  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_PREDICT, 3, &yes));
+  CHECK_OK(smd_save_config_should_save(sc, 3, SMD_MODE_PREDICT, &yes));
   CHECK(yes);
   CHECK_ERR(smd_save_config_set(sc, SMD_MODE_TRAIN, 0, 0, -1, NULL, 0), SMD_E_INVALID_ARGUMENT,
             "save_interval");
-  CHECK_ERR(smd_save_config_set(sc, 9, 1, 0, -1, NULL, 0), SMD_E_INVALID_ARGUMENT, "mode");
+  CHECK_ERR(smd_save_config_set(sc, (smd_mode)9, 1, 0, -1, NULL, 0), SMD_E_INVALID_ARGUMENT, "mode");
   CHECK_OK(smd_save_config_unset(sc, SMD_MODE_TRAIN));
-  CHECK_OK(smd_save_config_should_save(sc, SMD_MODE_TRAIN, 200, &yes));
+  CHECK_OK(smd_save_config_should_save(sc, 200, SMD_MODE_TRAIN, &yes));
   CHECK(!yes);
   smd_save_config *copy = NULL;
   CHECK_OK(smd_save_config_clone(sc, &copy));
-  CHECK_OK(smd_save_config_should_save(copy, SMD_MODE_EVAL, 7, &yes));
+  CHECK_OK(smd_save_config_should_save(copy, 7, SMD_MODE_EVAL, &yes));
   CHECK(yes);
   smd_save_config_free(copy);
   smd_save_config_free(sc);
@@ -146,7 +146,8 @@ static void test_what_is_written(void) {
   float w[6] = {1, 2, 3, 4, 5, 6};
   int64_t shape[2] = {2, 3};
   CHECK_ERR(smd_hook_save_tensor(hook, "fc.weight", SMD_DTYPE_FLOAT32, shape, 2, w, sizeof w, NULL, 0),
-            SMD_E_INVALID_STATE, "begin_step");
+            SMD_E_INVALID_STATE, "call smd_hook_begin_step first");
+  CHECK_ERR(smd_hook_save_scalar(hook, "lr", 0.5), SMD_E_INVALID_STATE, "call smd_hook_begin_step first");
   CHECK_OK(smd_hook_set_mode(hook, SMD_MODE_TRAIN));
   for (int step = 0; step < 3; ++step) {
     CHECK_OK(smd_hook_begin_step(hook));
@@ -310,8 +311,8 @@ static void test_collections_api(void) {
   smd_collection *c = NULL;
   CHECK_OK(smd_hook_get_collection(hook, "acts", &c));
   CHECK(strcmp(smd_collection_name(c), "acts") == 0);
-  CHECK_OK(smd_collection_include_regex(c, "^act/"));
-  CHECK_ERR(smd_collection_include_regex(c, "(unclosed"), SMD_E_INVALID_ARGUMENT, "(unclosed");
+  CHECK_OK(smd_collection_add_include_regex(c, "^act/"));
+  CHECK_ERR(smd_collection_add_include_regex(c, "(unclosed"), SMD_E_INVALID_ARGUMENT, "(unclosed");
   smd_reduction_config *rc = NULL;
   CHECK_OK(smd_reduction_config_parse("max,abs_mean", &rc));
   CHECK_OK(smd_collection_set_reduction_config(c, rc));
@@ -335,7 +336,7 @@ static void test_collections_api(void) {
   smd_strarray_free(&names);
   CHECK_OK(smd_hook_close(hook));
   smd_hook_free(hook); /* the collection handle outlives the hook */
-  CHECK_ERR(smd_collection_include_regex(c, "x"), SMD_E_INVALID_STATE, "closed");
+  CHECK_ERR(smd_collection_add_include_regex(c, "x"), SMD_E_INVALID_STATE, "closed");
   smd_collection_free(c);
   char *idx = read_file(dir, "index/000000000/000000000000_worker_0.json");
   CHECK(idx != NULL);
@@ -433,6 +434,124 @@ static void test_from_json_file_found_through_the_environment(void) {
   CHECK_ERR(smd_hook_create_from_json_file(NULL, NULL, &hook), SMD_E_NOT_FOUND,
             "/opt/ml/input/config/debughookconfig.json");
 }
+static smd_value *read_value(smd_trial *trial, const char *name, int64_t step) {
+  smd_tensor *t = NULL;
+  smd_value *v = NULL;
+  CHECK_OK(smd_trial_tensor(trial, name, &t));
+  if (t != NULL) CHECK_OK(smd_tensor_value(t, step, SMD_MODE_GLOBAL, NULL, &v));
+  smd_tensor_free(t);
+  return v;
+}
+
+/* What smdebug's hook can write and 0.1 could not: string arrays and typed scalars, read back
+ * with their type. */
+static void test_strings_and_typed_scalars(void) {
+  const char *dir = scratch_path("strings");
+  smd_hook_options *opts = options_every_step();
+  smd_reduction_config *rc = NULL; /* reductions asked for: none of text is made */
+  CHECK_OK(smd_reduction_config_parse("mean,max", &rc));
+  CHECK_OK(smd_reduction_config_set_save_raw_tensor(rc, true));
+  CHECK_OK(smd_hook_options_set_reduction_config(opts, rc));
+  smd_reduction_config_free(rc);
+  smd_hook *hook = make_hook(dir, opts);
+  smd_hook_options_free(opts);
+  const char *labels[3] = {"cat", "", "\xce\xb2" "eta"};
+  const char *with_nul[1] = {"a\0b"};
+  const size_t with_nul_len[1] = {3};
+  const char *none[1] = {NULL};
+  const char *in_c[1] = {"labels"};
+  CHECK_ERR(smd_hook_save_strings(hook, "labels", labels, NULL, 3, NULL, 0), SMD_E_INVALID_STATE,
+            "call smd_hook_begin_step first");
+  CHECK_OK(smd_hook_begin_step(hook));
+  CHECK_OK(smd_hook_save_strings(hook, "labels", labels, NULL, 3, in_c, 1));
+  CHECK_OK(smd_hook_save_strings(hook, "raw_bytes", with_nul, with_nul_len, 1, in_c, 1));
+  CHECK_OK(smd_hook_save_strings(hook, "no_labels", NULL, NULL, 0, in_c, 1));
+  CHECK_ERR(smd_hook_save_strings(hook, "bad", none, NULL, 1, in_c, 1), SMD_E_INVALID_ARGUMENT,
+            "string 0 of tensor 'bad' is NULL");
+  CHECK_ERR(smd_hook_save_strings(hook, "bad", NULL, NULL, 2, in_c, 1), SMD_E_INVALID_ARGUMENT, "strings");
+  CHECK_ERR(smd_hook_save_strings(NULL, "bad", labels, NULL, 1, NULL, 0), SMD_E_INVALID_ARGUMENT, "hook");
+  int64_t shape[1] = {3};
+  CHECK_ERR(smd_hook_save_tensor(hook, "s", SMD_DTYPE_STRING, shape, 1, labels, 3, NULL, 0),
+            SMD_E_INVALID_ARGUMENT, "smd_hook_save_strings");
+
+  int64_t i64 = -7;
+  float f32 = 0.25f;
+  uint8_t yes = 1, two = 2;
+  uint16_t u16 = 65535;
+  CHECK_OK(smd_hook_save_scalar_typed(hook, "count", SMD_DTYPE_INT64, &i64, sizeof i64));
+  CHECK_OK(smd_hook_save_scalar_typed(hook, "lr32", SMD_DTYPE_FLOAT32, &f32, sizeof f32));
+  CHECK_OK(smd_hook_save_scalar_typed(hook, "done", SMD_DTYPE_BOOL, &yes, 1));
+  CHECK_OK(smd_hook_save_scalar_typed(hook, "u16", SMD_DTYPE_UINT16, &u16, sizeof u16));
+  CHECK_ERR(smd_hook_save_scalar_typed(hook, "b", SMD_DTYPE_BOOL, &two, 1), SMD_E_INVALID_ARGUMENT, "0 or 1");
+  CHECK_ERR(smd_hook_save_scalar_typed(hook, "x", SMD_DTYPE_INT64, &i64, 4), SMD_E_INVALID_ARGUMENT,
+            "4 bytes given but a int64 holds 8");
+  CHECK_ERR(smd_hook_save_scalar_typed(hook, "x", SMD_DTYPE_STRING, labels, 8), SMD_E_INVALID_ARGUMENT,
+            "not a numeric dtype");
+  CHECK_ERR(smd_hook_save_scalar_typed(hook, "x", SMD_DTYPE_INT64, NULL, 8), SMD_E_INVALID_ARGUMENT, "value");
+  CHECK_OK(smd_hook_close(hook));
+  smd_hook_free(hook);
+
+  smd_trial *trial = NULL;
+  CHECK_OK(smd_trial_open(dir, NULL, &trial));
+  if (trial == NULL) return;
+  smd_value *v = read_value(trial, "labels", 0);
+  if (v != NULL) {
+    const char *s = NULL;
+    size_t len = 0;
+    CHECK(smd_value_dtype(v) == SMD_DTYPE_STRING);
+    CHECK(smd_value_ndim(v) == 1 && smd_value_shape(v)[0] == 3 && smd_value_count(v) == 3);
+    CHECK_OK(smd_value_string(v, 0, &s, &len));
+    CHECK(len == 3 && strcmp(s, "cat") == 0);
+    CHECK_OK(smd_value_string(v, 1, &s, &len));
+    CHECK(len == 0 && strcmp(s, "") == 0);
+    CHECK_OK(smd_value_string(v, 2, &s, &len));
+    CHECK(len == 5 && strcmp(s, "\xce\xb2" "eta") == 0);
+  }
+  smd_value_free(v);
+  smd_tensor *lt = NULL;
+  CHECK_OK(smd_trial_tensor(trial, "labels", &lt));
+  if (lt != NULL) {
+    smd_strarray reds = {NULL, 0};
+    CHECK_OK(smd_tensor_reduction_names(lt, 0, SMD_MODE_GLOBAL, NULL, &reds));
+    CHECK(reds.count == 0);
+    smd_strarray_free(&reds);
+    smd_error *e = smd_tensor_reduction_value(lt, 0, SMD_MODE_GLOBAL, NULL, "mean", &v);
+    CHECK(e != NULL); /* not saved, and not computable from text */
+    smd_error_free(e);
+  }
+  smd_tensor_free(lt);
+  v = read_value(trial, "raw_bytes", 0);
+  if (v != NULL) {
+    const char *s = NULL;
+    size_t len = 0;
+    CHECK_OK(smd_value_string(v, 0, &s, &len));
+    CHECK(len == 3 && memcmp(s, "a\0b", 3) == 0);
+  }
+  smd_value_free(v);
+  bool has = true;
+  CHECK_OK(smd_trial_has_tensor(trial, "no_labels", &has));
+  CHECK(!has); /* empty: not written raw */
+
+  struct {
+    const char *name;
+    smd_dtype dtype;
+    double value;
+  } scalars[] = {{"scalar/count", SMD_DTYPE_INT64, -7},
+                 {"scalar/lr32", SMD_DTYPE_FLOAT32, 0.25},
+                 {"scalar/done", SMD_DTYPE_BOOL, 1},
+                 {"scalar/u16", SMD_DTYPE_UINT16, 65535}};
+  for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; ++i) {
+    v = read_value(trial, scalars[i].name, 0);
+    if (v == NULL) continue;
+    double d = 0;
+    CHECK(smd_value_dtype(v) == scalars[i].dtype);
+    CHECK(smd_value_ndim(v) == 1 && smd_value_shape(v)[0] == 1);
+    CHECK_OK(smd_value_get_double(v, 0, &d));
+    CHECK(d == scalars[i].value);
+    smd_value_free(v);
+  }
+  smd_trial_free(trial);
+}
 
 int main(int argc, char **argv) {
   static const struct capi_test tests[] = {
@@ -451,6 +570,7 @@ int main(int argc, char **argv) {
       TEST_ENTRY(test_small_memory_budget_waits_not_drops),
       TEST_ENTRY(test_from_json),
       TEST_ENTRY(test_from_json_file_found_through_the_environment),
+      TEST_ENTRY(test_strings_and_typed_scalars),
   };
   return capi_run(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

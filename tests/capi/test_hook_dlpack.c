@@ -33,7 +33,7 @@ static smd_hook *hook_every(const char *dir, int64_t interval) {
   smd_hook *hook = NULL;
   CHECK_OK(smd_hook_options_create(&opts));
   CHECK_OK(smd_save_config_create(&sc));
-  CHECK_OK(smd_save_config_set(sc, SMD_ALL_MODES, interval, 0, -1, NULL, 0));
+  CHECK_OK(smd_save_config_set(sc, SMD_MODE_ALL, interval, 0, -1, NULL, 0));
   CHECK_OK(smd_hook_options_set_save_config(opts, sc));
   CHECK_OK(smd_hook_options_set_save_all(opts, true));
   CHECK_OK(smd_hook_create(dir, opts, &hook));

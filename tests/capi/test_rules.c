@@ -13,7 +13,7 @@ static smd_hook *new_hook(const char *dir, int64_t interval) {
   smd_hook *hook = NULL;
   CHECK_OK(smd_hook_options_create(&opts));
   CHECK_OK(smd_save_config_create(&sc));
-  CHECK_OK(smd_save_config_set(sc, SMD_ALL_MODES, interval, 0, -1, NULL, 0));
+  CHECK_OK(smd_save_config_set(sc, SMD_MODE_ALL, interval, 0, -1, NULL, 0));
   CHECK_OK(smd_hook_options_set_save_config(opts, sc));
   CHECK_OK(smd_hook_options_set_save_all(opts, true));
   CHECK_OK(smd_hook_options_set_wall_time_base(opts, 1700000000.0));
@@ -124,12 +124,12 @@ static smd_rule *loss_rule_create(smd_trial *t, struct loss_rule *payload) {
 static void test_free_and_null_safety(void) {
   smd_rule_free(NULL);
   smd_rule_invoke_options_free(NULL);
-  smd_rule_clear_findings(NULL);
-  smd_rule_set_stop_training(NULL, true);
+  smd_rule_findings_clear(NULL);
+  CHECK_ERR(smd_rule_set_stop_training(NULL, true), SMD_E_INVALID_ARGUMENT, "rule");
   smd_rule_context_end_rule(NULL);
   CHECK(smd_rule_name(NULL) == NULL);
-  CHECK(smd_rule_finding_count(NULL) == 0);
-  CHECK(smd_rule_finding_at(NULL, 0) == NULL);
+  CHECK(smd_rule_findings_count(NULL) == 0);
+  CHECK(smd_rule_findings_at(NULL, 0) == NULL);
   CHECK(smd_rule_finding_step(NULL) == -1);
   CHECK(smd_rule_end_reason(NULL) == SMD_RULE_END_NONE);
   CHECK(smd_rule_last_step(NULL) == -1);
@@ -163,23 +163,23 @@ static void test_custom_rule_skips_and_ends_normally(void) {
   CHECK(smd_rule_steps_skipped(rule) == 4); /* 1, 3, 5, 7 */
   CHECK(smd_rule_conditions_met(rule) == 2); /* 5.0 at step 6, 0.8 at step 8 */
   CHECK(smd_rule_last_step(rule) == 8);
-  CHECK(smd_rule_finding_count(rule) == 2);
-  const smd_rule_finding *f = smd_rule_finding_at(rule, 0);
+  CHECK(smd_rule_findings_count(rule) == 2);
+  const smd_rule_finding *f = smd_rule_findings_at(rule, 0);
   CHECK(f != NULL && smd_rule_finding_step(f) == 6);
   CHECK(strcmp(smd_rule_finding_rule(f), "LossAbove") == 0);
   CHECK(strcmp(smd_rule_finding_tensor(f), "loss") == 0);
   CHECK(smd_rule_finding_trial(f) == 0);
   CHECK(strcmp(smd_rule_finding_message(f), "loss 5.0 above 0.5") == 0);
   CHECK(strcmp(smd_rule_finding_line(f), "SMDebugRule:LossAbove fired. step 6, tensor 'loss': loss 5.0 above 0.5") == 0);
-  CHECK(smd_rule_finding_at(rule, 2) == NULL);
+  CHECK(smd_rule_findings_at(rule, 2) == NULL);
   /* Bounded, from step 3: evaluates 4 and 6. */
   payload.calls = 0;
   CHECK_OK(smd_rule_invoke(rule, 3, 7, false, NULL));
   CHECK(payload.calls == 2 && payload.steps[0] == 4 && payload.steps[1] == 6);
   CHECK(smd_rule_end_reason(rule) == SMD_RULE_END_STEP);
-  CHECK(smd_rule_finding_count(rule) == 3);
-  smd_rule_clear_findings(rule);
-  CHECK(smd_rule_finding_count(rule) == 0);
+  CHECK(smd_rule_findings_count(rule) == 3);
+  smd_rule_findings_clear(rule);
+  CHECK(smd_rule_findings_count(rule) == 0);
   CHECK(smd_rule_conditions_met(rule) == 3);
   smd_rule_free(rule);
 }
@@ -268,12 +268,12 @@ static void test_cancellation_and_options(void) {
   CHECK_OK(smd_rule_invoke_options_set_progress_callback(o, NULL, NULL));
   CHECK_OK(smd_rule_invoke_options_set_stop_at_first(o, true));
   CHECK_OK(smd_rule_invoke_options_set_collect_findings(o, false));
-  smd_rule_clear_findings(rule);
+  smd_rule_findings_clear(rule);
   payload.calls = 0;
   CHECK_OK(smd_rule_invoke(rule, 0, -1, false, o));
   CHECK(payload.calls == 4);
   CHECK(smd_rule_end_reason(rule) == SMD_RULE_END_CONDITION_MET);
-  CHECK(smd_rule_finding_count(rule) == 0);
+  CHECK(smd_rule_findings_count(rule) == 0);
   smd_rule_invoke_options_free(o);
   smd_rule_free(rule);
   smd_trial_free(t);
@@ -317,7 +317,7 @@ static void test_message_file_and_stop_signal(void) {
   free(lines);
   /* the rule's own flag */
   CHECK(!smd_rule_stop_training(rule));
-  smd_rule_set_stop_training(rule, true);
+  CHECK_OK(smd_rule_set_stop_training(rule, true));
   CHECK(smd_rule_stop_training(rule));
   smd_rule_invoke_options_free(o);
   smd_rule_free(rule);
@@ -403,7 +403,7 @@ static void test_similar_across_runs(void) {
             SMD_E_INVALID_ARGUMENT, "another trial");
   CHECK_OK(smd_rule_create_builtin("SimilarAcrossRuns", a, &b, 1, NULL, NULL, 0, &rule));
   CHECK_ERR(smd_rule_invoke(rule, 0, -1, true, NULL), SMD_E_RULE_CONDITION_MET, "at step 4");
-  const smd_rule_finding *f = smd_rule_finding_at(rule, 0);
+  const smd_rule_finding *f = smd_rule_findings_at(rule, 0);
   CHECK(f != NULL && strcmp(smd_rule_finding_tensor(f), "fc.weight") == 0);
   smd_rule_free(rule);
   /* The other trial as SageMaker passes it; comparing the loss only: the runs agree. */
@@ -510,8 +510,8 @@ static void test_live_job(void) {
   CHECK_OK(e);
   CHECK(payload.calls == 6);
   CHECK(smd_rule_end_reason(rule) == SMD_RULE_END_NO_MORE_DATA);
-  CHECK(smd_rule_finding_count(rule) == 1);
-  CHECK(smd_rule_finding_step(smd_rule_finding_at(rule, 0)) == 3);
+  CHECK(smd_rule_findings_count(rule) == 1);
+  CHECK(smd_rule_finding_step(smd_rule_findings_at(rule, 0)) == 3);
   CHECK(l.waits >= 5);
   smd_rule_invoke_options_free(o);
   smd_rule_free(rule);

@@ -208,8 +208,9 @@ static void test_reductions(void) {
   CHECK(names.count == 18); /* 7 reductions + 2 norms, plain and abs */
   CHECK(names.count > 0 && strcmp(names.strings[0], "abs_l1") == 0);
   smd_strarray_free(&names);
-  CHECK_OK(smd_tensor_reduction_values(r, 1, SMD_MODE_TRAIN, NULL, &names, &values));
-  CHECK(names.count == 18 && values != NULL);
+  size_t n_values = 0;
+  CHECK_OK(smd_tensor_reduction_values(r, 1, SMD_MODE_TRAIN, NULL, &names, &values, &n_values));
+  CHECK(names.count == 18 && values != NULL && n_values == names.count);
   for (size_t i = 0; i < names.count; ++i) {
     CHECK(smd_value_count(values[i]) == 1 && smd_value_ndim(values[i]) == 1);
     if (strcmp(names.strings[i], "max") == 0) {
@@ -223,22 +224,22 @@ static void test_reductions(void) {
   CHECK_CODE_MSG(smd_tensor_value(r, 1, SMD_MODE_GLOBAL, NULL, &v), SMD_E_TENSOR_UNAVAILABLE_FOR_STEP,
                  "This tensor has reductions saved for this step.");
   /* saved ones, under both spellings */
-  CHECK_OK(smd_tensor_reduction_value(r, 1, "abs_l2_norm", SMD_MODE_GLOBAL, NULL, &v));
+  CHECK_OK(smd_tensor_reduction_value(r, 1, SMD_MODE_GLOBAL, NULL, "abs_l2_norm", &v));
   smd_value_free(v);
-  CHECK_OK(smd_tensor_reduction_value(r, 1, "l1", SMD_MODE_GLOBAL, NULL, &v));
+  CHECK_OK(smd_tensor_reduction_value(r, 1, SMD_MODE_GLOBAL, NULL, "l1", &v));
   smd_value_free(v);
   /* not saved and no raw value */
-  CHECK_CODE(smd_tensor_reduction_value(r, 1, "median", SMD_MODE_GLOBAL, NULL, &v),
+  CHECK_CODE(smd_tensor_reduction_value(r, 1, SMD_MODE_GLOBAL, NULL, "median", &v),
              SMD_E_TENSOR_UNAVAILABLE_FOR_STEP);
-  CHECK_CODE(smd_tensor_reduction_value(r, 1, "bogus", SMD_MODE_GLOBAL, NULL, &v), SMD_E_INVALID_ARGUMENT);
+  CHECK_CODE(smd_tensor_reduction_value(r, 1, SMD_MODE_GLOBAL, NULL, "bogus", &v), SMD_E_INVALID_ARGUMENT);
   /* computed from the raw value: rr_vec32 at step 2 = [1, 1.25, 1.5] */
-  CHECK_OK(smd_tensor_reduction_value(rr, 2, "sum", SMD_MODE_GLOBAL, NULL, &v));
+  CHECK_OK(smd_tensor_reduction_value(rr, 2, SMD_MODE_GLOBAL, NULL, "sum", &v));
   if (v != NULL) {
     CHECK_OK(smd_value_get_double(v, 0, &d));
     CHECK(fabs(d - 3.75) < 1e-6);
     smd_value_free(v);
   }
-  CHECK_CODE(smd_tensor_reduction_value(rr, 2, NULL, SMD_MODE_GLOBAL, NULL, &v), SMD_E_INVALID_ARGUMENT);
+  CHECK_CODE(smd_tensor_reduction_value(rr, 2, SMD_MODE_GLOBAL, NULL, NULL, &v), SMD_E_INVALID_ARGUMENT);
   smd_tensor_free(r);
   smd_tensor_free(rr);
   smd_trial_free(t);
@@ -259,10 +260,10 @@ static void test_steps_values_lifetimes(void) {
   CHECK_OK(smd_tensor_steps(w, SMD_MODE_GLOBAL, true, &steps, &n));
   CHECK(n == 10);
   smd_free(steps);
-  CHECK_OK(smd_tensor_prev_steps(w, 3, 2, SMD_MODE_TRAIN, &steps, &n));
+  CHECK_OK(smd_tensor_prev_steps(w, 3, SMD_MODE_TRAIN, 2, &steps, &n));
   CHECK_STEPS(steps, n, 2, 3);
   smd_free(steps);
-  CHECK_OK(smd_tensor_prev_steps(w, 100, 0, SMD_MODE_EVAL, &steps, &n));
+  CHECK_OK(smd_tensor_prev_steps(w, 100, SMD_MODE_EVAL, 0, &steps, &n));
   CHECK_STEPS(steps, n, 0, 1);
   smd_free(steps);
   CHECK_OK(smd_tensor_values(w, SMD_MODE_TRAIN, NULL, &steps, &values, &n));

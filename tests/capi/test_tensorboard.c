@@ -41,7 +41,7 @@ static smd_hook_options *every_step(void) {
   smd_save_config *sc = NULL;
   CHECK_OK(smd_hook_options_create(&opts));
   CHECK_OK(smd_save_config_create(&sc));
-  CHECK_OK(smd_save_config_set(sc, SMD_ALL_MODES, 1, 0, -1, NULL, 0));
+  CHECK_OK(smd_save_config_set(sc, SMD_MODE_ALL, 1, 0, -1, NULL, 0));
   CHECK_OK(smd_hook_options_set_save_config(opts, sc));
   smd_save_config_free(sc);
   CHECK_OK(smd_hook_options_set_worker(opts, "worker_0"));
@@ -231,21 +231,21 @@ static void test_writer_files_and_steps(void) {
   CHECK(count_entries(dir) == -1); /* nothing until the first record */
   const double v[5] = {0.5, -1, 2, NAN, 1e30};
   bool written = false;
-  CHECK_OK(smd_tensorboard_writer_add_scalar(w, SMD_MODE_TRAIN, 0, 1700000000.0, "loss", 1.5));
-  CHECK_OK(smd_tensorboard_writer_add_histogram(w, SMD_MODE_TRAIN, 0, 0, "weights/fc.w", SMD_DTYPE_FLOAT64,
+  CHECK_OK(smd_tensorboard_writer_add_scalar(w, 0, SMD_MODE_TRAIN, 1700000000.0, "loss", 1.5));
+  CHECK_OK(smd_tensorboard_writer_add_histogram(w, 0, SMD_MODE_TRAIN, 0, "weights/fc.w", SMD_DTYPE_FLOAT64,
                                                 v, sizeof v, &written));
   CHECK(written);
-  CHECK_OK(smd_tensorboard_writer_add_scalar(w, SMD_MODE_PREDICT, 7, 0, "loss", 2.5));
+  CHECK_OK(smd_tensorboard_writer_add_scalar(w, 7, SMD_MODE_PREDICT, 0, "loss", 2.5));
   CHECK_OK(smd_tensorboard_writer_flush(w));
   long before = file_size(dir, tb_file("TRAIN", 0));
   CHECK(before > 0);
   /* Step 1 of TRAIN completes the step-0 file and starts another. */
-  CHECK_OK(smd_tensorboard_writer_add_scalar(w, SMD_MODE_TRAIN, 1, 0, "loss", 1.25));
+  CHECK_OK(smd_tensorboard_writer_add_scalar(w, 1, SMD_MODE_TRAIN, 0, "loss", 1.25));
   CHECK(file_size(dir, tb_file("TRAIN", 0)) == before);
   /* Nothing within the buckets: no histogram, no file. */
   const float nan_only[2] = {NAN, NAN};
   written = true;
-  CHECK_OK(smd_tensorboard_writer_add_histogram(w, SMD_MODE_EVAL, 3, 0, "h", SMD_DTYPE_FLOAT32, nan_only,
+  CHECK_OK(smd_tensorboard_writer_add_histogram(w, 3, SMD_MODE_EVAL, 0, "h", SMD_DTYPE_FLOAT32, nan_only,
                                                 sizeof nan_only, &written));
   CHECK(!written);
   CHECK_OK(smd_tensorboard_writer_close(w));
@@ -253,7 +253,7 @@ static void test_writer_files_and_steps(void) {
   CHECK(file_size(dir, tb_file("TRAIN", 1)) > 0);
   CHECK(file_size(dir, tb_file("PREDICT", 7)) > 0);
   CHECK(count_entries(dir) == 2); /* TRAIN, PREDICT: no EVAL */
-  CHECK_ERR(smd_tensorboard_writer_add_scalar(w, SMD_MODE_TRAIN, 2, 0, "loss", 1), SMD_E_INVALID_STATE,
+  CHECK_ERR(smd_tensorboard_writer_add_scalar(w, 2, SMD_MODE_TRAIN, 0, "loss", 1), SMD_E_INVALID_STATE,
             "closed");
   CHECK_ERR(smd_tensorboard_writer_flush(w), SMD_E_INVALID_STATE, "closed");
   smd_tensorboard_writer_free(w);
@@ -269,28 +269,28 @@ static void test_writer_argument_errors(void) {
   CHECK_OK(smd_tensorboard_writer_create(scratch_path("args_tb"), &w));
   const float x[3] = {1, 2, 3};
   const unsigned char b[2] = {1, 0};
-  CHECK_ERR(smd_tensorboard_writer_add_scalar(NULL, SMD_MODE_TRAIN, 0, 0, "t", 1), SMD_E_INVALID_ARGUMENT,
+  CHECK_ERR(smd_tensorboard_writer_add_scalar(NULL, 0, SMD_MODE_TRAIN, 0, "t", 1), SMD_E_INVALID_ARGUMENT,
             "writer");
-  CHECK_ERR(smd_tensorboard_writer_add_scalar(w, SMD_MODE_TRAIN, 0, 0, NULL, 1), SMD_E_INVALID_ARGUMENT,
+  CHECK_ERR(smd_tensorboard_writer_add_scalar(w, 0, SMD_MODE_TRAIN, 0, NULL, 1), SMD_E_INVALID_ARGUMENT,
             "tag");
-  CHECK_ERR(smd_tensorboard_writer_add_scalar(w, (smd_mode)9, 0, 0, "t", 1), SMD_E_INVALID_ARGUMENT,
+  CHECK_ERR(smd_tensorboard_writer_add_scalar(w, 0, (smd_mode)9, 0, "t", 1), SMD_E_INVALID_ARGUMENT,
             "mode");
-  CHECK_ERR(smd_tensorboard_writer_add_scalar(w, SMD_MODE_TRAIN, 0, -1, "t", 1), SMD_E_INVALID_ARGUMENT,
+  CHECK_ERR(smd_tensorboard_writer_add_scalar(w, 0, SMD_MODE_TRAIN, -1, "t", 1), SMD_E_INVALID_ARGUMENT,
             "wall time");
-  CHECK_ERR(smd_tensorboard_writer_add_scalar(w, SMD_MODE_TRAIN, 0, 0, "///", 1), SMD_E_INVALID_ARGUMENT,
+  CHECK_ERR(smd_tensorboard_writer_add_scalar(w, 0, SMD_MODE_TRAIN, 0, "///", 1), SMD_E_INVALID_ARGUMENT,
             "sanitized");
-  CHECK_ERR(smd_tensorboard_writer_add_histogram(w, SMD_MODE_TRAIN, 0, 0, "t", SMD_DTYPE_BOOL, b, 2, NULL),
+  CHECK_ERR(smd_tensorboard_writer_add_histogram(w, 0, SMD_MODE_TRAIN, 0, "t", SMD_DTYPE_BOOL, b, 2, NULL),
             SMD_E_INVALID_ARGUMENT, "bool");
-  CHECK_ERR(smd_tensorboard_writer_add_histogram(w, SMD_MODE_TRAIN, 0, 0, "t", SMD_DTYPE_STRING, x, 4, NULL),
+  CHECK_ERR(smd_tensorboard_writer_add_histogram(w, 0, SMD_MODE_TRAIN, 0, "t", SMD_DTYPE_STRING, x, 4, NULL),
             SMD_E_INVALID_ARGUMENT, "dtype");
-  CHECK_ERR(smd_tensorboard_writer_add_histogram(w, SMD_MODE_TRAIN, 0, 0, "t", SMD_DTYPE_FLOAT32, x, 6, NULL),
+  CHECK_ERR(smd_tensorboard_writer_add_histogram(w, 0, SMD_MODE_TRAIN, 0, "t", SMD_DTYPE_FLOAT32, x, 6, NULL),
             SMD_E_INVALID_ARGUMENT, "nbytes");
-  CHECK_ERR(smd_tensorboard_writer_add_histogram(w, SMD_MODE_TRAIN, 0, 0, "t", SMD_DTYPE_FLOAT32, x, 0, NULL),
+  CHECK_ERR(smd_tensorboard_writer_add_histogram(w, 0, SMD_MODE_TRAIN, 0, "t", SMD_DTYPE_FLOAT32, x, 0, NULL),
             SMD_E_INVALID_ARGUMENT, "nbytes");
-  CHECK_ERR(smd_tensorboard_writer_add_histogram(w, SMD_MODE_TRAIN, 0, 0, "t", SMD_DTYPE_FLOAT32, NULL, 4,
+  CHECK_ERR(smd_tensorboard_writer_add_histogram(w, 0, SMD_MODE_TRAIN, 0, "t", SMD_DTYPE_FLOAT32, NULL, 4,
                                                  NULL),
             SMD_E_INVALID_ARGUMENT, "data");
-  CHECK_OK(smd_tensorboard_writer_add_histogram(w, SMD_MODE_TRAIN, 0, 0, "t", SMD_DTYPE_FLOAT32, x,
+  CHECK_OK(smd_tensorboard_writer_add_histogram(w, 0, SMD_MODE_TRAIN, 0, "t", SMD_DTYPE_FLOAT32, x,
                                                 sizeof x, NULL));
   CHECK_OK(smd_tensorboard_writer_close(w));
   smd_tensorboard_writer_free(w);
@@ -304,8 +304,8 @@ static void test_writer_io_error_is_sticky(void) {
   snprintf(tb, sizeof tb, "%s/tb", blocker);
   smd_tensorboard_writer *w = NULL;
   CHECK_OK(smd_tensorboard_writer_create(tb, &w));
-  CHECK_ERR(smd_tensorboard_writer_add_scalar(w, SMD_MODE_TRAIN, 0, 0, "t", 1), SMD_E_IO, "blocker2");
-  CHECK_ERR(smd_tensorboard_writer_add_scalar(w, SMD_MODE_EVAL, 5, 0, "t", 1), SMD_E_IO, "blocker2");
+  CHECK_ERR(smd_tensorboard_writer_add_scalar(w, 0, SMD_MODE_TRAIN, 0, "t", 1), SMD_E_IO, "blocker2");
+  CHECK_ERR(smd_tensorboard_writer_add_scalar(w, 5, SMD_MODE_EVAL, 0, "t", 1), SMD_E_IO, "blocker2");
   CHECK_ERR(smd_tensorboard_writer_close(w), SMD_E_IO, "blocker2");
   smd_tensorboard_writer_free(w);
 }

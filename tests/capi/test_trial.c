@@ -99,7 +99,7 @@ static void test_null_safety(void) {
   CHECK_CODE(smd_tensor_filter_add_regex(NULL, "x"), SMD_E_INVALID_ARGUMENT);
   CHECK(smd_trial_path(NULL) == NULL);
   CHECK(smd_trial_num_workers(NULL) == 0);
-  CHECK(smd_trial_set_auto_refresh(NULL, true) == false);
+  CHECK_CODE(smd_trial_set_auto_refresh(NULL, true, NULL), SMD_E_INVALID_ARGUMENT);
   CHECK(smd_collection_info_name(NULL) == NULL);
   CHECK(smd_collection_info_reductions(NULL) == NULL);
   CHECK(!smd_collection_info_save_histogram(NULL));
@@ -129,7 +129,7 @@ static void test_finished_trial(void) {
   smd_strarray a = {NULL, 0};
   int64_t *steps = NULL, g = 0;
   size_t n = 0;
-  smd_mode modes[3], m;
+  smd_mode *modes = NULL, m;
   bool b = false;
   smd_step_state state;
   smd_tensor_filter *f = NULL;
@@ -156,10 +156,11 @@ static void test_finished_trial(void) {
   smd_free(steps);
   CHECK_CODE(smd_trial_steps(t, (smd_mode)9, false, &steps, &n), SMD_E_INVALID_ARGUMENT);
 
-  CHECK_OK(smd_trial_modes(t, modes, 3, &n));
-  CHECK(n == 3 && modes[0] == SMD_MODE_TRAIN && modes[1] == SMD_MODE_EVAL && modes[2] == SMD_MODE_PREDICT);
-  CHECK_OK(smd_trial_modes(t, NULL, 0, &n));
-  CHECK(n == 3);
+  CHECK_OK(smd_trial_modes(t, &modes, &n));
+  CHECK(n == 3 && modes != NULL && modes[0] == SMD_MODE_TRAIN && modes[1] == SMD_MODE_EVAL &&
+        modes[2] == SMD_MODE_PREDICT);
+  smd_free(modes);
+  CHECK_CODE(smd_trial_modes(t, NULL, &n), SMD_E_INVALID_ARGUMENT);
 
   CHECK_OK(smd_trial_mode(t, 3, &m));
   CHECK(m == SMD_MODE_EVAL);
@@ -167,13 +168,13 @@ static void test_finished_trial(void) {
   CHECK(g == 4);
   CHECK_OK(smd_trial_mode(t, 9, &m));
   CHECK(m == SMD_MODE_GLOBAL);
-  CHECK_OK(smd_trial_global_step(t, SMD_MODE_TRAIN, 4, &g));
+  CHECK_OK(smd_trial_global_step(t, 4, SMD_MODE_TRAIN, &g));
   CHECK(g == 6);
-  CHECK_OK(smd_trial_global_step(t, SMD_MODE_GLOBAL, 42, &g));
+  CHECK_OK(smd_trial_global_step(t, 42, SMD_MODE_GLOBAL, &g));
   CHECK(g == 42);
   CHECK_CODE(smd_trial_mode(t, 99, &m), SMD_E_NOT_FOUND);
   CHECK_CODE(smd_trial_mode_step(t, -5, &g), SMD_E_NOT_FOUND);
-  CHECK_CODE(smd_trial_global_step(t, SMD_MODE_EVAL, 2, &g), SMD_E_NOT_FOUND);
+  CHECK_CODE(smd_trial_global_step(t, 2, SMD_MODE_EVAL, &g), SMD_E_NOT_FOUND);
 
   CHECK_OK(smd_trial_workers(t, &a));
   CHECK(a.count == 1 && strcmp(a.strings[0], "worker_0") == 0);
@@ -258,8 +259,12 @@ static void test_finished_trial(void) {
   CHECK_OK(smd_trial_warnings(t, &a));
   CHECK(a.count == 0);
   smd_strarray_free(&a);
-  CHECK(smd_trial_set_auto_refresh(t, false) == true);
-  CHECK(smd_trial_set_auto_refresh(t, true) == false);
+  bool was = false;
+  CHECK_OK(smd_trial_set_auto_refresh(t, false, &was));
+  CHECK(was == true);
+  CHECK_OK(smd_trial_set_auto_refresh(t, true, &was));
+  CHECK(was == false);
+  CHECK_OK(smd_trial_set_auto_refresh(t, true, NULL));
   CHECK_OK(smd_trial_refresh(t));
 
   /* borrowed-pointer lifetimes: a tensor (and its name) and a collection outlive the trial */

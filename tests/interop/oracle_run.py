@@ -133,6 +133,15 @@ def main(script):
         elif cmd == "scalar":
             ts = base + hook.step if base else None
             hook.save_scalar(f[1], float(f[2]), timestamp=ts)
+        elif cmd == "scalar_typed":
+            ts = base + hook.step if base else None
+            value = np.frombuffer(bytes.fromhex(f[3]), dtype=np.dtype(f[2]))[0]
+            if f[2] == "bool":
+                value = bool(value)  # a Python bool, as a training script passes it
+            hook.save_scalar(f[1], value, timestamp=ts)
+        elif cmd == "strings":
+            items = [] if f[2] == "-" else [bytes.fromhex(h).decode("utf-8") for h in f[2].split(",")]
+            hook.record(f[1], np.array(items, dtype=str))
         elif cmd == "close":
             hook.close(end_of_job=end_marker)
         else:

@@ -154,6 +154,21 @@ def scenario_reductions():
     return [s.add("close")]
 
 
+def scenario_empty_reductions():
+    """Reductions of empty tensors: numpy's mean/std/variance of nothing is NaN with the sign bit
+    set (0/0 on the FPU); smd writes the same bytes."""
+    spec = "mean,std,variance,sum,abs_mean,abs_variance,l2_norm"
+    s = base().every_step().option("include_collection", "stats").create()
+    s.add("collection", "stats", "regex", "^e/")
+    s.add("collection", "stats", "reduction_config", spec, 1, 0)
+    s.add("mode", "TRAIN")
+    s.add("step")
+    for dt in ["float32", "float64", "float16", "int32", "uint8"]:
+        s.tensor(f"e/{dt}", np.zeros((0,), dtype=dt))
+    s.tensor("e/one", np.array([2.0], dtype=np.float32))  # beside them, a tensor with a value
+    return [s.add("close")]
+
+
 def scenario_scalars():
     s = base().every_step().create().add("mode", "TRAIN")
     for step in range(3):
@@ -161,6 +176,28 @@ def scenario_scalars():
         s.tensor("loss", np.array([1.0 / (step + 1)], dtype=np.float64))
         s.add("scalar", "acc", repr(0.25 * step))
         s.add("scalar", "lr", repr(0.1))
+    return [s.add("close")]
+
+
+def scenario_strings():
+    """numpy string arrays: DT_STRING records with one string_val entry per element."""
+    s = base().every_step().option("save_all", 1).create().add("mode", "TRAIN")
+    for step in range(2):
+        s.add("step")
+        words = ["cat", "", "βeta", "emoji😀", f"step {step}"]
+        s.add("strings", "labels", ",".join(w.encode("utf-8").hex() for w in words))
+        s.add("strings", "one", "x".encode("utf-8").hex())
+    return [s.add("close")]
+
+
+def scenario_typed_scalars():
+    """save_scalar keeps the scalar's type: numpy scalars of each dtype, Python ints and bools."""
+    s = base().every_step().create().add("mode", "TRAIN")
+    for step in range(2):
+        s.add("step")
+        for dt in ["float16", "float32", "float64", "int32", "int64", "uint8", "bool"]:
+            v = np.array([step % 2 == 0 if dt == "bool" else step + 3], dtype=dt)
+            s.add("scalar_typed", f"s_{dt}", dt, v.tobytes().hex())
     return [s.add("close")]
 
 
@@ -216,6 +253,9 @@ BYTE_IDENTICAL = {
     "collection_configs": scenario_collection_configs,
     "reductions": scenario_reductions,
     "scalars": scenario_scalars,
+    "empty_reductions": scenario_empty_reductions,
+    "strings": scenario_strings,
+    "typed_scalars": scenario_typed_scalars,
     "names": scenario_names,
     "names_reduced": scenario_names_reduced,
     "workers": scenario_workers,

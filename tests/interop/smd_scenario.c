@@ -24,6 +24,9 @@
  *   step
  *   tensor  NAME  DTYPE  SHAPE  HEX  [COLLECTIONS]   (SHAPE: "-" for 0-d, else 2x3; COLLECTIONS: a,b)
  *   scalar  NAME  VALUE
+ *   scalar_typed  NAME  DTYPE  HEX              (one element of DTYPE, little-endian bytes)
+ *   strings  NAME  HEX,HEX,...|-                (a 1-D string tensor: each element UTF-8 in hex;
+ *                                                "-" for none)
  *   close
  *
  * Exit status 0 on success; any failing call prints its error and exits 1.
@@ -53,11 +56,11 @@ static void die(const char *what, smd_error *err) {
     if (e_ != NULL) die(#expr, e_);   \
   } while (0)
 
-static int mode_arg(const char *s) {
-  if (strcmp(s, "all") == 0) return SMD_ALL_MODES;
+static smd_mode mode_arg(const char *s) {
+  if (strcmp(s, "all") == 0) return SMD_MODE_ALL;
   smd_mode m;
   CALL(smd_mode_from_name(s, &m));
-  return (int)m;
+  return m;
 }
 
 /* Applies "MODE INTERVAL START END STEPS" fields to a save config. */
@@ -177,7 +180,7 @@ int main(int argc, char **argv) {
       CALL(smd_hook_get_collection(hook, f[1], &c));
       const char *k = f[2];
       if (strcmp(k, "regex") == 0) {
-        CALL(smd_collection_include_regex(c, f[3]));
+        CALL(smd_collection_add_include_regex(c, f[3]));
       } else if (strcmp(k, "tensor") == 0) {
         CALL(smd_collection_add_tensor_name(c, f[3]));
       } else if (strcmp(k, "reduction_config") == 0) {
@@ -240,6 +243,41 @@ int main(int argc, char **argv) {
       free(data);
     } else if (strcmp(cmd, "scalar") == 0 && nf >= 3) {
       CALL(smd_hook_save_scalar(hook, f[1], strtod(f[2], NULL)));
+    } else if (strcmp(cmd, "scalar_typed") == 0 && nf >= 4) {
+      smd_dtype dt;
+      CALL(smd_dtype_from_name(f[2], &dt));
+      unsigned char bytes[16];
+      size_t nbytes = strlen(f[3]) / 2;
+      if (nbytes > sizeof bytes) return 2;
+      for (size_t i = 0; i < nbytes; ++i) bytes[i] = (unsigned char)(hexval(f[3][2 * i]) << 4 | hexval(f[3][2 * i + 1]));
+      CALL(smd_hook_save_scalar_typed(hook, f[1], dt, bytes, nbytes));
+    } else if (strcmp(cmd, "strings") == 0 && nf >= 3) {
+      /* Elements are separated by ',' and may be empty, so split by hand (strtok skips empties). */
+      size_t n = 0, cap = 0;
+      char **strs = NULL;
+      size_t *lens = NULL;
+      if (strcmp(f[2], "-") != 0) {
+        for (char *p = f[2];;) {
+          char *comma = strchr(p, ',');
+          size_t hexlen = comma ? (size_t)(comma - p) : strlen(p);
+          if (n == cap) {
+            cap = cap ? 2 * cap : 8;
+            strs = realloc(strs, cap * sizeof *strs);
+            lens = realloc(lens, cap * sizeof *lens);
+          }
+          lens[n] = hexlen / 2;
+          strs[n] = malloc(lens[n] + 1);
+          for (size_t i = 0; i < lens[n]; ++i) strs[n][i] = (char)(hexval(p[2 * i]) << 4 | hexval(p[2 * i + 1]));
+          strs[n][lens[n]] = '\0';
+          ++n;
+          if (comma == NULL) break;
+          p = comma + 1;
+        }
+      }
+      CALL(smd_hook_save_strings(hook, f[1], (const char *const *)strs, lens, n, NULL, 0));
+      for (size_t i = 0; i < n; ++i) free(strs[i]);
+      free(strs);
+      free(lens);
     } else if (strcmp(cmd, "close") == 0) {
       CALL(smd_hook_close(hook));
     } else {

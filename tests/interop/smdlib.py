@@ -35,7 +35,7 @@ class Lib:
             "smd_trial_open": (P, [C.c_char_p, P, C.POINTER(P)]),
             "smd_trial_free": (None, [P]),
             "smd_trial_refresh": (P, [P]),
-            "smd_trial_set_auto_refresh": (C.c_bool, [P, C.c_bool]),
+            "smd_trial_set_auto_refresh": (P, [P, C.c_bool, C.POINTER(C.c_bool)]),
             "smd_trial_steps": (P, [P, C.c_int, C.c_bool, C.POINTER(C.POINTER(C.c_int64)),
                                     C.POINTER(C.c_size_t)]),
             "smd_trial_has_passed_step": (P, [P, C.c_int64, C.c_int, C.POINTER(C.c_int)]),
@@ -111,7 +111,9 @@ class Trial:
         self.lib.check(self.lib.L.smd_trial_refresh(self.h))
 
     def set_auto_refresh(self, on):
-        return self.lib.L.smd_trial_set_auto_refresh(self.h, on)
+        was = C.c_bool()
+        self.lib.check(self.lib.L.smd_trial_set_auto_refresh(self.h, on, C.byref(was)))
+        return was.value
 
     def _strs(self, fn, *args):
         a = StrArray()

@@ -193,8 +193,8 @@ class RulesLib:
             ("smd_rule_invoke", P, [P, C.c_int64, C.c_int64, C.c_bool, P]),
             ("smd_rule_end_reason", C.c_int, [P]),
             ("smd_rule_steps_skipped", C.c_int64, [P]),
-            ("smd_rule_finding_count", C.c_size_t, [P]),
-            ("smd_rule_finding_at", P, [P, C.c_size_t]),
+            ("smd_rule_findings_count", C.c_size_t, [P]),
+            ("smd_rule_findings_at", P, [P, C.c_size_t]),
             ("smd_rule_finding_step", C.c_int64, [P]),
             ("smd_rule_invoke_options_create", P, [C.POINTER(P)]),
             ("smd_rule_invoke_options_free", None, [P]),
@@ -273,8 +273,8 @@ def test_custom_rule_through_the_c_abi_matches_smdebug_invoke_rule(tmp_path):
         assert invoked == ref.invoked
         assert L.smd_rule_end_reason(rule) == END_NO_MORE_DATA
         assert L.smd_rule_steps_skipped(rule) == 19 - 7  # steps 0..18, then NoMoreData at 19
-        steps = [L.smd_rule_finding_step(L.smd_rule_finding_at(rule, i))
-                 for i in range(L.smd_rule_finding_count(rule))]
+        steps = [L.smd_rule_finding_step(L.smd_rule_findings_at(rule, i))
+                 for i in range(L.smd_rule_findings_count(rule))]
         assert steps == fired
         # raise_eval_cond: the same step and message as RuleEvaluationConditionMet.
         code, msg = lib.take_error(L.smd_rule_invoke(rule, 0, -1, True, None))

@@ -41,7 +41,7 @@ int ExitFor(const Err& e) {
 std::string StepText(smd_trial* trial, int64_t step, smd_mode mode) {
   if (mode != SMD_MODE_GLOBAL) {
     int64_t g = 0;
-    Err e(smd_trial_global_step(trial, mode, step, &g));
+    Err e(smd_trial_global_step(trial, step, mode, &g));
     return std::string(smd_mode_name(mode)) + " step " + std::to_string(step) +
            (e ? std::string() : " (global step " + std::to_string(g) + ")");
   }
@@ -89,7 +89,7 @@ int Cat(const CatArgs& a) {
 
   ValuePtr v;
   if (!a.reduction.empty()) {
-    if (Err e{smd_tensor_reduction_value(t.p, step, a.reduction.c_str(), a.mode, w, &v.p)}) {
+    if (Err e{smd_tensor_reduction_value(t.p, step, a.mode, w, a.reduction.c_str(), &v.p)}) {
       Fail(e, "reduction '" + a.reduction + "' of " + where);
     }
   } else if (Err e{smd_tensor_value(t.p, step, a.mode, w, &v.p)}) {

@@ -174,13 +174,15 @@ Json DumpTensor(smd_trial* trial, const std::string& name, const std::vector<smd
       {
         StrArray names;
         smd_value** values = nullptr;
-        Err e(smd_tensor_reduction_values(t.p, g, SMD_MODE_GLOBAL, w.c_str(), &names.a, &values));
+        size_t n_values = 0;
+        Err e(smd_tensor_reduction_values(t.p, g, SMD_MODE_GLOBAL, w.c_str(), &names.a, &values,
+                                          &n_values));
         if (e) {
           notes->Add(name, "reduction_values()", g, w, e.message());
           x.Set("reductions", Json());
         } else {
           Json red = Json::Object();
-          for (size_t i = 0; i < names.a.count; ++i) {
+          for (size_t i = 0; i < n_values; ++i) {
             const char* key = names.a.strings[i];
             double d = 0;
             Err de(smd_value_count(values[i]) == 1 ? smd_value_get_double(values[i], 0, &d)
@@ -194,7 +196,7 @@ Json DumpTensor(smd_trial* trial, const std::string& name, const std::vector<smd
               red.Set(key, Json::Str(PythonFloat(d)));
             }
           }
-          smd_value_array_free(values, names.a.count);
+          smd_value_array_free(values, n_values);
           x.Set("reductions", std::move(red));
         }
       }
@@ -226,14 +228,15 @@ Json DumpTrial(const std::string& path, int64_t wait_ms, Notes* notes,
   }
   std::vector<smd_mode> modes;
   {
-    smd_mode buf[8];
+    smd_mode* buf = nullptr;
     size_t n = 0;
-    if (Err e{smd_trial_modes(trial.p, buf, 8, &n)}) ThrowFatal(e, "modes");
+    if (Err e{smd_trial_modes(trial.p, &buf, &n)}) ThrowFatal(e, "modes");
     for (smd_mode m : kModeOrder) {
-      for (size_t i = 0; i < n && i < 8; ++i) {
+      for (size_t i = 0; i < n; ++i) {
         if (buf[i] == m) modes.push_back(m);
       }
     }
+    smd_free(buf);
     Json a = Json::Array();
     for (smd_mode m : modes) a.Push(Json::Str(smd_mode_name(m)));
     doc.Set("modes", std::move(a));

@@ -65,7 +65,9 @@ class Exporter {
       if (e) ThrowFatal(e, "cannot open the trial '" + opts_.path + "'");
     }
     // A finished trial is loaded whole by the open; a running one is exported as far as it is.
-    (void)smd_trial_set_auto_refresh(trial_.p, false);
+    if (Err e{smd_trial_set_auto_refresh(trial_.p, false, nullptr)}) {
+      ThrowFatal(e, "cannot open the trial '" + opts_.path + "'");
+    }
     LoadCollections();
     {
       Err e(smd_tensorboard_writer_create(opts_.out.c_str(), &writer_.p));
@@ -191,7 +193,7 @@ class Exporter {
       if (hist != histogram_collection_.end() && numeric && dt != SMD_DTYPE_BOOL && count > 0) {
         const std::string tag = hist->second + "/" + name;
         bool written = false;
-        Err e(smd_tensorboard_writer_add_histogram(writer_.p, mode, step, wall_time_, tag.c_str(), dt,
+        Err e(smd_tensorboard_writer_add_histogram(writer_.p, step, mode, wall_time_, tag.c_str(), dt,
                                                    smd_value_data(value.p),
                                                    smd_value_nbytes(value.p), &written));
         if (e) FailOutput("cannot write the histogram of '" + name + "'", e);
@@ -204,7 +206,7 @@ class Exporter {
           if (ge.code() != SMD_E_UNSUPPORTED) Problem(name, step, ge);
           continue;  // complex values have no scalar summary here
         }
-        Err e(smd_tensorboard_writer_add_scalar(writer_.p, mode, step, wall_time_, name.c_str(), v));
+        Err e(smd_tensorboard_writer_add_scalar(writer_.p, step, mode, wall_time_, name.c_str(), v));
         if (e) FailOutput("cannot write the scalar '" + name + "'", e);
         ++counts_.scalars;
       }

@@ -70,7 +70,7 @@ typedef enum smd_dtype {
   SMD_DTYPE_UINT8 = 4,
   SMD_DTYPE_INT16 = 5,
   SMD_DTYPE_INT8 = 6,
-  SMD_DTYPE_STRING = 7,       /* read side only: a 1-D array of UTF-8 strings */
+  SMD_DTYPE_STRING = 7,       /* a 1-D array of UTF-8 strings (smd_hook_save_strings) */
   SMD_DTYPE_COMPLEX64 = 8,
   SMD_DTYPE_INT64 = 9,
   SMD_DTYPE_BOOL = 10,        /* one byte per element, 0 or 1 */
@@ -93,14 +93,12 @@ SMD_API SMD_MUST_USE smd_error *smd_dtype_from_name(const char *name, smd_dtype 
  * Modes, with smdebug's enum values.
  * ------------------------------------------------------------------------------------------- */
 typedef enum smd_mode {
+  SMD_MODE_ALL = 0, /* only for save-configuration setters: the setting applies to every mode */
   SMD_MODE_TRAIN = 1,
   SMD_MODE_EVAL = 2,
   SMD_MODE_PREDICT = 3,
   SMD_MODE_GLOBAL = 4
 } smd_mode;
-
-/* Accepted only by configuration setters that apply to every mode at once. */
-#define SMD_ALL_MODES 0
 
 /* "TRAIN", "EVAL", "PREDICT", "GLOBAL"; NULL for other values. */
 SMD_API const char *smd_mode_name(smd_mode mode) SMD_NOEXCEPT;

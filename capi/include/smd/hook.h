@@ -40,24 +40,24 @@ SMD_API SMD_MUST_USE smd_error *smd_save_config_clone(const smd_save_config *con
                                                       smd_save_config **out) SMD_NOEXCEPT;
 SMD_API void smd_save_config_free(smd_save_config *config) SMD_NOEXCEPT;
 
-/* Sets mode `mode` (an smd_mode, or SMD_ALL_MODES for all four). save_steps may be NULL when
+/* Sets mode `mode` (or SMD_MODE_ALL for all four). save_steps may be NULL when
  * n_save_steps is 0; it is copied.
  * Errors: SMD_E_INVALID_ARGUMENT for an unknown mode or save_interval < 1. */
-SMD_API SMD_MUST_USE smd_error *smd_save_config_set(smd_save_config *config, int mode,
+SMD_API SMD_MUST_USE smd_error *smd_save_config_set(smd_save_config *config, smd_mode mode,
                                                     int64_t save_interval, int64_t start_step,
                                                     int64_t end_step, const int64_t *save_steps,
                                                     size_t n_save_steps) SMD_NOEXCEPT;
 /* Sets only save_interval for a mode (the mode's other settings keep their value, or their
  * default if the mode was unset). Errors: as smd_save_config_set. */
-SMD_API SMD_MUST_USE smd_error *smd_save_config_set_interval(smd_save_config *config, int mode,
+SMD_API SMD_MUST_USE smd_error *smd_save_config_set_interval(smd_save_config *config, smd_mode mode,
                                                              int64_t save_interval) SMD_NOEXCEPT;
-/* Makes a mode (or SMD_ALL_MODES) unset again. */
+/* Makes a mode (or SMD_MODE_ALL) unset again. Errors: SMD_E_INVALID_ARGUMENT (unknown mode). */
 SMD_API SMD_MUST_USE smd_error *smd_save_config_unset(smd_save_config *config,
-                                                      int mode) SMD_NOEXCEPT;
+                                                      smd_mode mode) SMD_NOEXCEPT;
 /* Whether `mode_step` of `mode` is saved by this configuration; an unset mode answers with the
  * defaults. Errors: SMD_E_INVALID_ARGUMENT for an unknown mode. */
 SMD_API SMD_MUST_USE smd_error *smd_save_config_should_save(const smd_save_config *config,
-                                                            smd_mode mode, int64_t mode_step,
+                                                            int64_t mode_step, smd_mode mode,
                                                             bool *out) SMD_NOEXCEPT;
 
 /* ---------------------------------------------------------------------------------------------
@@ -238,7 +238,7 @@ SMD_API const char *smd_hook_worker(const smd_hook *hook) SMD_NOEXCEPT;
 
 /* Whether a tensor of this name would be saved now (some collection it belongs to is due at the
  * current step). Cheap after the first call for a name; false for NULL arguments. */
-SMD_API bool smd_hook_is_due(smd_hook *hook, const char *name) SMD_NOEXCEPT;
+SMD_API bool smd_hook_is_due(const smd_hook *hook, const char *name) SMD_NOEXCEPT;
 /* Whether any collection at all is due at the current step. Cheapest. */
 SMD_API bool smd_hook_any_due(const smd_hook *hook) SMD_NOEXCEPT;
 
@@ -262,7 +262,8 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_stop_requested(const smd_hook *hook,
  *  data:  nbytes bytes, C-contiguous row-major little-endian; nbytes must equal the element
  *         count times smd_dtype_size(dtype) (data may be NULL when nbytes is 0).
  * Empty tensors are not written raw (as in smdebug); their reductions are.
- * Errors: SMD_E_INVALID_ARGUMENT (NULL, unknown dtype or SMD_DTYPE_STRING, negative dimension,
+ * Errors: SMD_E_INVALID_ARGUMENT (NULL, unknown dtype, SMD_DTYPE_STRING (strings are saved with
+ * smd_hook_save_strings), negative dimension,
  * size mismatch, invalid UTF-8 name, empty collection name), SMD_E_INVALID_STATE (closed), or
  * the first error the writer met (so that a failing disk is noticed at the next save). */
 SMD_API SMD_MUST_USE smd_error *smd_hook_save_tensor(smd_hook *hook, const char *name,
@@ -288,10 +289,34 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_save_dlpack_managed(smd_hook *hook, con
                                                              const char *const *collections,
                                                              size_t n_collections) SMD_NOEXCEPT;
 
+/* Saves a 1-D tensor of n strings (smdebug's numpy string arrays: DT_STRING, shape [n], one
+ * string_val entry each; smdebug reads it back as a numpy str array). String i is lens[i] bytes
+ * at strings[i] (lens NULL: NUL-terminated strings); the bytes are copied when something is due.
+ * Only the value (and the shape, with save_shape) is saved: no reductions or TensorBoard
+ * summaries of text. An empty array (n = 0) is not written raw, as for other empty tensors.
+ * Collections and due-ness as smd_hook_save_tensor.
+ * Errors: SMD_E_INVALID_ARGUMENT (NULL hook or name, strings NULL with n > 0, a NULL string),
+ * and those of smd_hook_save_tensor. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_save_strings(smd_hook *hook, const char *name,
+                                                      const char *const *strings,
+                                                      const size_t *lens, size_t n,
+                                                      const char *const *collections,
+                                                      size_t n_collections) SMD_NOEXCEPT;
+
 /* Saves a scalar as the tensor "scalar/<name>" (float64, shape [1]) in the current step,
- * whatever the save configuration says. Errors: as smd_hook_save_tensor. */
+ * whatever the save configuration says (smdebug's save_scalar of a Python float).
+ * Errors: as smd_hook_save_tensor. */
 SMD_API SMD_MUST_USE smd_error *smd_hook_save_scalar(smd_hook *hook, const char *name,
                                                      double value) SMD_NOEXCEPT;
+
+/* The same keeping the scalar's type, as smdebug does for numpy scalars, Python ints (int64) and
+ * bools: `value` points to nbytes = smd_dtype_size(dtype) bytes holding one element of `dtype`
+ * (any numeric dtype or SMD_DTYPE_BOOL, one byte 0 or 1). Saved as "scalar/<name>" of that dtype
+ * and shape [1]. Errors: SMD_E_INVALID_ARGUMENT (NULL arguments, SMD_DTYPE_STRING or an unknown
+ * dtype, nbytes not the dtype's size), and those of smd_hook_save_scalar. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_save_scalar_typed(smd_hook *hook, const char *name,
+                                                           smd_dtype dtype, const void *value,
+                                                           size_t nbytes) SMD_NOEXCEPT;
 
 /* What the hook's writer has done so far. Set struct_size to sizeof(smd_hook_stats) before the
  * call; fields are only ever appended, and a caller compiled against an older, shorter struct gets
@@ -312,7 +337,7 @@ typedef struct smd_hook_stats {
 SMD_API SMD_MUST_USE smd_error *smd_hook_get_stats(const smd_hook *hook, smd_hook_stats *out) SMD_NOEXCEPT;
 
 /* ---------------------------------------------------------------------------------------------
- * Collections: named groups of tensors with their own configuration. Built-in names (seed 002):
+ * Collections: named groups of tensors with their own configuration. Built-in names (smdebug's):
  * all, default, weights, biases, gradients, losses, inputs, outputs, layers, sm_metrics,
  * optimizer_variables, tensorflow_summaries, metrics, hyperparameters, predictions, labels,
  * feature_importance, average_shap, full_shap, trees. weights, biases, gradients and losses come
@@ -329,7 +354,7 @@ typedef struct smd_collection smd_collection;
 SMD_API SMD_MUST_USE smd_error *smd_hook_get_collection(smd_hook *hook, const char *name,
                                                         smd_collection **out) SMD_NOEXCEPT;
 /* Names of all collections of the hook, in creation order. */
-SMD_API SMD_MUST_USE smd_error *smd_hook_collection_names(smd_hook *hook,
+SMD_API SMD_MUST_USE smd_error *smd_hook_collection_names(const smd_hook *hook,
                                                           smd_strarray *out) SMD_NOEXCEPT;
 /* Adds a collection to the saved ones (as smd_hook_options_add_include_collection). */
 SMD_API SMD_MUST_USE smd_error *smd_hook_include_collection(smd_hook *hook,
@@ -339,8 +364,8 @@ SMD_API void smd_collection_free(smd_collection *collection) SMD_NOEXCEPT;
 SMD_API const char *smd_collection_name(const smd_collection *collection) SMD_NOEXCEPT;
 /* Adds a regex (Python `re` syntax, search semantics). Errors: SMD_E_INVALID_ARGUMENT with the
  * regex error. */
-SMD_API SMD_MUST_USE smd_error *smd_collection_include_regex(smd_collection *collection,
-                                                             const char *regex) SMD_NOEXCEPT;
+SMD_API SMD_MUST_USE smd_error *smd_collection_add_include_regex(smd_collection *collection,
+                                                                 const char *regex) SMD_NOEXCEPT;
 /* Adds an exact tensor name. */
 SMD_API SMD_MUST_USE smd_error *smd_collection_add_tensor_name(smd_collection *collection,
                                                                const char *name) SMD_NOEXCEPT;
@@ -354,7 +379,7 @@ SMD_API SMD_MUST_USE smd_error *smd_collection_set_reduction_config(smd_collecti
 SMD_API SMD_MUST_USE smd_error *smd_collection_set_save_histogram(smd_collection *collection,
                                                                   bool save) SMD_NOEXCEPT;
 /* The tensor names the collection holds so far (explicit ones and those matched), sorted. */
-SMD_API SMD_MUST_USE smd_error *smd_collection_tensor_names(smd_collection *collection,
+SMD_API SMD_MUST_USE smd_error *smd_collection_tensor_names(const smd_collection *collection,
                                                             smd_strarray *out) SMD_NOEXCEPT;
 
 #ifdef __cplusplus

@@ -3,7 +3,7 @@
  * A rule is evaluated step after step on a base trial (and possibly other trials, e.g. to compare
  * two runs). At each global step it answers "condition met" or "not met"; a met condition
  * produces findings (rule, step, tensor, message). smd_rule_invoke() is smdebug's invoke_rule
- * (BEHAVIOR.md §9.3):
+ * (see docs/rules.md):
  *   - it waits for each step of a running job (refreshing the trial as files appear; no fixed
  *     sleeps) and skips steps the job will never have (smdebug's StepUnavailable), and steps at
  *     which the rule's tensors are missing (TensorUnavailable, TensorUnavailableForStep);
@@ -159,7 +159,8 @@ SMD_API const char *smd_rule_name(const smd_rule *rule) SMD_NOEXCEPT;
 /* Whether the rule raises the stop-training signal when it fires, whatever the invoke options
  * say (set by a built-in rule's action_json / stop_training_on_fire, or by the setter). */
 SMD_API bool smd_rule_stop_training(const smd_rule *rule) SMD_NOEXCEPT;
-SMD_API void smd_rule_set_stop_training(smd_rule *rule, bool on) SMD_NOEXCEPT;
+/* Errors: SMD_E_INVALID_ARGUMENT (NULL rule). */
+SMD_API SMD_MUST_USE smd_error *smd_rule_set_stop_training(smd_rule *rule, bool on) SMD_NOEXCEPT;
 
 /* ---------------------------------------------------------------------------------------------
  * Findings: one reason a rule's condition was met at a step. Immutable.
@@ -181,11 +182,11 @@ SMD_API const char *smd_rule_finding_line(const smd_rule_finding *finding) SMD_N
 
 /* The findings collected in the rule by its invocations so far (see
  * smd_rule_invoke_options_set_collect_findings), oldest first. */
-SMD_API size_t smd_rule_finding_count(const smd_rule *rule) SMD_NOEXCEPT;
+SMD_API size_t smd_rule_findings_count(const smd_rule *rule) SMD_NOEXCEPT;
 /* Finding i, borrowed: valid until the rule is freed or its findings cleared; NULL out of range. */
-SMD_API const smd_rule_finding *smd_rule_finding_at(const smd_rule *rule, size_t i) SMD_NOEXCEPT;
+SMD_API const smd_rule_finding *smd_rule_findings_at(const smd_rule *rule, size_t i) SMD_NOEXCEPT;
 /* Forgets the collected findings (the counts below are kept). */
-SMD_API void smd_rule_clear_findings(smd_rule *rule) SMD_NOEXCEPT;
+SMD_API void smd_rule_findings_clear(smd_rule *rule) SMD_NOEXCEPT;
 
 /* Counts over every invocation of the rule: steps evaluated (condition met or not), steps
  * skipped (unavailable), and steps at which the condition was met. 0 for NULL. */

@@ -14,7 +14,18 @@
  *    says which object they live as long as.
  *  - A child object stays valid when its parent is freed first (a tensor outlives its trial).
  *  - Input strings are NUL-terminated UTF-8, borrowed for the duration of the call only.
- *  - Steps and dimensions are int64_t, byte and element counts size_t, flags bool.
+ *  - Steps and dimensions are int64_t, byte and element counts size_t, flags bool, modes smd_mode.
+ *  - Arguments come in one order: the handle, then step, mode, worker, then the rest, then the
+ *    outputs (e.g. smd_tensor_value(tensor, step, mode, worker, &value)).
+ *  - Arrays come back in one way: numbers and handles as a caller-owned array plus a size_t
+ *    count, `T **x_out, size_t *n_out` (numbers freed with smd_free(), values with
+ *    smd_value_array_free(); the array may be NULL when the count is 0); strings as an owned
+ *    smd_strarray freed with smd_strarray_free(). Arrays owned by a handle (a value's shape) are
+ *    borrowed pointers with a count getter.
+ *  - Queries take a const handle; functions that change a handle say so in their name (_set_,
+ *    _add_, _create, _close, ...). Setters of objects and options return smd_error *.
+ *  - Out of memory is reported as SMD_E_OUT_OF_MEMORY, never as success: when even the error
+ *    cannot be allocated, a static error is returned, which smd_error_free() ignores.
  *  - Callbacks take a void *payload last and return int; non-zero stops the operation, which
  *    then fails with SMD_E_CANCELLED. Callbacks must not unwind (throw or longjmp) into smd.
  *  - Thread safety is stated per type in its header; errors are per-call values.

@@ -3,8 +3,8 @@
  * An smd_tensor is one named tensor of a trial (smd_trial_tensor). Its per-step functions take a
  * step, the mode that step is counted in (SMD_MODE_GLOBAL: a global step) and a worker name, or
  * NULL for the lexicographically first worker that saved the tensor at that step. They resolve
- * the step as smdebug does (BEHAVIOR.md §7.1), refreshing the trial if the step is not known, and
- * fail with smdebug's meanings:
+ * the step as smdebug does (a mode step through the trial's step maps), refreshing the trial if
+ * the step is not known, and fail with smdebug's meanings:
  *   SMD_E_TENSOR_UNAVAILABLE_FOR_STEP  the step exists but this tensor (or this part of it) was
  *                                      not saved there, or its event file is missing;
  *   SMD_E_STEP_UNAVAILABLE             the step was not saved at all;
@@ -106,8 +106,8 @@ SMD_API SMD_MUST_USE smd_error *smd_tensor_shapes(const smd_tensor *tensor, smd_
  * SMD_E_TENSOR_UNAVAILABLE_FOR_STEP (neither the reduction nor the raw value was saved), and
  * those of smd_tensor_value. */
 SMD_API SMD_MUST_USE smd_error *smd_tensor_reduction_value(const smd_tensor *tensor, int64_t step,
-                                                           const char *reduction, smd_mode mode,
-                                                           const char *worker,
+                                                           smd_mode mode, const char *worker,
+                                                           const char *reduction,
                                                            smd_value **out) SMD_NOEXCEPT;
 
 /* The names of the reductions saved at a step ("abs_mean", "l2", ...), sorted. */
@@ -116,12 +116,13 @@ SMD_API SMD_MUST_USE smd_error *smd_tensor_reduction_names(const smd_tensor *ten
                                                            smd_strarray *out) SMD_NOEXCEPT;
 
 /* The reductions saved at a step (smdebug's reduction_values()): names_out as
- * smd_tensor_reduction_names and, in the same order, names_out->count values (freed with
- * smd_value_array_free). */
+ * smd_tensor_reduction_names and, in the same order, *n_out values (freed with
+ * smd_value_array_free; *n_out equals names_out->count). */
 SMD_API SMD_MUST_USE smd_error *smd_tensor_reduction_values(const smd_tensor *tensor, int64_t step,
                                                             smd_mode mode, const char *worker,
                                                             smd_strarray *names_out,
-                                                            smd_value ***values_out) SMD_NOEXCEPT;
+                                                            smd_value ***values_out,
+                                                            size_t *n_out) SMD_NOEXCEPT;
 
 /* The workers that saved anything of this tensor at a step, sorted.
  * Errors: SMD_E_TENSOR_UNAVAILABLE_FOR_STEP (the tensor has nothing at that step). */
@@ -131,7 +132,7 @@ SMD_API SMD_MUST_USE smd_error *smd_tensor_workers(const smd_tensor *tensor, int
 /* The complete steps of `mode` up to and including `step`, the last n of them (n = 0: all).
  * *steps_out is freed with smd_free(). */
 SMD_API SMD_MUST_USE smd_error *smd_tensor_prev_steps(const smd_tensor *tensor, int64_t step,
-                                                      size_t n, smd_mode mode, int64_t **steps_out,
+                                                      smd_mode mode, size_t n, int64_t **steps_out,
                                                       size_t *n_out) SMD_NOEXCEPT;
 
 /* ---------------------------------------------------------------------------------------------

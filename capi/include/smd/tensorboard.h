@@ -5,7 +5,7 @@
  * smd_hook_options_set_tensorboard_dir in smd/hook.h). This writer is for everything else, e.g.
  * converting an existing trial (smd export-tensorboard).
  *
- * Layout (FORMAT.md §11): <dir>/<MODE>/<step:012d>_<pid>_<hostname>.tfevents, MODE one of
+ * Layout (docs/tensorboard.md): <dir>/<MODE>/<step:012d>_<pid>_<hostname>.tfevents, MODE one of
  * TRAIN, EVAL, PREDICT, GLOBAL (each folder is one TensorBoard run), one file per (mode, step).
  * Each file starts with a file_version record ("brain.Event:2"); every record carries real masked
  * CRC32C checksums. Files are written under their final name, appended whole records at a time,
@@ -39,7 +39,7 @@ SMD_API SMD_MUST_USE smd_error *smd_tensorboard_writer_create(const char *dir,
 SMD_API void smd_tensorboard_writer_free(smd_tensorboard_writer *writer) SMD_NOEXCEPT;
 
 /* Writes a scalar summary (Summary.Value.simple_value, stored as float32) tagged with the
- * sanitized `tag` into the file of (mode, step); `step` is the Event step TensorBoard plots
+ * sanitized `tag` into the file of (step, mode); `step` is the Event step TensorBoard plots
  * against. wall_time is seconds since the epoch; 0 means now.
  * Each mode has one open file: writing at a step other than the mode's current one completes
  * that file first, so write each mode's steps in ascending order (TensorBoard reads a folder's
@@ -48,7 +48,7 @@ SMD_API void smd_tensorboard_writer_free(smd_tensorboard_writer *writer) SMD_NOE
  * nothing), SMD_E_IO (the file cannot be created or written, naming it; the writer then keeps
  * failing), SMD_E_INVALID_STATE (closed). */
 SMD_API SMD_MUST_USE smd_error *smd_tensorboard_writer_add_scalar(smd_tensorboard_writer *writer,
-                                                                  smd_mode mode, int64_t step,
+                                                                  int64_t step, smd_mode mode,
                                                                   double wall_time, const char *tag,
                                                                   double value) SMD_NOEXCEPT;
 
@@ -64,7 +64,7 @@ SMD_API SMD_MUST_USE smd_error *smd_tensorboard_writer_add_scalar(smd_tensorboar
  * SMD_DTYPE_BOOL, nbytes not a positive multiple of the element size), and those of
  * smd_tensorboard_writer_add_scalar. */
 SMD_API SMD_MUST_USE smd_error *smd_tensorboard_writer_add_histogram(smd_tensorboard_writer *writer,
-                                                                     smd_mode mode, int64_t step,
+                                                                     int64_t step, smd_mode mode,
                                                                      double wall_time, const char *tag,
                                                                      smd_dtype dtype, const void *data,
                                                                      size_t nbytes,

@@ -96,11 +96,12 @@ SMD_API const char *smd_trial_path(const smd_trial *trial) SMD_NOEXCEPT;
  * refresh is returned as SMD_E_CORRUPT naming the file. Errors: SMD_E_CORRUPT, SMD_E_IO. */
 SMD_API SMD_MUST_USE smd_error *smd_trial_refresh(smd_trial *trial) SMD_NOEXCEPT;
 
-/* Turns automatic refresh on or off and returns the previous setting, so that a "no refresh"
- * scope is: bool was = smd_trial_set_auto_refresh(t, false); ...; smd_trial_set_auto_refresh(t,
- * was). While off, queries answer from the data already loaded (a future step is then
- * NOT_YET_AVAILABLE). Returns false for NULL. */
-SMD_API bool smd_trial_set_auto_refresh(smd_trial *trial, bool on) SMD_NOEXCEPT;
+/* Turns automatic refresh on or off; *was_out (may be NULL) gets the previous setting, so that a
+ * "no refresh" scope is: smd_trial_set_auto_refresh(t, false, &was); ...;
+ * smd_trial_set_auto_refresh(t, was, NULL). While off, queries answer from the data already
+ * loaded (a future step is then NOT_YET_AVAILABLE). Errors: SMD_E_INVALID_ARGUMENT (NULL trial). */
+SMD_API SMD_MUST_USE smd_error *smd_trial_set_auto_refresh(smd_trial *trial, bool on,
+                                                           bool *was_out) SMD_NOEXCEPT;
 
 /* Messages about the files skipped so far (malformed index files, unusable file names, a
  * collections file without _meta.num_workers), oldest first. */
@@ -123,36 +124,36 @@ SMD_API int64_t smd_trial_num_workers(const smd_trial *trial) SMD_NOEXCEPT;
  * num_workers workers, or at or before the last complete step, or any step once the job ended.
  * *steps_out is the caller's, freed with smd_free() (NULL when *n_out is 0).
  * Errors: SMD_E_INVALID_ARGUMENT (unknown mode), SMD_E_IO (refreshing). */
-SMD_API SMD_MUST_USE smd_error *smd_trial_steps(smd_trial *trial, smd_mode mode,
+SMD_API SMD_MUST_USE smd_error *smd_trial_steps(const smd_trial *trial, smd_mode mode,
                                                 bool show_incomplete, int64_t **steps_out,
                                                 size_t *n_out) SMD_NOEXCEPT;
 
-/* The modes other than GLOBAL in which steps were saved, in the order TRAIN, EVAL, PREDICT,
- * copied into modes_out (capacity entries; 3 always suffice); *n_out is the number of modes
- * (possibly more than capacity, in which case only capacity are written). Does not refresh. */
-SMD_API SMD_MUST_USE smd_error *smd_trial_modes(const smd_trial *trial, smd_mode *modes_out,
-                                                size_t capacity, size_t *n_out) SMD_NOEXCEPT;
+/* The modes other than GLOBAL in which steps were saved, in the order TRAIN, EVAL, PREDICT:
+ * *n_out modes in *modes_out, the caller's, freed with smd_free() (NULL when *n_out is 0).
+ * Does not refresh. */
+SMD_API SMD_MUST_USE smd_error *smd_trial_modes(const smd_trial *trial, smd_mode **modes_out,
+                                                size_t *n_out) SMD_NOEXCEPT;
 
 /* The mode / mode step of a global step. Errors: SMD_E_NOT_FOUND (the trial knows no such global
  * step, even after a refresh). */
-SMD_API SMD_MUST_USE smd_error *smd_trial_mode(smd_trial *trial, int64_t global_step,
+SMD_API SMD_MUST_USE smd_error *smd_trial_mode(const smd_trial *trial, int64_t global_step,
                                                smd_mode *out) SMD_NOEXCEPT;
-SMD_API SMD_MUST_USE smd_error *smd_trial_mode_step(smd_trial *trial, int64_t global_step,
+SMD_API SMD_MUST_USE smd_error *smd_trial_mode_step(const smd_trial *trial, int64_t global_step,
                                                     int64_t *out) SMD_NOEXCEPT;
 /* The global step of a mode step; for SMD_MODE_GLOBAL the step itself (as smdebug).
  * Errors: SMD_E_NOT_FOUND, SMD_E_INVALID_ARGUMENT (unknown mode). */
-SMD_API SMD_MUST_USE smd_error *smd_trial_global_step(smd_trial *trial, smd_mode mode,
-                                                      int64_t mode_step, int64_t *out) SMD_NOEXCEPT;
+SMD_API SMD_MUST_USE smd_error *smd_trial_global_step(const smd_trial *trial, int64_t mode_step,
+                                                      smd_mode mode, int64_t *out) SMD_NOEXCEPT;
 
 /* The worker names, sorted: those of the collection files (a job saving from one worker only has
  * one, whatever num_workers says). */
-SMD_API SMD_MUST_USE smd_error *smd_trial_workers(smd_trial *trial, smd_strarray *out) SMD_NOEXCEPT;
+SMD_API SMD_MUST_USE smd_error *smd_trial_workers(const smd_trial *trial, smd_strarray *out) SMD_NOEXCEPT;
 
-/* smdebug's has_passed_step (BEHAVIOR.md §6.10): AVAILABLE if the step is complete;
+/* smdebug's has_passed_step: AVAILABLE if the step is complete;
  * NOT_YET_AVAILABLE if it is incomplete, or beyond every known step of a running job, or absent
  * while no later step is complete; UNAVAILABLE if it was skipped (a later step is complete) or
  * the job ended without it. Errors: SMD_E_INVALID_ARGUMENT (unknown mode), SMD_E_IO. */
-SMD_API SMD_MUST_USE smd_error *smd_trial_has_passed_step(smd_trial *trial, int64_t step,
+SMD_API SMD_MUST_USE smd_error *smd_trial_has_passed_step(const smd_trial *trial, int64_t step,
                                                           smd_mode mode,
                                                           smd_step_state *out) SMD_NOEXCEPT;
 
@@ -193,19 +194,19 @@ SMD_API SMD_MUST_USE smd_error *smd_tensor_filter_set_collection(smd_tensor_filt
 /* Names of the tensors that pass the filter (NULL: all), sorted. A mode never seen gives an empty
  * list. Errors: SMD_E_INVALID_ARGUMENT (both regexes and a collection; an invalid regex, naming
  * it), SMD_E_IO (refreshing). */
-SMD_API SMD_MUST_USE smd_error *smd_trial_tensor_names(smd_trial *trial,
+SMD_API SMD_MUST_USE smd_error *smd_trial_tensor_names(const smd_trial *trial,
                                                        const smd_tensor_filter *filter,
                                                        smd_strarray *out) SMD_NOEXCEPT;
 
 /* Whether the trial has a tensor of this name (refreshing once if it does not). */
-SMD_API SMD_MUST_USE smd_error *smd_trial_has_tensor(smd_trial *trial, const char *name,
+SMD_API SMD_MUST_USE smd_error *smd_trial_has_tensor(const smd_trial *trial, const char *name,
                                                      bool *out) SMD_NOEXCEPT;
 
 /* A handle on the named tensor, the caller's, freed with smd_tensor_free(). It keeps the trial's
  * data alive: it stays valid after smd_trial_free(). Reduction records attach to the tensor name
  * of their tag ("smdebug/reductions/abs_mean/fc1" to "fc1").
  * Errors: SMD_E_TENSOR_UNAVAILABLE (no such tensor, even after a refresh). */
-SMD_API SMD_MUST_USE smd_error *smd_trial_tensor(smd_trial *trial, const char *name,
+SMD_API SMD_MUST_USE smd_error *smd_trial_tensor(const smd_trial *trial, const char *name,
                                                  smd_tensor **out) SMD_NOEXCEPT;
 
 /* ---------------------------------------------------------------------------------------------

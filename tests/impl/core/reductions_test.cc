@@ -779,12 +779,25 @@ TEST(ReductionEmpty, FollowsNumpy) {
           case ReductionOp::kProd:
             EXPECT_EQ(v, 1.0);
             break;
-          default:  // mean, std, variance, median
+          default: {  // mean, std, variance, median
             EXPECT_TRUE(std::isnan(v));
+            // numpy's bytes (0/0 on the FPU: the quiet NaN with the sign bit set), each part of a
+            // complex value alike, so that smd's reduction records equal smdebug's.
+            std::string part;
+            switch (r->dtype) {
+              case DType::kFloat16: part = std::string("\x00\xfe", 2); break;
+              case DType::kBFloat16: part = std::string("\xc0\xff", 2); break;
+              case DType::kFloat32:
+              case DType::kComplex64: part = std::string("\x00\x00\xc0\xff", 4); break;
+              default: part = std::string("\x00\x00\x00\x00\x00\x00\xf8\xff", 8); break;
+            }
+            const std::string want = IsComplexDType(r->dtype) ? part + part : part;
+            EXPECT_EQ(std::string(reinterpret_cast<const char*>(r->bytes), DTypeSize(r->dtype)), want);
             if (IsComplexDType(r->dtype)) {
               EXPECT_TRUE(std::isnan(GetComplex(r.value()).imag()));
             }
             break;
+          }
         }
         if (IsComplexDType(r->dtype) && op != ReductionOp::kMean && op != ReductionOp::kMedian) {
           EXPECT_EQ(GetComplex(r.value()).imag(), 0.0);
