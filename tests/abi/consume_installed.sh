@@ -8,6 +8,7 @@
 set -euo pipefail
 build=$1 src=$2 scratch=$3
 cc=${CC:-cc}
+extra=${SMD_CONSUMER_FLAGS:-}  # e.g. -fsanitize=... for a sanitized build
 rm -rf "$scratch"
 mkdir -p "$scratch"
 prefix="$scratch/prefix"
@@ -34,7 +35,7 @@ trial="$src/tests/data/trials/dtypes"
 expected=$(cat "$trial"/index/*/*.json | grep -o '"tensorname": *"[^"]*"' | sort -u | grep -c 'int')
 
 status=0
-$cc -std=c99 -Wall -Wextra -Werror $(pkg-config --cflags smd) "$src/tests/abi/consumer.c" \
+$cc -std=c99 -Wall -Wextra -Werror $extra $(pkg-config --cflags smd) "$src/tests/abi/consumer.c" \
   -o "$scratch/consumer_shared" $(pkg-config --libs smd) -Wl,-rpath,"$libdir"
 if ! "$scratch/consumer_shared" "$trial" 'int' "$expected"; then status=1; fi
 if ldd "$scratch/consumer_shared" | grep -q "$libdir/libsmd.so"; then :; else
@@ -44,7 +45,7 @@ fi
 if [ -f "$libdir/libsmd.a" ]; then
   # -l:libsmd.a picks the archive next to libsmd.so; everything else comes from smd.pc.
   static_libs=$(pkg-config --static --libs smd | sed 's/-lsmd\b/-l:libsmd.a/')
-  $cc -std=c99 -Wall -Wextra -Werror $(pkg-config --static --cflags smd) \
+  $cc -std=c99 -Wall -Wextra -Werror $extra $(pkg-config --static --cflags smd) \
     "$src/tests/abi/consumer.c" -o "$scratch/consumer_static" $static_libs
   if ldd "$scratch/consumer_static" | grep -q libsmd; then
     echo "consumer_static loads libsmd.so"; status=1
