@@ -3,7 +3,8 @@
 # project would, from nothing but pkg-config's answers about that prefix: once against libsmd.so
 # (`pkg-config --cflags --libs smd`) and, when libsmd.a is installed, once statically
 # (`pkg-config --static --cflags --libs smd`, which must name every library smd_impl needs). Both
-# programs must run. Also checks that smd.pc names no include folder but the prefix's own.
+# programs must run; then a CMake project that uses find_package(smd). Also checks that smd.pc
+# names no include folder but the prefix's own.
 #   consume_installed.sh BUILD_DIR SOURCE_DIR SCRATCH_DIR
 set -euo pipefail
 build=$1 src=$2 scratch=$3
@@ -52,5 +53,23 @@ if [ -f "$libdir/libsmd.a" ]; then
   fi
   if ! "$scratch/consumer_static" "$trial" 'int' "$expected"; then status=1; fi
 fi
+# The CMake package: find_package(smd) and the smd::smd target, nothing else.
+proj="$scratch/cmake_consumer"
+mkdir -p "$proj"
+cat >"$proj/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.18)
+project(smd_consumer C)
+find_package(smd REQUIRED)
+add_executable(consumer "$src/tests/abi/consumer.c")
+target_link_libraries(consumer PRIVATE smd::smd)
+CMAKE
+if CC="$cc" CFLAGS="$extra" LDFLAGS="$extra" cmake -S "$proj" -B "$proj/build" \
+     -DCMAKE_PREFIX_PATH="$prefix" >"$scratch/cmake_consumer.log" 2>&1 &&
+   cmake --build "$proj/build" >>"$scratch/cmake_consumer.log" 2>&1; then
+  if ! "$proj/build/consumer" "$trial" 'int' "$expected"; then status=1; fi
+else
+  echo "the CMake consumer does not build:"; cat "$scratch/cmake_consumer.log"; status=1
+fi
+
 [ $status -eq 0 ] && echo "install-and-consume: ok ($(pkg-config --libs smd); static: ${static_libs:-none})"
 exit $status
