@@ -3,11 +3,13 @@
 # project would, from nothing but pkg-config's answers about that prefix: once against libsmd.so
 # (`pkg-config --cflags --libs smd`) and, when libsmd.a is installed, once statically
 # (`pkg-config --static --cflags --libs smd`, which must name every library smd_impl needs). Both
-# programs must run. Also checks that smd.pc names no include folder but the prefix's own.
+# programs must run; then a CMake project that uses find_package(smd). Also checks that smd.pc
+# names no include folder but the prefix's own.
 #   consume_installed.sh BUILD_DIR SOURCE_DIR SCRATCH_DIR
 set -euo pipefail
 build=$1 src=$2 scratch=$3
 cc=${CC:-cc}
+extra=${SMD_CONSUMER_FLAGS:-}  # e.g. -fsanitize=... for a sanitized build
 rm -rf "$scratch"
 mkdir -p "$scratch"
 prefix="$scratch/prefix"
@@ -34,7 +36,7 @@ trial="$src/tests/data/trials/dtypes"
 expected=$(cat "$trial"/index/*/*.json | grep -o '"tensorname": *"[^"]*"' | sort -u | grep -c 'int')
 
 status=0
-$cc -std=c99 -Wall -Wextra -Werror $(pkg-config --cflags smd) "$src/tests/abi/consumer.c" \
+$cc -std=c99 -Wall -Wextra -Werror $extra $(pkg-config --cflags smd) "$src/tests/abi/consumer.c" \
   -o "$scratch/consumer_shared" $(pkg-config --libs smd) -Wl,-rpath,"$libdir"
 if ! "$scratch/consumer_shared" "$trial" 'int' "$expected"; then status=1; fi
 if ldd "$scratch/consumer_shared" | grep -q "$libdir/libsmd.so"; then :; else
@@ -44,12 +46,30 @@ fi
 if [ -f "$libdir/libsmd.a" ]; then
   # -l:libsmd.a picks the archive next to libsmd.so; everything else comes from smd.pc.
   static_libs=$(pkg-config --static --libs smd | sed 's/-lsmd\b/-l:libsmd.a/')
-  $cc -std=c99 -Wall -Wextra -Werror $(pkg-config --static --cflags smd) \
+  $cc -std=c99 -Wall -Wextra -Werror $extra $(pkg-config --static --cflags smd) \
     "$src/tests/abi/consumer.c" -o "$scratch/consumer_static" $static_libs
   if ldd "$scratch/consumer_static" | grep -q libsmd; then
     echo "consumer_static loads libsmd.so"; status=1
   fi
   if ! "$scratch/consumer_static" "$trial" 'int' "$expected"; then status=1; fi
 fi
+# The CMake package: find_package(smd) and the smd::smd target, nothing else.
+proj="$scratch/cmake_consumer"
+mkdir -p "$proj"
+cat >"$proj/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.18)
+project(smd_consumer C)
+find_package(smd REQUIRED)
+add_executable(consumer "$src/tests/abi/consumer.c")
+target_link_libraries(consumer PRIVATE smd::smd)
+CMAKE
+if CC="$cc" CFLAGS="$extra" LDFLAGS="$extra" cmake -S "$proj" -B "$proj/build" \
+     -DCMAKE_PREFIX_PATH="$prefix" >"$scratch/cmake_consumer.log" 2>&1 &&
+   cmake --build "$proj/build" >>"$scratch/cmake_consumer.log" 2>&1; then
+  if ! "$proj/build/consumer" "$trial" 'int' "$expected"; then status=1; fi
+else
+  echo "the CMake consumer does not build:"; cat "$scratch/cmake_consumer.log"; status=1
+fi
+
 [ $status -eq 0 ] && echo "install-and-consume: ok ($(pkg-config --libs smd); static: ${static_libs:-none})"
 exit $status
