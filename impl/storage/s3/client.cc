@@ -720,7 +720,8 @@ Result<ListPage> Client::ListPageV2(const std::string& bucket, const ListOptions
   if (!opts.delimiter.empty()) r.query.emplace_back("delimiter", opts.delimiter);
   if (!opts.start_after.empty()) r.query.emplace_back("start-after", opts.start_after);
   if (!continuation_token.empty()) r.query.emplace_back("continuation-token", continuation_token);
-  r.query.emplace_back("max-keys", std::to_string(opts.max_keys > 0 ? opts.max_keys : 1000));
+  const int max_keys = opts.max_keys > 0 ? opts.max_keys : impl_->cfg.list_max_keys;
+  r.query.emplace_back("max-keys", std::to_string(max_keys > 0 ? max_keys : 1000));
   SMD_ASSIGN_OR_RETURN(Response res, impl_->Execute(r, "ListObjectsV2"));
   ListPage page;
   for (std::string_view c : xml::Elements(res.body, "Contents")) {

@@ -38,6 +38,7 @@ struct Config {
   uint64_t multipart_threshold = 16u << 20;  // PutObject below, multipart at and above
   uint64_t part_size = 8u << 20;             // >= 5 MiB for AWS (the last part may be smaller)
   int max_parallel_parts = 4;
+  int list_max_keys = 1000;  // page size of listings whose ListOptions::max_keys is 0
 
   int max_attempts = 5;       // per request, the first try included
   int backoff_base_ms = 50;   // attempt n (from 1) waits random(0, min(cap, base * 2^(n-1)))
@@ -76,7 +77,7 @@ struct ListOptions {
   std::string prefix;
   std::string delimiter;    // "" for a flat listing
   std::string start_after;  // keys after this one only (lexicographic, UTF-8 bytes)
-  int max_keys = 1000;      // per page
+  int max_keys = 0;         // per page; 0: Config::list_max_keys
 };
 
 struct PutOptions {
