@@ -57,6 +57,16 @@ TEST_F(S3ClientTest, PutGetHeadDeleteRoundTrip) {
   EXPECT_TRUE(client_->Delete(bucket_, key).ok());  // deleting twice is fine
 }
 
+TEST_F(S3ClientTest, ConnectionsAreReused) {
+  const std::string key = prefix_ + "small";
+  ASSERT_TRUE(client_->Put(bucket_, key, "abc").ok());
+  const auto before = client_->stats();
+  for (int i = 0; i < 20; ++i) ASSERT_TRUE(client_->Get(bucket_, key).ok());
+  const auto after = client_->stats();
+  EXPECT_EQ(after.requests - before.requests, 20u);
+  EXPECT_LE(after.connections - before.connections, 1u) << "each request opened a connection";
+}
+
 TEST_F(S3ClientTest, EmptyObject) {
   const std::string key = prefix_ + "empty";
   ASSERT_TRUE(client_->Put(bucket_, key, "").ok());

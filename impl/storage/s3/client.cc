@@ -341,6 +341,7 @@ struct Client::Impl {
   std::string host_port;  // "127.0.0.1:7070"
   CURLSH* share = nullptr;
   std::mutex share_locks[CURL_LOCK_DATA_LAST];
+  std::atomic<uint64_t> n_requests{0}, n_connections{0}, n_retries{0};
   std::mutex rng_mu;
   std::mt19937_64 rng{std::random_device{}()};
 
@@ -470,6 +471,10 @@ struct Client::Impl {
       curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, r.method.c_str());
     }
     CURLcode rc = curl_easy_perform(h);
+    long connects = 0;
+    curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects);
+    n_connections += static_cast<uint64_t>(connects);
+    ++n_requests;
     if (rc == CURLE_OK) {
       curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &resp->status);
     } else {
@@ -486,6 +491,7 @@ struct Client::Impl {
     std::string last;
     Code last_code = Code::kIO;
     for (int attempt = 1; attempt <= std::max(1, cfg.max_attempts); ++attempt) {
+      if (attempt > 1) ++n_retries;
       if (attempt > 1)
         std::this_thread::sleep_for(std::chrono::milliseconds(BackoffMs(attempt - 1)));
       Response resp;
@@ -635,6 +641,14 @@ Result<std::unique_ptr<Client>> Client::Create(Config config) {
 Client::Client(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Client::~Client() = default;
 const Config& Client::config() const { return impl_->cfg; }
+
+Client::Stats Client::stats() const {
+  Stats s;
+  s.requests = impl_->n_requests.load();
+  s.connections = impl_->n_connections.load();
+  s.retries = impl_->n_retries.load();
+  return s;
+}
 
 Status Client::Put(const std::string& bucket, const std::string& key, std::string_view body,
                    const PutOptions& opts) {

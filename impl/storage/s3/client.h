@@ -113,6 +113,14 @@ class Client {
   // Every page, concatenated.
   Result<ListPage> List(const std::string& bucket, const ListOptions& opts);
 
+  // Counters since Create, for tests and benchmarks.
+  struct Stats {
+    uint64_t requests = 0;     // HTTP exchanges, retries included
+    uint64_t connections = 0;  // new TCP/TLS connections opened (the rest reused one)
+    uint64_t retries = 0;
+  };
+  Stats stats() const;
+
   // Multipart upload, also usable on its own (Put uses it above the threshold).
   Status PutMultipart(const std::string& bucket, const std::string& key, std::string_view body);
 
