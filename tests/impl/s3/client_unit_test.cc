@@ -1,0 +1,396 @@
+// The S3 client without a real server: XML parsing, configuration from the environment, and the
+// retry policy against a scripted HTTP server on loopback (errors, resets, truncation, stalls).
+#include "impl/storage/s3/client.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace smd::s3 {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+TEST(S3Xml, ParsesListObjectsV2) {
+  const std::string doc =
+      "<?xml version=\"1.0\"?><ListBucketResult><Name>b</Name><IsTruncated>true</IsTruncated>"
+      "<Contents><Key>a &amp; b&lt;c&gt;&#x1234;&#252;</Key><Size>12</Size><ETag>&quot;e1&quot;"
+      "</ETag></Contents><Contents><Key>k2</Key><Size>0</Size></Contents>"
+      "<CommonPrefixes><Prefix>dir/</Prefix></CommonPrefixes>"
+      "<NextContinuationToken>tok+/=</NextContinuationToken><KeyCount>2</KeyCount>"
+      "</ListBucketResult>";
+  auto contents = xml::Elements(doc, "Contents");
+  ASSERT_EQ(contents.size(), 2u);
+  EXPECT_EQ(xml::FirstText(contents[0], "Key"), "a & b<c>\xe1\x88\xb4\xc3\xbc");
+  EXPECT_EQ(xml::FirstText(contents[0], "ETag"), "\"e1\"");
+  EXPECT_EQ(xml::FirstText(contents[1], "Size"), "0");
+  EXPECT_EQ(xml::AllText(doc, "Prefix"), std::vector<std::string>{"dir/"});
+  EXPECT_EQ(xml::FirstText(doc, "NextContinuationToken"), "tok+/=");
+  // <Key> must not match <KeyCount>.
+  EXPECT_EQ(xml::AllText(doc, "Key").size(), 2u);
+  EXPECT_EQ(xml::FirstText(doc, "Missing"), "");
+}
+
+TEST(S3Xml, MalformedInputIsHandled) {
+  EXPECT_TRUE(xml::Elements("<Key>unterminated", "Key").empty());
+  EXPECT_TRUE(xml::Elements("<Key", "Key").empty());
+  EXPECT_EQ(xml::Elements("<Key/><Key>x</Key>", "Key").size(), 2u);
+  EXPECT_EQ(xml::Unescape("&bogus; & &#;"), "&bogus; & &#;");
+  EXPECT_EQ(xml::Unescape(xml::Escape("<a&'\">")), "<a&'\">");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Configuration. Each test sets the variables it needs and clears the others.
+class S3Config : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* v : kVars) {
+      if (const char* old = std::getenv(v)) saved_.emplace_back(v, old);
+      unsetenv(v);
+    }
+    dir_ = ::testing::TempDir() + "/s3cfg-" + std::to_string(getpid());
+    std::string cmd = "mkdir -p '" + dir_ + "'";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    setenv("AWS_SHARED_CREDENTIALS_FILE", (dir_ + "/credentials").c_str(), 1);
+    setenv("AWS_CONFIG_FILE", (dir_ + "/config").c_str(), 1);
+    std::remove((dir_ + "/credentials").c_str());
+    std::remove((dir_ + "/config").c_str());
+  }
+  void TearDown() override {
+    for (const char* v : kVars) unsetenv(v);
+    for (const auto& [k, v] : saved_) setenv(k.c_str(), v.c_str(), 1);
+  }
+  void Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ + "/" + name) << text;
+  }
+  static constexpr const char* kVars[] = {
+      "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+      "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", "AWS_REGION", "AWS_DEFAULT_REGION",
+      "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_CA_BUNDLE"};
+  std::vector<std::pair<std::string, std::string>> saved_;
+  std::string dir_;
+};
+
+TEST_F(S3Config, EnvironmentCredentialsComeFirst) {
+  Write("credentials", "[default]\naws_access_key_id = FILEKEY\naws_secret_access_key = FILESECRET\n");
+  setenv("AWS_ACCESS_KEY_ID", "ENVKEY", 1);
+  setenv("AWS_SECRET_ACCESS_KEY", "ENVSECRET", 1);
+  setenv("AWS_SESSION_TOKEN", "ENVTOKEN", 1);
+  auto c = ConfigFromEnvironment();
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->credentials.access_key_id, "ENVKEY");
+  EXPECT_EQ(c->credentials.secret_access_key, "ENVSECRET");
+  EXPECT_EQ(c->credentials.session_token, "ENVTOKEN");
+  EXPECT_EQ(c->region, "us-east-1");
+  EXPECT_EQ(c->endpoint, "https://s3.us-east-1.amazonaws.com");
+  EXPECT_FALSE(c->path_style);  // AWS: virtual-hosted
+}
+
+TEST_F(S3Config, HalfEnvironmentCredentialsAreAnError) {
+  setenv("AWS_ACCESS_KEY_ID", "ENVKEY", 1);
+  auto c = ConfigFromEnvironment();
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), Code::kAuth);
+  EXPECT_NE(c.status().message().find("AWS_SECRET_ACCESS_KEY"), std::string::npos);
+}
+
+TEST_F(S3Config, ProfileFromCredentialsAndConfigFiles) {
+  Write("credentials",
+        "[default]\naws_access_key_id = DEF\naws_secret_access_key = DEFS\n"
+        "[work]\naws_access_key_id = WORK\naws_secret_access_key = WORKS\n"
+        "aws_session_token = WORKT\n");
+  Write("config",
+        "[default]\nregion = eu-west-1\n"
+        "[profile work]\nregion = ap-south-1\nendpoint_url = http://minio.local:9000/\n"
+        "s3 =\n  addressing_style = virtual\nca_bundle = /etc/ca.pem\n");
+  auto d = ConfigFromEnvironment();
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->credentials.access_key_id, "DEF");
+  EXPECT_EQ(d->region, "eu-west-1");
+  EXPECT_EQ(d->endpoint, "https://s3.eu-west-1.amazonaws.com");
+
+  setenv("AWS_PROFILE", "work", 1);
+  auto w = ConfigFromEnvironment();
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->credentials.access_key_id, "WORK");
+  EXPECT_EQ(w->credentials.secret_access_key, "WORKS");
+  EXPECT_EQ(w->credentials.session_token, "WORKT");
+  EXPECT_EQ(w->region, "ap-south-1");
+  EXPECT_EQ(w->endpoint, "http://minio.local:9000");
+  EXPECT_FALSE(w->path_style);  // the profile's s3.addressing_style
+  EXPECT_EQ(w->ca_bundle, "/etc/ca.pem");
+
+  // Environment beats the profile for region, endpoint and CA bundle.
+  setenv("AWS_DEFAULT_REGION", "us-west-2", 1);
+  setenv("AWS_ENDPOINT_URL", "http://generic:1", 1);
+  setenv("AWS_CA_BUNDLE", "/env/ca.pem", 1);
+  auto e = ConfigFromEnvironment();
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->region, "us-west-2");
+  EXPECT_EQ(e->endpoint, "http://generic:1");
+  EXPECT_EQ(e->ca_bundle, "/env/ca.pem");
+  setenv("AWS_REGION", "sa-east-1", 1);
+  setenv("AWS_ENDPOINT_URL_S3", "http://s3only:2", 1);
+  auto f = ConfigFromEnvironment();
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->region, "sa-east-1");
+  EXPECT_EQ(f->endpoint, "http://s3only:2");
+}
+
+TEST_F(S3Config, CustomEndpointDefaultsToPathStyle) {
+  setenv("AWS_ACCESS_KEY_ID", "K", 1);
+  setenv("AWS_SECRET_ACCESS_KEY", "S", 1);
+  setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:7070", 1);
+  auto c = ConfigFromEnvironment();
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->path_style);
+  setenv("AWS_ENDPOINT_URL", "127.0.0.1:7070", 1);
+  EXPECT_EQ(ConfigFromEnvironment().status().code(), Code::kInvalidArgument);
+}
+
+TEST_F(S3Config, NoCredentialsNamesWhereItLooked) {
+  setenv("AWS_PROFILE", "ghost", 1);
+  auto c = ConfigFromEnvironment();
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), Code::kAuth);
+  EXPECT_NE(c.status().message().find("ghost"), std::string::npos);
+  EXPECT_NE(c.status().message().find("AWS_ACCESS_KEY_ID"), std::string::npos);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A scripted HTTP/1.1 server on 127.0.0.1: each accepted connection serves one request with the
+// next step of the script, then closes.
+class ScriptedServer {
+ public:
+  enum class Act { kRespond, kReset, kTruncate, kStall };
+  struct Step {
+    Act act = Act::kRespond;
+    int status = 200;
+    std::string body;
+    std::string extra_headers;
+  };
+
+  explicit ScriptedServer(std::vector<Step> script) : script_(std::move(script)) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    listen(fd_, 16);
+    socklen_t len = sizeof a;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~ScriptedServer() {
+    stop_ = true;
+    shutdown(fd_, SHUT_RDWR);
+    close(fd_);
+    thread_.join();
+  }
+  std::string endpoint() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  int served() const { return served_.load(); }
+  std::string last_request() {
+    std::lock_guard<std::mutex> l(mu_);
+    return last_request_;
+  }
+
+ private:
+  void Run() {
+    for (;;) {
+      int c = accept(fd_, nullptr, nullptr);
+      if (c < 0 || stop_) {
+        if (c >= 0) close(c);
+        return;
+      }
+      std::string req;
+      char buf[65536];
+      size_t need = std::string::npos;
+      for (;;) {
+        ssize_t n = recv(c, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        req.append(buf, n);
+        size_t head = req.find("\r\n\r\n");
+        if (head != std::string::npos && need == std::string::npos) {
+          size_t cl = req.find("Content-Length: ");
+          size_t body_len = cl == std::string::npos || cl > head ? 0 : std::stoul(req.substr(cl + 16));
+          need = head + 4 + body_len;
+        }
+        if (need != std::string::npos && req.size() >= need) break;
+      }
+      {
+        std::lock_guard<std::mutex> l(mu_);
+        last_request_ = req;
+      }
+      const int i = served_.fetch_add(1);
+      Step s = i < static_cast<int>(script_.size()) ? script_[i] : script_.back();
+      std::string resp = "HTTP/1.1 " + std::to_string(s.status) + " X\r\nConnection: close\r\n" +
+                         s.extra_headers;
+      switch (s.act) {
+        case Act::kRespond:
+          resp += "Content-Length: " + std::to_string(s.body.size()) + "\r\n\r\n" + s.body;
+          send(c, resp.data(), resp.size(), MSG_NOSIGNAL);
+          break;
+        case Act::kReset: {
+          linger lg{1, 0};  // RST instead of FIN
+          setsockopt(c, SOL_SOCKET, SO_LINGER, &lg, sizeof lg);
+          break;
+        }
+        case Act::kTruncate:
+          resp += "Content-Length: " + std::to_string(s.body.size() + 100) + "\r\n\r\n" + s.body;
+          send(c, resp.data(), resp.size(), MSG_NOSIGNAL);
+          break;
+        case Act::kStall:
+          resp += "Content-Length: 1000\r\n\r\n";
+          send(c, resp.data(), resp.size(), MSG_NOSIGNAL);
+          // Say nothing more until the client gives up and closes.
+          for (int k = 0; k < 100 && !stop_; ++k) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            char b;
+            if (recv(c, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0) break;
+          }
+          break;
+      }
+      close(c);
+    }
+  }
+
+  std::vector<Step> script_;
+  int fd_ = -1;
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::atomic<int> served_{0};
+  std::mutex mu_;
+  std::string last_request_;
+  std::thread thread_;
+};
+
+using Act = ScriptedServer::Act;
+
+std::string ErrorXml(const std::string& code) {
+  return "<?xml version=\"1.0\"?><Error><Code>" + code + "</Code><Message>m-" + code +
+         "</Message></Error>";
+}
+
+std::unique_ptr<Client> MakeClient(const std::string& endpoint, int attempts = 4) {
+  Config cfg;
+  cfg.endpoint = endpoint;
+  cfg.credentials = {"AKIDTEST", "TOP-SECRET-KEY", "SESSION-TOKEN-XYZ"};
+  cfg.max_attempts = attempts;
+  cfg.backoff_base_ms = 5;
+  cfg.backoff_cap_ms = 20;
+  cfg.stall_timeout_ms = 1000;
+  auto c = Client::Create(cfg);
+  EXPECT_TRUE(c.ok()) << c.status().message();
+  return std::move(c).value();
+}
+
+TEST(S3Retry, ServerErrorsAndSlowDownAreRetriedThenSucceed) {
+  ScriptedServer srv({{Act::kRespond, 500, ErrorXml("InternalError")},
+                      {Act::kRespond, 503, ErrorXml("SlowDown")},
+                      {Act::kRespond, 200, "payload"}});
+  auto c = MakeClient(srv.endpoint());
+  auto got = c->Get("bucket", "dir/key");
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(*got, "payload");
+  EXPECT_EQ(srv.served(), 3);
+  EXPECT_EQ(c->stats().retries, 2u);
+  // What went on the wire: our signature, the path as is, the token header.
+  const std::string req = srv.last_request();
+  EXPECT_NE(req.find("GET /bucket/dir/key HTTP/1.1"), std::string::npos) << req;
+  EXPECT_NE(req.find("Authorization: AWS4-HMAC-SHA256 Credential=AKIDTEST/"), std::string::npos);
+  EXPECT_NE(req.find("x-amz-security-token: SESSION-TOKEN-XYZ"), std::string::npos);
+  EXPECT_NE(req.find("x-amz-content-sha256: "), std::string::npos);
+}
+
+TEST(S3Retry, ResetTruncationAndStallAreRetried) {
+  ScriptedServer srv({{Act::kReset},
+                      {Act::kTruncate, 200, "partial"},
+                      {Act::kStall},
+                      {Act::kRespond, 200, "whole"}});
+  auto c = MakeClient(srv.endpoint(), 5);
+  auto got = c->Get("bucket", "k");
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(*got, "whole");
+  EXPECT_EQ(srv.served(), 4);
+}
+
+TEST(S3Retry, BudgetSpentGivesTheS3CodeAndTheKeyButNoSecret) {
+  ScriptedServer srv({{Act::kRespond, 503, ErrorXml("SlowDown")}});
+  auto c = MakeClient(srv.endpoint(), 3);
+  Status st = c->Put("bucket", "a/b c", "data");
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.code(), Code::kHttp);
+  EXPECT_EQ(srv.served(), 3);
+  EXPECT_NE(st.message().find("s3://bucket/a/b c"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("503 SlowDown"), std::string::npos) << st.message();
+  EXPECT_EQ(st.message().find("TOP-SECRET-KEY"), std::string::npos);
+  EXPECT_EQ(st.message().find("SESSION-TOKEN-XYZ"), std::string::npos);
+}
+
+TEST(S3Retry, ClientErrorsAreNotRetried) {
+  ScriptedServer srv({{Act::kRespond, 403, ErrorXml("SignatureDoesNotMatch")},
+                      {Act::kRespond, 200, "never"}});
+  auto c = MakeClient(srv.endpoint());
+  auto got = c->Get("bucket", "k");
+  EXPECT_EQ(got.status().code(), Code::kAuth);
+  EXPECT_NE(got.status().message().find("SignatureDoesNotMatch"), std::string::npos);
+  EXPECT_EQ(srv.served(), 1);
+}
+
+TEST(S3Retry, ServerEchoingTheSecretIsScrubbed) {
+  ScriptedServer srv({{Act::kRespond, 400,
+                       "<Error><Code>InvalidArgument</Code><Message>bad TOP-SECRET-KEY and "
+                       "SESSION-TOKEN-XYZ</Message></Error>"}});
+  auto c = MakeClient(srv.endpoint());
+  auto got = c->Get("bucket", "k");
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), Code::kHttp);
+  EXPECT_EQ(got.status().message().find("TOP-SECRET-KEY"), std::string::npos);
+  EXPECT_EQ(got.status().message().find("SESSION-TOKEN-XYZ"), std::string::npos);
+}
+
+TEST(S3Retry, SkewedClockIsRetriedThenAnAuthError) {
+  ScriptedServer srv({{Act::kRespond, 403, ErrorXml("RequestTimeTooSkewed")}});
+  auto c = MakeClient(srv.endpoint(), 2);
+  auto got = c->Get("bucket", "k");
+  EXPECT_EQ(got.status().code(), Code::kAuth);
+  EXPECT_NE(got.status().message().find("RequestTimeTooSkewed"), std::string::npos);
+  EXPECT_EQ(srv.served(), 2);
+}
+
+TEST(S3Retry, MultipartAbortsWhenAPartFails) {
+  const std::string create =
+      "<InitiateMultipartUploadResult><UploadId>UP-1</UploadId></InitiateMultipartUploadResult>";
+  ScriptedServer srv({{Act::kRespond, 200, create},
+                      {Act::kRespond, 400, ErrorXml("InvalidPart")},
+                      {Act::kRespond, 204, ""}});
+  Config cfg;
+  cfg.endpoint = srv.endpoint();
+  cfg.credentials = {"AK", "SK", ""};
+  cfg.part_size = 1 << 20;
+  cfg.max_parallel_parts = 1;
+  auto c = Client::Create(cfg);
+  ASSERT_TRUE(c.ok());
+  Status st = (*c)->PutMultipart("bucket", "big", std::string(1 << 20, 'x'));
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("InvalidPart"), std::string::npos) << st.message();
+  EXPECT_EQ(srv.served(), 3);
+  EXPECT_NE(srv.last_request().find("DELETE /bucket/big?uploadId=UP-1 "), std::string::npos)
+      << srv.last_request();
+}
+
+}  // namespace
+}  // namespace smd::s3
