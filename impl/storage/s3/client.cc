@@ -301,8 +301,7 @@ size_t ReadBody(char* buf, size_t size, size_t n, void* user) {
   return k;
 }
 
-std::string AmzDateNow() {
-  std::time_t t = std::time(nullptr);
+std::string AmzDate(std::time_t t) {
   std::tm tm{};
   gmtime_r(&t, &tm);
   char buf[32];
@@ -313,7 +312,7 @@ std::string AmzDateNow() {
 bool RetryableS3Code(const std::string& code) {
   return code == "SlowDown" || code == "InternalError" || code == "ServiceUnavailable" ||
          code == "RequestTimeout" || code == "RequestTimeTooSkewed" || code == "Throttling" ||
-         code == "ThrottlingException" || code == "ExpiredToken";
+         code == "ThrottlingException";
 }
 
 bool AuthS3Code(const std::string& code) {
@@ -342,6 +341,8 @@ struct Client::Impl {
   CURLSH* share = nullptr;
   std::mutex share_locks[CURL_LOCK_DATA_LAST];
   std::atomic<uint64_t> n_requests{0}, n_connections{0}, n_retries{0};
+  // Seconds to add to our clock, learnt from a server that answered RequestTimeTooSkewed.
+  std::atomic<long long> clock_offset_s{0};
   std::mutex rng_mu;
   std::mt19937_64 rng{std::random_device{}()};
 
@@ -418,7 +419,7 @@ struct Client::Impl {
     sr.payload_hash = Sha256Hex(r.body);
     SignOptions so;
     so.region = cfg.region;
-    so.amz_date = AmzDateNow();
+    so.amz_date = AmzDate(std::time(nullptr) + static_cast<std::time_t>(clock_offset_s.load()));
     Signature sig = Sign(sr, cfg.credentials, so);
 
     std::string url = scheme + "://" + host + UriEncode(path, true);
@@ -529,6 +530,14 @@ struct Client::Impl {
       else if (resp.status == 416 || code == "InvalidRange") last_code = Code::kCorrupt;
       else last_code = Code::kHttp;
       if (code == "RequestTimeTooSkewed" || code == "ExpiredToken") last_code = Code::kAuth;
+      if (code == "RequestTimeTooSkewed") {
+        // Sign the retry with the server's clock (its Date header), as the AWS SDKs do.
+        auto it = resp.headers.find("date");
+        std::tm tm{};
+        if (it != resp.headers.end() &&
+            strptime(it->second.c_str(), "%a, %d %b %Y %H:%M:%S", &tm) != nullptr)
+          clock_offset_s = static_cast<long long>(timegm(&tm) - std::time(nullptr));
+      }
       if (!retry) break;
     }
     std::string msg = std::string("S3 ") + what + " " + Where(r) + ": ";

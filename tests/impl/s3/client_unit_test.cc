@@ -11,6 +11,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
 #include <mutex>
 #include <string>
@@ -369,6 +370,22 @@ TEST(S3Retry, SkewedClockIsRetriedThenAnAuthError) {
   EXPECT_EQ(got.status().code(), Code::kAuth);
   EXPECT_NE(got.status().message().find("RequestTimeTooSkewed"), std::string::npos);
   EXPECT_EQ(srv.served(), 2);
+}
+
+TEST(S3Retry, SkewedClockIsCorrectedFromTheServersDate) {
+  std::time_t ahead = std::time(nullptr) + 3600;
+  std::tm tm{};
+  gmtime_r(&ahead, &tm);
+  char date[64], amz[32];
+  std::strftime(date, sizeof date, "Date: %a, %d %b %Y %H:%M:%S GMT\r\n", &tm);
+  std::strftime(amz, sizeof amz, "%Y%m%dT%H", &tm);
+  ScriptedServer srv({{Act::kRespond, 403, ErrorXml("RequestTimeTooSkewed"), date},
+                      {Act::kRespond, 200, "ok"}});
+  auto c = MakeClient(srv.endpoint());
+  auto got = c->Get("bucket", "k");
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_NE(srv.last_request().find(std::string("x-amz-date: ") + amz), std::string::npos)
+      << srv.last_request();
 }
 
 TEST(S3Retry, MultipartAbortsWhenAPartFails) {
