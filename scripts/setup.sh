@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git curl
   libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev libcjson-dev libpcre2-dev swig
   libssl-dev libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev llvm

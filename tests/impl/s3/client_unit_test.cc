@@ -388,6 +388,22 @@ TEST(S3Retry, SkewedClockIsCorrectedFromTheServersDate) {
       << srv.last_request();
 }
 
+TEST(S3Addressing, VirtualHostedPutsTheBucketInTheHost) {
+  // curl resolves every *.localhost name to the loopback address.
+  ScriptedServer srv({{Act::kRespond, 200, "v"}});
+  Config cfg;
+  cfg.endpoint = "http://localhost:" + srv.endpoint().substr(srv.endpoint().rfind(':') + 1);
+  cfg.path_style = false;
+  cfg.credentials = {"AK", "SK", ""};
+  auto c = Client::Create(cfg);
+  ASSERT_TRUE(c.ok());
+  auto got = (*c)->Get("my-bucket", "dir/a b");
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  const std::string req = srv.last_request();
+  EXPECT_NE(req.find("GET /dir/a%20b HTTP/1.1"), std::string::npos) << req;
+  EXPECT_NE(req.find("Host: my-bucket.localhost:"), std::string::npos) << req;
+}
+
 TEST(S3Retry, MultipartAbortsWhenAPartFails) {
   const std::string create =
       "<InitiateMultipartUploadResult><UploadId>UP-1</UploadId></InitiateMultipartUploadResult>";
