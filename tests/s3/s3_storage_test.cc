@@ -175,10 +175,12 @@ TEST(S3Uri, ParsesAndRejectsMalformedUris) {
 TEST(S3Uri, MakeS3StorageWithoutCredentialsIsAnAuthError) {
   // No credentials anywhere: an empty environment for the AWS variables and no profile files.
   for (const char* v : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN",
-                        "AWS_PROFILE"})
+                        "AWS_PROFILE", "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
+                        "AWS_CONTAINER_CREDENTIALS_FULL_URI"})
     unsetenv(v);
   setenv("AWS_SHARED_CREDENTIALS_FILE", "/nonexistent/credentials", 1);
   setenv("AWS_CONFIG_FILE", "/nonexistent/config", 1);
+  setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
   auto s = MakeS3Storage("s3://bucket/prefix");
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.status().code(), Code::kAuth) << s.status().message();

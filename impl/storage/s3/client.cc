@@ -1,5 +1,6 @@
 #include "impl/storage/s3/client.h"
 
+#include <cjson/cJSON.h>
 #include <curl/curl.h>
 
 #include <algorithm>
@@ -209,11 +210,36 @@ Result<Config> ConfigFromEnvironment() {
     c.credentials.access_key_id = prof("aws_access_key_id");
     c.credentials.secret_access_key = prof("aws_secret_access_key");
     c.credentials.session_token = prof("aws_session_token");
-    if (c.credentials.access_key_id.empty() || c.credentials.secret_access_key.empty())
+    const std::string rel = Env("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
+    const std::string full = Env("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+    const bool profile_keys =
+        !c.credentials.access_key_id.empty() && !c.credentials.secret_access_key.empty();
+    if (!profile_keys && (!rel.empty() || !full.empty())) {
+      c.credentials = {};
+      c.credential_source = Config::CredentialSource::kContainer;
+      c.credentials_url = !rel.empty() ? "http://169.254.170.2" + rel : full;
+      std::string token_file = Env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
+      if (!token_file.empty()) {
+        std::ifstream in(token_file);
+        std::getline(in, c.credentials_auth_token);
+        c.credentials_auth_token = Trim(c.credentials_auth_token);
+      } else {
+        c.credentials_auth_token = Env("AWS_CONTAINER_AUTHORIZATION_TOKEN");
+      }
+    } else if (!profile_keys && Env("AWS_EC2_METADATA_DISABLED") != "true") {
+      c.credentials = {};
+      c.credential_source = Config::CredentialSource::kInstanceMetadata;
+      c.credentials_url = Env("AWS_EC2_METADATA_SERVICE_ENDPOINT");
+      if (c.credentials_url.empty()) c.credentials_url = "http://169.254.169.254";
+      while (!c.credentials_url.empty() && c.credentials_url.back() == '/')
+        c.credentials_url.pop_back();
+    } else if (!profile_keys) {
       return Status(Code::kAuth,
                     "no S3 credentials: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or give "
                     "profile '" + profile + "' aws_access_key_id and aws_secret_access_key in " +
-                        cred_file + " or " + conf_file);
+                        cred_file + " or " + conf_file +
+                        " (AWS_EC2_METADATA_DISABLED=true turns off the instance metadata)");
+    }
   }
 
   c.region = Env("AWS_REGION");
@@ -341,6 +367,10 @@ struct Client::Impl {
   CURLSH* share = nullptr;
   std::mutex share_locks[CURL_LOCK_DATA_LAST];
   std::atomic<uint64_t> n_requests{0}, n_connections{0}, n_retries{0};
+  // Current credentials (replaced by refreshes of temporary ones) and when they expire.
+  mutable std::mutex creds_mu;
+  Credentials creds;
+  std::time_t creds_expire = 0;  // 0: never
   // Seconds to add to our clock, learnt from a server that answered RequestTimeTooSkewed.
   std::atomic<long long> clock_offset_s{0};
   std::mutex rng_mu;
@@ -386,12 +416,106 @@ struct Client::Impl {
 
   // Never lets the secret or the token into a message.
   std::string Scrub(std::string s) const {
-    for (const std::string* secret : {&cfg.credentials.secret_access_key,
-                                      &cfg.credentials.session_token}) {
+    Credentials c = Current();
+    for (const std::string* secret : {&c.secret_access_key, &c.session_token}) {
       if (secret->empty()) continue;
       for (size_t p; (p = s.find(*secret)) != std::string::npos;) s.replace(p, secret->size(), "***");
     }
     return s;
+  }
+
+  Credentials Current() const {
+    std::lock_guard<std::mutex> l(creds_mu);
+    return creds;
+  }
+
+  // A plain (unsigned) HTTP exchange with the credential services; one attempt, short timeouts.
+  Status Fetch(const std::string& method, const std::string& url,
+               const std::vector<std::string>& headers, std::string* body) {
+    CURL* h = curl_easy_init();
+    curl_slist* hl = nullptr;
+    for (const auto& x : headers) hl = curl_slist_append(hl, x.c_str());
+    char errbuf[CURL_ERROR_SIZE] = {0};
+    body->clear();
+    curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
+    curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, WriteBody);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
+    if (method == "PUT") {
+      curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PUT");
+    }
+    CURLcode rc = curl_easy_perform(h);
+    long status = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(hl);
+    curl_easy_cleanup(h);
+    if (rc != CURLE_OK)
+      return Status(Code::kAuth, "no S3 credentials: cannot reach " + url + ": " +
+                                     (errbuf[0] ? errbuf : curl_easy_strerror(rc)));
+    if (status != 200)
+      return Status(Code::kAuth, "no S3 credentials: " + url + " answered HTTP " +
+                                     std::to_string(status));
+    return Status::Ok();
+  }
+
+  // Fetches temporary credentials from the configured source.
+  Status Refresh() {
+    std::string body, url = cfg.credentials_url;
+    if (cfg.credential_source == Config::CredentialSource::kContainer) {
+      std::vector<std::string> h;
+      if (!cfg.credentials_auth_token.empty())
+        h.push_back("Authorization: " + cfg.credentials_auth_token);
+      SMD_RETURN_IF_ERROR(Fetch("GET", url, h, &body));
+    } else {
+      std::string token;
+      SMD_RETURN_IF_ERROR(Fetch("PUT", url + "/latest/api/token",
+                                {"X-aws-ec2-metadata-token-ttl-seconds: 21600"}, &token));
+      const std::string th = "X-aws-ec2-metadata-token: " + token;
+      std::string role;
+      url += "/latest/meta-data/iam/security-credentials/";
+      SMD_RETURN_IF_ERROR(Fetch("GET", url, {th}, &role));
+      role = Trim(role.substr(0, role.find('\n')));
+      if (role.empty()) return Status(Code::kAuth, "no S3 credentials: no IAM role at " + url);
+      url += role;
+      SMD_RETURN_IF_ERROR(Fetch("GET", url, {th}, &body));
+    }
+    cJSON* j = cJSON_Parse(body.c_str());
+    auto str = [&](const char* k) {
+      const cJSON* v = cJSON_GetObjectItemCaseSensitive(j, k);
+      return cJSON_IsString(v) ? std::string(v->valuestring) : std::string();
+    };
+    Credentials c{str("AccessKeyId"), str("SecretAccessKey"), str("Token")};
+    std::string exp = str("Expiration");
+    cJSON_Delete(j);
+    if (c.access_key_id.empty() || c.secret_access_key.empty())
+      return Status(Code::kAuth, "no S3 credentials: " + url +
+                                     " gave no AccessKeyId/SecretAccessKey");
+    std::time_t expire = 0;
+    std::tm tm{};
+    if (!exp.empty() && strptime(exp.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) != nullptr)
+      expire = timegm(&tm);
+    std::lock_guard<std::mutex> l(creds_mu);
+    creds = std::move(c);
+    creds_expire = expire;
+    return Status::Ok();
+  }
+
+  // Credentials for a request: refreshed first when they expire within 5 minutes.
+  Result<Credentials> ForRequest(bool force_refresh) {
+    if (cfg.credential_source != Config::CredentialSource::kStatic) {
+      bool stale;
+      {
+        std::lock_guard<std::mutex> l(creds_mu);
+        stale = creds.access_key_id.empty() ||
+                (creds_expire != 0 && std::time(nullptr) + 300 >= creds_expire);
+      }
+      if (stale || force_refresh) SMD_RETURN_IF_ERROR(Refresh());
+    }
+    return Current();
   }
 
   int BackoffMs(int attempt) {
@@ -402,7 +526,8 @@ struct Client::Impl {
   }
 
   // One attempt. Returns the curl result; fills resp.
-  CURLcode Once(const Request& r, Response* resp, std::string* curl_err) {
+  CURLcode Once(const Request& r, const Credentials& creds_now, Response* resp,
+               std::string* curl_err) {
     std::string host = host_port, path;
     if (cfg.path_style) {
       path = "/" + r.bucket + (r.key.empty() ? "" : "/" + r.key);
@@ -420,7 +545,7 @@ struct Client::Impl {
     SignOptions so;
     so.region = cfg.region;
     so.amz_date = AmzDate(std::time(nullptr) + static_cast<std::time_t>(clock_offset_s.load()));
-    Signature sig = Sign(sr, cfg.credentials, so);
+    Signature sig = Sign(sr, creds_now, so);
 
     std::string url = scheme + "://" + host + UriEncode(path, true);
     std::string qs = CanonicalQueryString(r.query);
@@ -491,13 +616,17 @@ struct Client::Impl {
   Result<Response> Execute(const Request& r, const char* what) {
     std::string last;
     Code last_code = Code::kIO;
+    bool refresh = false;
     for (int attempt = 1; attempt <= std::max(1, cfg.max_attempts); ++attempt) {
       if (attempt > 1) ++n_retries;
       if (attempt > 1)
         std::this_thread::sleep_for(std::chrono::milliseconds(BackoffMs(attempt - 1)));
       Response resp;
       std::string curl_err;
-      CURLcode rc = Once(r, &resp, &curl_err);
+      auto creds_now = ForRequest(refresh);
+      if (!creds_now.ok()) return creds_now.status();
+      refresh = false;
+      CURLcode rc = Once(r, *creds_now, &resp, &curl_err);
       if (rc != CURLE_OK) {
         last_code = Code::kIO;
         if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST)
@@ -521,8 +650,12 @@ struct Client::Impl {
       }
       last = "HTTP " + std::to_string(resp.status) + (code.empty() ? "" : " " + code) +
              (message.empty() ? "" : ": " + message);
+      // Temporary credentials that expired early: fetch new ones and try again.
+      const bool renew = code == "ExpiredToken" &&
+                         cfg.credential_source != Config::CredentialSource::kStatic;
+      if (renew) refresh = true;
       const bool retry = resp.status == 500 || resp.status == 502 || resp.status == 503 ||
-                         resp.status == 504 || RetryableS3Code(code);
+                         resp.status == 504 || RetryableS3Code(code) || renew;
       if (resp.status == 403 || AuthS3Code(code)) last_code = Code::kAuth;
       else if (code == "NoSuchBucket") last_code = Code::kInvalidArgument;
       else if (resp.status == 404 || code == "NoSuchKey") last_code = Code::kNotFound;
@@ -622,7 +755,8 @@ struct Client::Impl {
 
 Result<std::unique_ptr<Client>> Client::Create(Config config) {
   std::call_once(g_curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-  if (config.credentials.access_key_id.empty() || config.credentials.secret_access_key.empty())
+  if (config.credential_source == Config::CredentialSource::kStatic &&
+      (config.credentials.access_key_id.empty() || config.credentials.secret_access_key.empty()))
     return Status(Code::kAuth, "no S3 credentials (access key id and secret access key)");
   auto impl = std::make_unique<Impl>();
   std::string ep = config.endpoint;
@@ -636,7 +770,10 @@ Result<std::unique_ptr<Client>> Client::Create(Config config) {
   if (impl->host_port.empty() || impl->host_port.find('/') != std::string::npos)
     return InvalidArgument("S3 endpoint '" + config.endpoint + "' must have a host and no path");
   config.endpoint = ep;
+  impl->creds = config.credentials;
   impl->cfg = std::move(config);
+  if (impl->cfg.credential_source != Config::CredentialSource::kStatic)
+    SMD_RETURN_IF_ERROR(impl->Refresh());
   impl->share = curl_share_init();
   curl_share_setopt(impl->share, CURLSHOPT_LOCKFUNC, &Impl::Lock);
   curl_share_setopt(impl->share, CURLSHOPT_UNLOCKFUNC, &Impl::Unlock);

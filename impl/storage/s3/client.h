@@ -35,6 +35,14 @@ struct Config {
   std::string ca_bundle;  // empty: the system's CA store
   Credentials credentials;
 
+  // Where temporary credentials come from when `credentials` is empty: kContainer (ECS/EKS
+  // container endpoint) or kInstanceMetadata (EC2 IMDSv2). They are fetched by Create and
+  // fetched again 5 minutes before they expire, or when S3 answers ExpiredToken.
+  enum class CredentialSource { kStatic, kContainer, kInstanceMetadata };
+  CredentialSource credential_source = CredentialSource::kStatic;
+  std::string credentials_url;         // container: the full URI; IMDS: the service endpoint
+  std::string credentials_auth_token;  // container: Authorization header value, if any
+
   uint64_t multipart_threshold = 16u << 20;  // PutObject below, multipart at and above
   uint64_t part_size = 8u << 20;             // >= 5 MiB for AWS (the last part may be smaller)
   int max_parallel_parts = 4;

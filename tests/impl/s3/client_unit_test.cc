@@ -66,6 +66,7 @@ class S3Config : public ::testing::Test {
     setenv("AWS_CONFIG_FILE", (dir_ + "/config").c_str(), 1);
     std::remove((dir_ + "/credentials").c_str());
     std::remove((dir_ + "/config").c_str());
+    setenv("AWS_EC2_METADATA_DISABLED", "true", 1);  // no instance metadata unless a test asks
   }
   void TearDown() override {
     for (const char* v : kVars) unsetenv(v);
@@ -77,7 +78,10 @@ class S3Config : public ::testing::Test {
   static constexpr const char* kVars[] = {
       "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
       "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", "AWS_REGION", "AWS_DEFAULT_REGION",
-      "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_CA_BUNDLE"};
+      "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_CA_BUNDLE",
+      "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+      "AWS_CONTAINER_AUTHORIZATION_TOKEN", "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+      "AWS_EC2_METADATA_DISABLED", "AWS_EC2_METADATA_SERVICE_ENDPOINT"};
   std::vector<std::pair<std::string, std::string>> saved_;
   std::string dir_;
 };
@@ -168,6 +172,35 @@ TEST_F(S3Config, NoCredentialsNamesWhereItLooked) {
   EXPECT_NE(c.status().message().find("AWS_ACCESS_KEY_ID"), std::string::npos);
 }
 
+TEST_F(S3Config, ContainerThenInstanceMetadataWhenNoKeys) {
+  Write("token", "Bearer abc\n");
+  setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:1/creds", 1);
+  setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", (dir_ + "/token").c_str(), 1);
+  auto c = ConfigFromEnvironment();
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->credential_source, Config::CredentialSource::kContainer);
+  EXPECT_EQ(c->credentials_url, "http://127.0.0.1:1/creds");
+  EXPECT_EQ(c->credentials_auth_token, "Bearer abc");
+  setenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/credentials/x", 1);
+  EXPECT_EQ(ConfigFromEnvironment()->credentials_url, "http://169.254.170.2/v2/credentials/x");
+
+  unsetenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
+  unsetenv("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+  unsetenv("AWS_EC2_METADATA_DISABLED");
+  setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:2/", 1);
+  auto i = ConfigFromEnvironment();
+  ASSERT_TRUE(i.ok()) << i.status().message();
+  EXPECT_EQ(i->credential_source, Config::CredentialSource::kInstanceMetadata);
+  EXPECT_EQ(i->credentials_url, "http://127.0.0.1:2");
+
+  // Profile keys come before both.
+  Write("credentials", "[default]\naws_access_key_id = P\naws_secret_access_key = PS\n");
+  auto p = ConfigFromEnvironment();
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->credential_source, Config::CredentialSource::kStatic);
+  EXPECT_EQ(p->credentials.access_key_id, "P");
+}
+
 // ---------------------------------------------------------------------------------------------
 // A scripted HTTP/1.1 server on 127.0.0.1: each accepted connection serves one request with the
 // next step of the script, then closes.
@@ -205,7 +238,11 @@ class ScriptedServer {
   int served() const { return served_.load(); }
   std::string last_request() {
     std::lock_guard<std::mutex> l(mu_);
-    return last_request_;
+    return requests_.empty() ? std::string() : requests_.back();
+  }
+  std::vector<std::string> requests() {
+    std::lock_guard<std::mutex> l(mu_);
+    return requests_;
   }
 
  private:
@@ -233,7 +270,7 @@ class ScriptedServer {
       }
       {
         std::lock_guard<std::mutex> l(mu_);
-        last_request_ = req;
+        requests_.push_back(req);
       }
       const int i = served_.fetch_add(1);
       Step s = i < static_cast<int>(script_.size()) ? script_[i] : script_.back();
@@ -274,7 +311,7 @@ class ScriptedServer {
   std::atomic<bool> stop_{false};
   std::atomic<int> served_{0};
   std::mutex mu_;
-  std::string last_request_;
+  std::vector<std::string> requests_;
   std::thread thread_;
 };
 
@@ -402,6 +439,81 @@ TEST(S3Addressing, VirtualHostedPutsTheBucketInTheHost) {
   const std::string req = srv.last_request();
   EXPECT_NE(req.find("GET /dir/a%20b HTTP/1.1"), std::string::npos) << req;
   EXPECT_NE(req.find("Host: my-bucket.localhost:"), std::string::npos) << req;
+}
+
+std::string CredsJson(const std::string& id, const std::string& token, long expires_in_s) {
+  std::time_t t = std::time(nullptr) + expires_in_s;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char exp[32];
+  std::strftime(exp, sizeof exp, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return "{\"AccessKeyId\":\"" + id + "\",\"SecretAccessKey\":\"SECRET-" + id +
+         "\",\"Token\":\"" + token + "\",\"Expiration\":\"" + exp + "\"}";
+}
+
+TEST(S3Credentials, ContainerCredentialsRefreshedOnExpiredToken) {
+  ScriptedServer srv({{Act::kRespond, 200, CredsJson("AKID1", "TOKEN1", 3600)},
+                      {Act::kRespond, 400, ErrorXml("ExpiredToken")},
+                      {Act::kRespond, 200, CredsJson("AKID2", "TOKEN2", 3600)},
+                      {Act::kRespond, 200, "data"}});
+  Config cfg;
+  cfg.endpoint = srv.endpoint();
+  cfg.credential_source = Config::CredentialSource::kContainer;
+  cfg.credentials_url = srv.endpoint() + "/creds";
+  cfg.credentials_auth_token = "Bearer tok";
+  cfg.backoff_base_ms = 1;
+  auto c = Client::Create(cfg);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  auto got = (*c)->Get("bucket", "k");
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(*got, "data");
+  auto reqs = srv.requests();
+  ASSERT_EQ(reqs.size(), 4u);
+  EXPECT_NE(reqs[0].find("GET /creds "), std::string::npos);
+  EXPECT_NE(reqs[0].find("Authorization: Bearer tok"), std::string::npos);
+  EXPECT_NE(reqs[1].find("Credential=AKID1/"), std::string::npos);
+  EXPECT_NE(reqs[1].find("x-amz-security-token: TOKEN1"), std::string::npos);
+  EXPECT_NE(reqs[3].find("Credential=AKID2/"), std::string::npos);
+  EXPECT_NE(reqs[3].find("x-amz-security-token: TOKEN2"), std::string::npos);
+}
+
+TEST(S3Credentials, InstanceMetadataV2AndRefreshBeforeExpiry) {
+  // Credentials that expire within 5 minutes are fetched again before the next request.
+  ScriptedServer srv({{Act::kRespond, 200, "IMDS-TOKEN"},
+                      {Act::kRespond, 200, "my-role\n"},
+                      {Act::kRespond, 200, CredsJson("AKIDA", "TA", 120)},
+                      {Act::kRespond, 200, "IMDS-TOKEN2"},
+                      {Act::kRespond, 200, "my-role"},
+                      {Act::kRespond, 200, CredsJson("AKIDB", "TB", 7200)},
+                      {Act::kRespond, 200, "data"}});
+  Config cfg;
+  cfg.endpoint = srv.endpoint();
+  cfg.credential_source = Config::CredentialSource::kInstanceMetadata;
+  cfg.credentials_url = srv.endpoint();
+  auto c = Client::Create(cfg);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  auto got = (*c)->Get("bucket", "k");
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  auto reqs = srv.requests();
+  ASSERT_EQ(reqs.size(), 7u);
+  EXPECT_NE(reqs[0].find("PUT /latest/api/token "), std::string::npos) << reqs[0];
+  EXPECT_NE(reqs[0].find("X-aws-ec2-metadata-token-ttl-seconds: 21600"), std::string::npos);
+  EXPECT_NE(reqs[1].find("GET /latest/meta-data/iam/security-credentials/ "), std::string::npos);
+  EXPECT_NE(reqs[1].find("X-aws-ec2-metadata-token: IMDS-TOKEN"), std::string::npos);
+  EXPECT_NE(reqs[2].find("GET /latest/meta-data/iam/security-credentials/my-role "),
+            std::string::npos);
+  EXPECT_NE(reqs[6].find("Credential=AKIDB/"), std::string::npos) << reqs[6];
+}
+
+TEST(S3Credentials, UnreachableCredentialServiceIsAnAuthError) {
+  Config cfg;
+  cfg.endpoint = "http://127.0.0.1:9";
+  cfg.credential_source = Config::CredentialSource::kContainer;
+  cfg.credentials_url = "http://127.0.0.1:9/creds";
+  auto c = Client::Create(cfg);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), Code::kAuth);
+  EXPECT_NE(c.status().message().find("127.0.0.1:9/creds"), std::string::npos);
 }
 
 TEST(S3Retry, MultipartAbortsWhenAPartFails) {
