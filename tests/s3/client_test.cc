@@ -1,7 +1,10 @@
 // The S3 client against a local S3 server that verifies SigV4 (scripts/s3-server.sh).
 #include "impl/storage/s3/client.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -259,8 +262,17 @@ TEST_F(S3ClientTest, BadBucketNameIsRejectedBeforeAnyRequest) {
 
 TEST(S3ClientNoServer, UnreachableEndpointIsAnIoErrorAfterRetries) {
   // A port nothing listens on: bind one, note it, close it.
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  close(fd);
+  const std::string port = std::to_string(ntohs(a.sin_port));
   Config cfg;
-  cfg.endpoint = "http://127.0.0.1:9";  // discard port: nothing listens there in tests
+  cfg.endpoint = "http://127.0.0.1:" + port;
   cfg.credentials = {"AK", "SECRET-NOT-IN-MESSAGES", ""};
   cfg.max_attempts = 3;
   cfg.backoff_base_ms = 10;
@@ -272,7 +284,7 @@ TEST(S3ClientNoServer, UnreachableEndpointIsAnIoErrorAfterRetries) {
   ASSERT_FALSE(got.ok());
   EXPECT_EQ(got.status().code(), Code::kIO) << got.status().message();
   EXPECT_NE(got.status().message().find("s3://bucket/key"), std::string::npos);
-  EXPECT_NE(got.status().message().find("127.0.0.1:9"), std::string::npos);
+  EXPECT_NE(got.status().message().find("127.0.0.1:" + port), std::string::npos);
   EXPECT_EQ(got.status().message().find("SECRET-NOT-IN-MESSAGES"), std::string::npos);
   EXPECT_LT(ms, 5000);
 }

@@ -1,6 +1,7 @@
 // The S3 client without a real server: XML parsing, configuration from the environment, and the
 // retry policy against a scripted HTTP server on loopback (errors, resets, truncation, stalls).
 #include "impl/storage/s3/client.h"
+#include "impl/storage/s3_storage.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -514,6 +515,28 @@ TEST(S3Credentials, UnreachableCredentialServiceIsAnAuthError) {
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), Code::kAuth);
   EXPECT_NE(c.status().message().find("127.0.0.1:9/creds"), std::string::npos);
+}
+
+TEST(S3StorageFallback, CreateExclusiveWithoutConditionalPutUsesHeadThenPut) {
+  ScriptedServer srv({{Act::kRespond, 501, ErrorXml("NotImplemented")},  // PUT If-None-Match
+                      {Act::kRespond, 404, ""},                          // HEAD: absent
+                      {Act::kRespond, 200, "<ListBucketResult></ListBucketResult>"},
+                      {Act::kRespond, 200, ""},                          // plain PUT
+                      {Act::kRespond, 200, ""}});                        // HEAD: present
+  auto c = MakeClient(srv.endpoint(), 1);
+  auto storage = io::MakeS3Storage("s3://bucket/trial", std::shared_ptr<Client>(std::move(c)));
+  ASSERT_TRUE(storage.ok());
+  Status first = (*storage)->CreateExclusive("lock");
+  ASSERT_TRUE(first.ok()) << first.message();
+  Status second = (*storage)->CreateExclusive("lock");  // no conditional PUT tried again
+  EXPECT_EQ(second.code(), Code::kAlreadyExists) << second.message();
+  auto reqs = srv.requests();
+  ASSERT_EQ(reqs.size(), 5u);
+  EXPECT_NE(reqs[0].find("If-None-Match: *"), std::string::npos);
+  EXPECT_NE(reqs[1].find("HEAD /bucket/trial/lock "), std::string::npos);
+  EXPECT_NE(reqs[3].find("PUT /bucket/trial/lock "), std::string::npos);
+  EXPECT_EQ(reqs[3].find("If-None-Match"), std::string::npos);
+  EXPECT_NE(reqs[4].find("HEAD /bucket/trial/lock "), std::string::npos);
 }
 
 TEST(S3Retry, MultipartAbortsWhenAPartFails) {
