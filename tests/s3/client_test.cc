@@ -7,7 +7,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <thread>
 #include <cstdlib>
 #include <set>
 #include <string>
@@ -68,6 +70,26 @@ TEST_F(S3ClientTest, ConnectionsAreReused) {
   const auto after = client_->stats();
   EXPECT_EQ(after.requests - before.requests, 20u);
   EXPECT_LE(after.connections - before.connections, 1u) << "each request opened a connection";
+}
+
+TEST_F(S3ClientTest, OneClientServesManyThreads) {
+  std::vector<std::thread> threads;
+  std::atomic<int> ok{0};
+  for (int t = 0; t < 6; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 8; ++i) {
+        const std::string key = prefix_ + "t" + std::to_string(t) + "/" + std::to_string(i);
+        const std::string body = key + "-body";
+        if (!client_->Put(bucket_, key, body).ok()) continue;
+        auto got = client_->Get(bucket_, key);
+        if (got.ok() && *got == body) ++ok;
+      }
+    });
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(ok.load(), 48);
+  auto all = client_->List(bucket_, ListOptions{prefix_, "", "", 10});
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(all->objects.size(), 48u);
 }
 
 TEST_F(S3ClientTest, EmptyObject) {
