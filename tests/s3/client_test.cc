@@ -87,6 +87,8 @@ TEST_F(S3ClientTest, OneClientServesManyThreads) {
     });
   for (auto& th : threads) th.join();
   EXPECT_EQ(ok.load(), 48);
+  // At most one connection per thread: idle connections go back to the shared cache.
+  EXPECT_LE(client_->stats().connections, 6u);
   auto all = client_->List(bucket_, ListOptions{prefix_, "", "", 10});
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(all->objects.size(), 48u);

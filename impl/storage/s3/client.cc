@@ -570,6 +570,9 @@ struct Client::Impl {
     curl_easy_setopt(h, CURLOPT_URL, url.c_str());
     curl_easy_setopt(h, CURLOPT_PATH_AS_IS, 1L);
     curl_easy_setopt(h, CURLOPT_SHARE, share);
+    // The shared cache keeps this many idle connections (curl's default, 5, would close the
+    // connections of concurrent requests as soon as more than 5 threads use the client).
+    curl_easy_setopt(h, CURLOPT_MAXCONNECTS, 64L);
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
