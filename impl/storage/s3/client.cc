@@ -775,8 +775,16 @@ Result<std::unique_ptr<Client>> Client::Create(Config config) {
   config.endpoint = ep;
   impl->creds = config.credentials;
   impl->cfg = std::move(config);
-  if (impl->cfg.credential_source != Config::CredentialSource::kStatic)
-    SMD_RETURN_IF_ERROR(impl->Refresh());
+  if (impl->cfg.credential_source != Config::CredentialSource::kStatic) {
+    Status st = impl->Refresh();
+    if (!st.ok() && impl->cfg.credential_source == Config::CredentialSource::kInstanceMetadata)
+      return Status(st.code(),
+                    st.message() +
+                        " (EC2 instance metadata, tried because neither AWS_ACCESS_KEY_ID/"
+                        "AWS_SECRET_ACCESS_KEY nor a profile with keys nor container credentials "
+                        "are set; AWS_EC2_METADATA_DISABLED=true skips it)");
+    SMD_RETURN_IF_ERROR(st);
+  }
   impl->share = curl_share_init();
   curl_share_setopt(impl->share, CURLSHOPT_LOCKFUNC, &Impl::Lock);
   curl_share_setopt(impl->share, CURLSHOPT_UNLOCKFUNC, &Impl::Unlock);

@@ -539,6 +539,20 @@ TEST(S3StorageFallback, CreateExclusiveWithoutConditionalPutUsesHeadThenPut) {
   EXPECT_NE(reqs[4].find("HEAD /bucket/trial/lock "), std::string::npos);
 }
 
+TEST(S3Credentials, MissingInstanceMetadataSaysWhatWasTried) {
+  Config cfg;
+  cfg.endpoint = "http://127.0.0.1:9";
+  cfg.credential_source = Config::CredentialSource::kInstanceMetadata;
+  ScriptedServer srv({{Act::kRespond, 404, ""}});
+  cfg.credentials_url = srv.endpoint();
+  auto c = Client::Create(cfg);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), Code::kAuth);
+  EXPECT_NE(c.status().message().find("/latest/api/token"), std::string::npos);
+  EXPECT_NE(c.status().message().find("AWS_ACCESS_KEY_ID"), std::string::npos);
+  EXPECT_NE(c.status().message().find("AWS_EC2_METADATA_DISABLED"), std::string::npos);
+}
+
 TEST(S3Retry, MultipartAbortsWhenAPartFails) {
   const std::string create =
       "<InitiateMultipartUploadResult><UploadId>UP-1</UploadId></InitiateMultipartUploadResult>";
