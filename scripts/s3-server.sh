@@ -8,7 +8,9 @@
 #                                            SMD_S3_REGION, SMD_S3_BUCKET, SMD_S3_SERVER_DIR
 #   scripts/s3-server.sh stop [STATE_DIR]    stops it and deletes its data
 #
-# STATE_DIR defaults to $SMD_S3_SERVER_DIR, else a new temporary folder (start) .
+# STATE_DIR defaults to $SMD_S3_SERVER_DIR, else a new temporary folder (start).
+# With SMD_S3_TLS=1 the server speaks HTTPS with a fresh self-signed certificate for 127.0.0.1;
+# the env then also has SMD_S3_CA_BUNDLE (that certificate). Needs the openssl tool.
 # versitygw is found on PATH, in $GOBIN or in $(go env GOPATH)/bin; scripts/setup.sh installs it.
 set -euo pipefail
 
@@ -48,18 +50,27 @@ start() {
   [ -f "$state/pid" ] && stop
   rm -rf "$state/data"
   mkdir -p "$state/data/root" "$state/data/sidecar"
+  local scheme=http tls_args=() curl_tls=()
+  if [ "${SMD_S3_TLS:-0}" = 1 ]; then
+    openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=127.0.0.1" \
+      -addext "subjectAltName=IP:127.0.0.1" -keyout "$state/data/key.pem" \
+      -out "$state/data/cert.pem" >/dev/null 2>&1
+    scheme=https
+    tls_args=(--cert "$state/data/cert.pem" --key "$state/data/key.pem")
+    curl_tls=(--cacert "$state/data/cert.pem")
+  fi
   local access=smdtest secret region=us-east-1 bucket=smd-test port pid
   secret="smd-secret-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
   # versitygw reads the root credentials from its environment, so they stay off the command line.
   for attempt in 1 2 3 4 5; do
     port=$(free_port)
     ROOT_ACCESS_KEY="$access" ROOT_SECRET_KEY="$secret" \
-      setsid "$gw" --port "127.0.0.1:$port" --region "$region" --keep-alive --quiet \
+      setsid "$gw" --port "127.0.0.1:$port" --region "$region" --keep-alive --quiet "${tls_args[@]}" \
       posix --sidecar "$state/data/sidecar" "$state/data/root" >"$state/server.log" 2>&1 &
     pid=$!
     echo "$pid" >"$state/pid"
     for _ in $(seq 100); do
-      if curl -s -o /dev/null "http://127.0.0.1:$port/"; then break; fi
+      if curl -s -o /dev/null "${curl_tls[@]}" "$scheme://127.0.0.1:$port/"; then break; fi
       kill -0 "$pid" 2>/dev/null || break
       sleep 0.05
     done
@@ -72,19 +83,20 @@ start() {
   local code
   code=$(curl -s -o "$state/mb.out" -w '%{http_code}' -X PUT --aws-sigv4 "aws:amz:$region:s3" \
     -H "x-amz-content-sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855" \
-    --user "$access:$secret" "http://127.0.0.1:$port/$bucket")
+    "${curl_tls[@]}" --user "$access:$secret" "$scheme://127.0.0.1:$port/$bucket")
   if [ "$code" != 200 ]; then
     echo "s3-server: creating bucket $bucket failed: HTTP $code $(cat "$state/mb.out")" >&2
     stop; exit 1
   fi
   cat >"$state/env" <<EOF
-export SMD_S3_ENDPOINT=http://127.0.0.1:$port
+export SMD_S3_ENDPOINT=$scheme://127.0.0.1:$port
 export SMD_S3_ACCESS_KEY=$access
 export SMD_S3_SECRET_KEY=$secret
 export SMD_S3_REGION=$region
 export SMD_S3_BUCKET=$bucket
 export SMD_S3_SERVER_DIR=$state
 EOF
+  if [ "$scheme" = https ]; then echo "export SMD_S3_CA_BUNDLE=$state/data/cert.pem" >>"$state/env"; fi
   cat "$state/env"
 }
 

@@ -19,6 +19,8 @@
 namespace smd::s3 {
 namespace {
 
+using ::smd::s3::testing::ServerEnv;
+
 // A prefix of its own for each test, so tests may run in parallel on one bucket.
 std::string Prefix() {
   const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
@@ -282,6 +284,49 @@ TEST_F(S3ClientTest, BadBucketNameIsRejectedBeforeAnyRequest) {
     auto got = client_->Get(b, "k");
     EXPECT_EQ(got.status().code(), Code::kInvalidArgument) << b;
   }
+}
+
+TEST(S3ClientTls, VerifiedWithTheCaBundleRefusedWithout) {
+  Config cfg;
+  std::string bucket;
+  SMD_REQUIRE_S3_SERVER_FROM(cfg, bucket, "SMD_S3_TLS_ENV_FILE");
+  ASSERT_EQ(cfg.endpoint.rfind("https://", 0), 0u) << cfg.endpoint;
+  ASSERT_FALSE(cfg.ca_bundle.empty());
+  auto c = Client::Create(cfg);
+  ASSERT_TRUE(c.ok());
+  const std::string key = "tls/" + std::to_string(getpid()) + "/obj";
+  Status put = (*c)->Put(bucket, key, "over TLS");
+  ASSERT_TRUE(put.ok()) << put.message();
+  auto back = (*c)->Get(bucket, key);
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(*back, "over TLS");
+
+  // The system store does not know the self-signed certificate: refused, and not retried.
+  cfg.ca_bundle.clear();
+  auto bare = Client::Create(cfg);
+  ASSERT_TRUE(bare.ok());
+  auto got = (*bare)->Get(bucket, key);
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), Code::kIO) << got.status().message();
+  EXPECT_NE(got.status().message().find("certificate"), std::string::npos)
+      << got.status().message();
+  EXPECT_EQ((*bare)->stats().retries, 0u);
+
+  // AWS_CA_BUNDLE through the environment configuration.
+  setenv("AWS_ACCESS_KEY_ID", cfg.credentials.access_key_id.c_str(), 1);
+  setenv("AWS_SECRET_ACCESS_KEY", cfg.credentials.secret_access_key.c_str(), 1);
+  setenv("AWS_ENDPOINT_URL", cfg.endpoint.c_str(), 1);
+  setenv("AWS_CA_BUNDLE", ServerEnv("SMD_S3_TLS_ENV_FILE")["SMD_S3_CA_BUNDLE"].c_str(), 1);
+  auto env_cfg = ConfigFromEnvironment();
+  ASSERT_TRUE(env_cfg.ok()) << env_cfg.status().message();
+  auto from_env = Client::Create(*env_cfg);
+  ASSERT_TRUE(from_env.ok());
+  auto again = (*from_env)->Get(bucket, key);
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(*again, "over TLS");
+  for (const char* v : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL",
+                        "AWS_CA_BUNDLE"})
+    unsetenv(v);
 }
 
 TEST(S3ClientNoServer, UnreachableEndpointIsAnIoErrorAfterRetries) {

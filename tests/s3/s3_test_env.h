@@ -15,9 +15,12 @@
 
 namespace smd::s3::testing {
 
-inline std::map<std::string, std::string> ServerEnv() {
+// `file_var` names the variable holding the env file's path: SMD_S3_ENV_FILE (plain HTTP) or
+// SMD_S3_TLS_ENV_FILE (HTTPS, which adds SMD_S3_CA_BUNDLE).
+inline std::map<std::string, std::string> ServerEnv(const char* file_var = "SMD_S3_ENV_FILE") {
   std::map<std::string, std::string> env;
-  if (const char* f = std::getenv("SMD_S3_ENV_FILE")) {
+  const bool tls = std::string(file_var) != "SMD_S3_ENV_FILE";
+  if (const char* f = std::getenv(file_var)) {
     std::ifstream in(f);
     for (std::string line; std::getline(in, line);) {
       if (line.rfind("export ", 0) == 0) line = line.substr(7);
@@ -25,21 +28,24 @@ inline std::map<std::string, std::string> ServerEnv() {
       if (eq != std::string::npos) env[line.substr(0, eq)] = line.substr(eq + 1);
     }
   }
-  for (const char* k : {"SMD_S3_ENDPOINT", "SMD_S3_ACCESS_KEY", "SMD_S3_SECRET_KEY",
-                        "SMD_S3_REGION", "SMD_S3_BUCKET"})
-    if (const char* v = std::getenv(k)) env[k] = v;
+  if (!tls)
+    for (const char* k : {"SMD_S3_ENDPOINT", "SMD_S3_ACCESS_KEY", "SMD_S3_SECRET_KEY",
+                          "SMD_S3_REGION", "SMD_S3_BUCKET"})
+      if (const char* v = std::getenv(k)) env[k] = v;
   return env;
 }
 
 // Fills *cfg and *bucket; false when no server is configured.
-inline bool ServerConfig(Config* cfg, std::string* bucket) {
-  auto env = ServerEnv();
+inline bool ServerConfig(Config* cfg, std::string* bucket,
+                         const char* file_var = "SMD_S3_ENV_FILE") {
+  auto env = ServerEnv(file_var);
   if (env["SMD_S3_ENDPOINT"].empty()) return false;
   cfg->endpoint = env["SMD_S3_ENDPOINT"];
   cfg->region = env["SMD_S3_REGION"].empty() ? "us-east-1" : env["SMD_S3_REGION"];
   cfg->path_style = true;
   cfg->credentials.access_key_id = env["SMD_S3_ACCESS_KEY"];
   cfg->credentials.secret_access_key = env["SMD_S3_SECRET_KEY"];
+  cfg->ca_bundle = env["SMD_S3_CA_BUNDLE"];
   *bucket = env["SMD_S3_BUCKET"];
   cfg->max_attempts = 3;
   cfg->backoff_base_ms = 10;
@@ -54,9 +60,10 @@ inline bool UnderCi() {
 }  // namespace smd::s3::testing
 
 // Use at the top of a test: skips (or fails under CI=true) when no server is configured.
-#define SMD_REQUIRE_S3_SERVER(cfg, bucket)                                                  \
+#define SMD_REQUIRE_S3_SERVER(cfg, bucket) SMD_REQUIRE_S3_SERVER_FROM(cfg, bucket, "SMD_S3_ENV_FILE")
+#define SMD_REQUIRE_S3_SERVER_FROM(cfg, bucket, file_var)                                   \
   do {                                                                                      \
-    if (!::smd::s3::testing::ServerConfig(&(cfg), &(bucket))) {                             \
+    if (!::smd::s3::testing::ServerConfig(&(cfg), &(bucket), file_var)) {                   \
       if (::smd::s3::testing::UnderCi())                                                    \
         FAIL() << "no S3 server: run the tests through ctest (fixture s3.server) or source " \
                   "the output of scripts/s3-server.sh start";                               \
