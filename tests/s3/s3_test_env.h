@@ -1,6 +1,7 @@
 // The S3 server the tests talk to: scripts/s3-server.sh writes its settings (SMD_S3_ENDPOINT,
 // SMD_S3_ACCESS_KEY, SMD_S3_SECRET_KEY, SMD_S3_REGION, SMD_S3_BUCKET) to an env file; ctest's
-// fixture passes that file's path as SMD_S3_ENV_FILE. Variables already in the environment win.
+// fixture passes that file's path as SMD_S3_ENV_FILE (the HTTPS twin's file is found beside it,
+// or given as SMD_S3_TLS_ENV_FILE). Variables already in the environment win (plain server only).
 // Without a server the tests skip, except under CI=true, where they fail.
 #pragma once
 
@@ -20,7 +21,17 @@ namespace smd::s3::testing {
 inline std::map<std::string, std::string> ServerEnv(const char* file_var = "SMD_S3_ENV_FILE") {
   std::map<std::string, std::string> env;
   const bool tls = std::string(file_var) != "SMD_S3_ENV_FILE";
+  std::string path;
   if (const char* f = std::getenv(file_var)) {
+    path = f;
+  } else if (const char* plain = std::getenv("SMD_S3_ENV_FILE"); tls && plain != nullptr) {
+    // ctest's fixture: <dir>/s3-server/env and <dir>/s3-server-tls/env.
+    path = plain;
+    size_t slash = path.rfind('/');
+    if (slash != std::string::npos) path = path.substr(0, slash) + "-tls" + path.substr(slash);
+  }
+  if (!path.empty()) {
+    const char* f = path.c_str();
     std::ifstream in(f);
     for (std::string line; std::getline(in, line);) {
       if (line.rfind("export ", 0) == 0) line = line.substr(7);
