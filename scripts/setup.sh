@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
-  build-essential cmake ninja-build pkg-config git curl
+  build-essential cmake ninja-build pkg-config git curl openssl
   libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev libcjson-dev libpcre2-dev swig
   libssl-dev libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev llvm
@@ -53,7 +53,8 @@ fi
 if ! command -v versitygw >/dev/null 2>&1 && ! [ -x "$(go env GOPATH 2>/dev/null)/bin/versitygw" ]; then
   if command -v go >/dev/null 2>&1; then
     echo "setup: installing versitygw (go install)"
-    go install github.com/versity/versitygw/cmd/versitygw@v1.8.0
+    go install github.com/versity/versitygw/cmd/versitygw@v1.8.0 ||
+      echo "setup: installing versitygw failed: the S3 tests (ctest -L s3) will fail" >&2
   else
     echo "setup: no Go toolchain: versitygw (the S3 tests' server) not installed" >&2
   fi
