@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git curl openssl
   libprotobuf-c-dev protobuf-c-compiler libcurl4-openssl-dev libcjson-dev libpcre2-dev swig
   libssl-dev libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev llvm
@@ -48,5 +48,15 @@ if ! cmp -s "$REQ" "$stamp"; then
   echo "setup: installing Python packages into $VENV"
   "$VENV/bin/pip" install -q --disable-pip-version-check -r "$REQ"
   cp "$REQ" "$stamp"
+fi
+# The local S3 server of the S3 tests (scripts/s3-server.sh): versitygw, a Go module.
+if ! command -v versitygw >/dev/null 2>&1 && ! [ -x "$(go env GOPATH 2>/dev/null)/bin/versitygw" ]; then
+  if command -v go >/dev/null 2>&1; then
+    echo "setup: installing versitygw (go install)"
+    go install github.com/versity/versitygw/cmd/versitygw@v1.8.0 ||
+      echo "setup: installing versitygw failed: the S3 tests (ctest -L s3) will fail" >&2
+  else
+    echo "setup: no Go toolchain: versitygw (the S3 tests' server) not installed" >&2
+  fi
 fi
 echo "setup: ok ($("$VENV/bin/python" -c 'import smdebug, numpy; print("smdebug", smdebug.__version__, "numpy", numpy.__version__)' 2>/dev/null))"

@@ -1,0 +1,254 @@
+#include <algorithm>
+#include "impl/storage/s3_storage.h"
+
+#include <atomic>
+#include <utility>
+
+namespace smd::io {
+
+Result<S3Uri> ParseS3Uri(const std::string& uri) {
+  const std::string scheme = "s3://";
+  if (uri.compare(0, scheme.size(), scheme) != 0)
+    return InvalidArgument("not an S3 URI (s3://bucket/prefix): '" + uri + "'");
+  std::string rest = uri.substr(scheme.size());
+  size_t slash = rest.find('/');
+  S3Uri out;
+  out.bucket = rest.substr(0, slash);
+  if (out.bucket.empty())
+    return InvalidArgument("S3 URI '" + uri + "' has no bucket (expected s3://bucket/prefix)");
+  Status st = s3::ValidateBucketName(out.bucket);
+  if (!st.ok()) return st.WithContext("S3 URI '" + uri + "'");
+  std::string raw = slash == std::string::npos ? "" : rest.substr(slash + 1);
+  for (char c : raw) {
+    if (c == '/' && (out.prefix.empty() || out.prefix.back() == '/')) continue;
+    out.prefix.push_back(c);
+  }
+  while (!out.prefix.empty() && out.prefix.back() == '/') out.prefix.pop_back();
+  if (out.prefix.empty())
+    return InvalidArgument("S3 URI '" + uri +
+                           "' has no prefix: a trial lives under s3://bucket/prefix");
+  return out;
+}
+
+namespace {
+
+class S3Storage;
+
+class S3Sink : public FileSink {
+ public:
+  S3Sink(std::shared_ptr<s3::Client> client, std::string bucket, std::string key)
+      : client_(std::move(client)), bucket_(std::move(bucket)), key_(std::move(key)) {}
+  Status Append(const struct iovec* pieces, int count) override {
+    if (done_) return InvalidState("append to s3://" + bucket_ + "/" + key_ + " after commit/abort");
+    for (int i = 0; i < count; ++i) buf_.append(static_cast<const char*>(pieces[i].iov_base), pieces[i].iov_len);
+    return Status::Ok();
+  }
+  uint64_t size() const override { return buf_.size(); }
+  Status Commit() override {
+    if (done_) return InvalidState("commit of s3://" + bucket_ + "/" + key_ + " twice or after abort");
+    Status st = client_->Put(bucket_, key_, buf_);
+    if (st.ok()) {
+      done_ = true;
+      std::string().swap(buf_);
+    }
+    return st;
+  }
+  void Abort() override {
+    done_ = true;
+    std::string().swap(buf_);
+  }
+
+ private:
+  std::shared_ptr<s3::Client> client_;
+  std::string bucket_, key_, buf_;
+  bool done_ = false;
+};
+
+class S3AppendFile : public AppendFile {
+ public:
+  S3AppendFile(std::shared_ptr<s3::Client> client, std::string bucket, std::string key,
+               std::string where, std::string content)
+      : client_(std::move(client)), bucket_(std::move(bucket)), key_(std::move(key)),
+        where_(std::move(where)), content_(std::move(content)) {}
+  ~S3AppendFile() override { (void)Close(); }
+  Status Append(std::string_view bytes) override {
+    if (closed_) return Status(Code::kIO, where_ + ": appended to after close");
+    content_.append(bytes.data(), bytes.size());
+    return Status::Ok();
+  }
+  uint64_t size() const override { return content_.size(); }
+  Status Close() override {
+    if (closed_) return Status::Ok();
+    closed_ = true;
+    return client_->Put(bucket_, key_, content_);
+  }
+
+ private:
+  std::shared_ptr<s3::Client> client_;
+  std::string bucket_, key_, where_, content_;
+  bool closed_ = false;
+};
+
+class S3Storage : public Storage {
+ public:
+  S3Storage(std::shared_ptr<s3::Client> client, S3Uri uri)
+      : client_(std::move(client)), uri_(std::move(uri)),
+        root_("s3://" + uri_.bucket + "/" + uri_.prefix) {}
+
+  const std::string& root() const override { return root_; }
+  std::string Describe(std::string_view rel) const override {
+    return rel.empty() ? root_ : root_ + "/" + std::string(rel);
+  }
+
+  Status PrepareForWriting() override {
+    // One small listing proves the bucket exists and the credentials may read it.
+    s3::ListOptions o;
+    o.prefix = uri_.prefix + "/";
+    o.max_keys = 1;
+    auto page = client_->ListPageV2(uri_.bucket, o);
+    return page.ok() ? Status::Ok() : page.status();
+  }
+
+  Result<std::unique_ptr<FileSink>> Create(const std::string& rel) override {
+    return std::unique_ptr<FileSink>(new S3Sink(client_, uri_.bucket, Key(rel)));
+  }
+
+  Status WriteAtomic(const std::string& rel, std::string_view content) override {
+    return client_->Put(uri_.bucket, Key(rel), content);
+  }
+
+  Status CreateExclusive(const std::string& rel) override {
+    if (conditional_put_.load()) {
+      s3::PutOptions o;
+      o.if_none_match = true;
+      Status st = client_->Put(uri_.bucket, Key(rel), "", o);
+      if (st.ok()) return st;
+      if (st.code() == Code::kAlreadyExists)
+        return Status(Code::kAlreadyExists, Describe(rel) + " already exists");
+      // A server without conditional writes answers 501 NotImplemented.
+      if (st.code() != Code::kHttp || st.message().find("NotImplemented") == std::string::npos)
+        return st;
+      conditional_put_ = false;
+    }
+    // Fallback, NOT atomic: two writers may both see "absent" and both write.
+    SMD_ASSIGN_OR_RETURN(bool exists, Exists(rel));
+    if (exists) return Status(Code::kAlreadyExists, Describe(rel) + " already exists");
+    return client_->Put(uri_.bucket, Key(rel), "");
+  }
+
+  Status Remove(const std::string& rel) override { return client_->Delete(uri_.bucket, Key(rel)); }
+
+  Result<bool> Exists(const std::string& rel) override {
+    auto head = client_->Head(uri_.bucket, Key(rel));
+    if (head.ok()) return true;
+    if (head.status().code() != Code::kNotFound) return head.status();
+    // A folder: some object below it.
+    s3::ListOptions o;
+    o.prefix = Key(rel) + "/";
+    o.max_keys = 1;
+    SMD_ASSIGN_OR_RETURN(s3::ListPage page, client_->ListPageV2(uri_.bucket, o));
+    return !page.objects.empty();
+  }
+
+  Result<uint64_t> FileSize(const std::string& rel) override {
+    SMD_ASSIGN_OR_RETURN(s3::ObjectInfo info, client_->Head(uri_.bucket, Key(rel)));
+    return info.size;
+  }
+
+  Result<std::string> ReadAll(const std::string& rel) override {
+    return client_->Get(uri_.bucket, Key(rel));
+  }
+
+  Status ReadRange(const std::string& rel, uint64_t offset, uint64_t len, char* out) override {
+    return client_->GetRange(uri_.bucket, Key(rel), offset, len, out);
+  }
+
+  Result<std::vector<std::string>> ListDir(const std::string& rel_dir) override {
+    s3::ListOptions o;
+    o.prefix = (rel_dir.empty() ? uri_.prefix : Key(rel_dir)) + "/";
+    o.delimiter = "/";
+    SMD_ASSIGN_OR_RETURN(s3::ListPage page, client_->List(uri_.bucket, o));
+    std::vector<std::string> names;
+    for (const auto& obj : page.objects)
+      if (obj.key.size() > o.prefix.size()) names.push_back(obj.key.substr(o.prefix.size()));
+    for (const auto& p : page.common_prefixes) {
+      std::string n = p.substr(o.prefix.size());
+      if (!n.empty() && n.back() == '/') n.pop_back();
+      if (!n.empty()) names.push_back(std::move(n));
+    }
+    if (names.empty()) return NotFound("cannot list " + Describe(rel_dir) + ": no such folder");
+    return names;
+  }
+
+  // Only the keys after `from` are listed (ListObjectsV2 StartAfter), so a refresh of a growing
+  // trial costs what is new, not what is there.
+  Result<std::vector<std::string>> List(const std::string& rel_dir, std::string_view from) override {
+    if (from.empty()) {
+      SMD_ASSIGN_OR_RETURN(std::vector<std::string> all, ListDir(rel_dir));
+      std::sort(all.begin(), all.end());
+      return all;
+    }
+    s3::ListOptions o;
+    o.prefix = (rel_dir.empty() ? uri_.prefix : Key(rel_dir)) + "/";
+    o.delimiter = "/";
+    // StartAfter is exclusive and `from` is inclusive: start after the key just before it.
+    std::string start = o.prefix + std::string(from);
+    start.pop_back();
+    o.start_after = start;
+    SMD_ASSIGN_OR_RETURN(s3::ListPage page, client_->List(uri_.bucket, o));
+    std::vector<std::string> names;
+    for (const auto& obj : page.objects) {
+      std::string n = obj.key.substr(o.prefix.size());
+      if (!n.empty() && n >= from) names.push_back(std::move(n));
+    }
+    for (const auto& p : page.common_prefixes) {
+      std::string n = p.substr(o.prefix.size());
+      if (!n.empty() && n.back() == '/') n.pop_back();
+      if (!n.empty() && n >= from) names.push_back(std::move(n));
+    }
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
+  }
+
+  // An object cannot be appended to: the file is kept in memory and the whole object is PUT on
+  // Close (what was there before is read first, so appending continues it).
+  Result<std::unique_ptr<AppendFile>> OpenForAppend(const std::string& rel) override {
+    std::string content;
+    auto old = client_->Get(uri_.bucket, Key(rel));
+    if (old.ok()) {
+      content = std::move(*old);
+    } else if (old.status().code() != Code::kNotFound) {
+      return old.status();
+    }
+    return std::unique_ptr<AppendFile>(new S3AppendFile(client_, uri_.bucket, Key(rel),
+                                                        Describe(rel), std::move(content)));
+  }
+
+ private:
+  std::string Key(const std::string& rel) const {
+    return rel.empty() ? uri_.prefix : uri_.prefix + "/" + rel;
+  }
+
+  std::shared_ptr<s3::Client> client_;
+  S3Uri uri_;
+  std::string root_;
+  std::atomic<bool> conditional_put_{true};
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Storage>> MakeS3Storage(const std::string& uri,
+                                               std::shared_ptr<s3::Client> client) {
+  SMD_ASSIGN_OR_RETURN(S3Uri u, ParseS3Uri(uri));
+  return std::unique_ptr<Storage>(new S3Storage(std::move(client), std::move(u)));
+}
+
+Result<std::unique_ptr<Storage>> MakeS3Storage(const std::string& uri) {
+  SMD_ASSIGN_OR_RETURN(S3Uri u, ParseS3Uri(uri));
+  SMD_ASSIGN_OR_RETURN(s3::Config cfg, s3::ConfigFromEnvironment());
+  SMD_ASSIGN_OR_RETURN(std::unique_ptr<s3::Client> c, s3::Client::Create(std::move(cfg)));
+  return std::unique_ptr<Storage>(new S3Storage(std::shared_ptr<s3::Client>(std::move(c)), std::move(u)));
+}
+
+}  // namespace smd::io
