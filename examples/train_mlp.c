@@ -1,6 +1,7 @@
 /* train_mlp: a small training loop instrumented with smd's hook.
  *
  *   train_mlp OUT_DIR [--steps N] [--lr RATE] [--init SCALE] [--seed S] [--tensorboard]
+ *             [--max-pending-steps N]
  *
  * A two-layer perceptron (8 inputs, 16 sigmoid hidden units, 1 sigmoid output) learns a synthetic
  * binary classification task with plain SGD. Every training step it offers the hook its weights,
@@ -14,7 +15,9 @@
  * the VanishingGradient rule fires (smd rules OUT_DIR --rule VanishingGradient).
  * --tensorboard also writes TensorBoard logs into OUT_DIR/tensorboard.
  * Each step it polls the hook's stop signal: `smd rules OUT_DIR --follow --stop-training ...`
- * running next to it stops the training when a rule fires.
+ * running next to it stops the training when a rule fires. --max-pending-steps N keeps the
+ * training loop at most N steps ahead of the hook's writer, so that it stops within about N
+ * steps (plus the rule's own delay) of the step the rule flags.
  */
 #include <math.h>
 #include <stdbool.h>
@@ -102,13 +105,15 @@ static void save(smd_hook *hook, const char *name, const float *data, int64_t ro
 
 int main(int argc, char **argv) {
   if (argc < 2 || strcmp(argv[1], "--help") == 0) {
-    fprintf(stderr, "usage: train_mlp OUT_DIR [--steps N] [--lr RATE] [--init SCALE] [--seed S] [--tensorboard]\n");
+    fprintf(stderr, "usage: train_mlp OUT_DIR [--steps N] [--lr RATE] [--init SCALE] [--seed S] [--tensorboard]\n"
+                    "                 [--max-pending-steps N]\n");
     return argc < 2 ? 2 : 0;
   }
   const char *out_dir = argv[1];
   int steps = 200;
   double lr = 1.0, init = 0.5;
   bool tensorboard = false;
+  long long max_pending = -1;
   for (int a = 2; a < argc; a += 2) {
     if (strcmp(argv[a], "--tensorboard") == 0) {
       tensorboard = true;
@@ -122,6 +127,7 @@ int main(int argc, char **argv) {
     if (strcmp(argv[a], "--steps") == 0) steps = atoi(argv[a + 1]);
     else if (strcmp(argv[a], "--lr") == 0) lr = atof(argv[a + 1]);
     else if (strcmp(argv[a], "--init") == 0) init = atof(argv[a + 1]);
+    else if (strcmp(argv[a], "--max-pending-steps") == 0) max_pending = atoll(argv[a + 1]);
     else if (strcmp(argv[a], "--seed") == 0) rng_state ^= strtoull(argv[a + 1], NULL, 10) * 0x9E3779B97F4A7C15ULL;
     else {
       fprintf(stderr, "train_mlp: unknown option %s\n", argv[a]);
@@ -161,6 +167,7 @@ int main(int argc, char **argv) {
   check(smd_hook_options_add_include_collection(opts, "biases"), "include");
   check(smd_hook_options_add_include_collection(opts, "gradients"), "include");
   if (tensorboard) check(smd_hook_options_set_export_tensorboard(opts, true), "tensorboard");
+  check(smd_hook_options_set_max_pending_steps(opts, (int64_t)max_pending), "max pending steps");
   smd_hook *hook = NULL;
   check(smd_hook_create(out_dir, opts, &hook), "creating the hook");
 

@@ -334,6 +334,14 @@ smd_error* smd_hook_options_set_memory_budget(smd_hook_options* options, size_t 
   SMD_CAPI_END
 }
 
+smd_error* smd_hook_options_set_max_pending_steps(smd_hook_options* options, int64_t steps) noexcept {
+  SMD_OPTIONS_SETTER_BEGIN
+  SMD_CHECK_ARG(steps >= -1, "max_pending_steps must be -1 (no bound) or >= 0");
+  options->opts.max_pending_steps = steps;
+  return nullptr;
+  SMD_CAPI_END
+}
+
 smd_error* smd_hook_options_set_write_end_marker(smd_hook_options* options, bool write) noexcept {
   SMD_OPTIONS_SETTER_BEGIN
   options->opts.write_end_marker = write;

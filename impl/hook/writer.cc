@@ -263,13 +263,16 @@ void AsyncWriter::EndStep(int64_t step) {
   Item item;
   item.kind = Item::Kind::kEndStep;
   item.step = step;
+  const int64_t bound = options_.max_pending_steps;
+  if (bound < 0) {  // no bound: nothing counted (the writer's hot path stays as it was)
+    (void)Push(std::move(item), 0);  // only tensors are refused
+    return;
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++pending_steps_;
   }
-  (void)Push(std::move(item), 0);  // only tensors are refused
-  const int64_t bound = options_.max_pending_steps;
-  if (bound < 0) return;
+  (void)Push(std::move(item), 0);
   std::unique_lock<std::mutex> lock(mu_);
   auto done = [&] { return pending_steps_ <= bound || failed() || stopping_; };
   if (done()) return;
@@ -410,8 +413,8 @@ void AsyncWriter::Encode(Item& item) {
       break;
     case Item::Kind::kEndStep:
       if (open_step_ && *open_step_ == item.step) {
-        FinishStepChunk(/*ends_pending_step=*/true);
-      } else {
+        FinishStepChunk(/*ends_pending_step=*/options_.max_pending_steps >= 0);
+      } else if (options_.max_pending_steps >= 0) {
         StepNoLongerPending();  // nothing was saved at it: nothing to write
       }
       break;

@@ -191,7 +191,7 @@ class AsyncWriter {
   // max_pending_steps set, waits while more ended steps than that are still to be written
   // (returns early if the writer failed or is closing).
   void EndStep(int64_t step);
-  // Ended steps whose files are not yet complete.
+  // Ended steps whose files are not yet complete (counted only with max_pending_steps set).
   int64_t pending_steps() const;
   // Writes a whole file (collections JSON, markers) after everything queued before.
   void WriteFile(std::string rel, std::string content);

@@ -553,6 +553,34 @@ static void test_strings_and_typed_scalars(void) {
   smd_trial_free(trial);
 }
 
+/* max_pending_steps: 0 writes each step before the next begins (its index file is there when
+ * smd_hook_begin_step returns); below -1 is refused. */
+static void test_max_pending_steps(void) {
+  smd_hook_options *opts = options_every_step();
+  CHECK_ERR(smd_hook_options_set_max_pending_steps(opts, -2), SMD_E_INVALID_ARGUMENT, "max_pending_steps");
+  CHECK_OK(smd_hook_options_set_max_pending_steps(opts, -1));
+  CHECK_OK(smd_hook_options_set_max_pending_steps(opts, 0));
+  CHECK_OK(smd_hook_options_set_save_all(opts, true));
+  const char *dir = scratch_path("pending");
+  smd_hook *hook = make_hook(dir, opts);
+  smd_hook_options_free(opts);
+  float v = 1.0f;
+  int64_t shape[1] = {1};
+  for (int s = 0; s < 5; ++s) {
+    CHECK_OK(smd_hook_begin_step(hook));
+    if (s > 0) {
+      char rel[96];
+      snprintf(rel, sizeof rel, "index/000000000/%012d_worker_0.json", s - 1);
+      char *idx = read_file(dir, rel);
+      CHECK(idx != NULL); /* the previous step is already written */
+      free(idx);
+    }
+    CHECK_OK(smd_hook_save_tensor(hook, "loss", SMD_DTYPE_FLOAT32, shape, 1, &v, sizeof v, NULL, 0));
+  }
+  CHECK_OK(smd_hook_close(hook));
+  smd_hook_free(hook);
+}
+
 int main(int argc, char **argv) {
   static const struct capi_test tests[] = {
       TEST_ENTRY(test_version),
@@ -571,6 +599,7 @@ int main(int argc, char **argv) {
       TEST_ENTRY(test_from_json),
       TEST_ENTRY(test_from_json_file_found_through_the_environment),
       TEST_ENTRY(test_strings_and_typed_scalars),
+      TEST_ENTRY(test_max_pending_steps),
   };
   return capi_run(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

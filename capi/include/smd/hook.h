@@ -153,6 +153,13 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_wall_time_base(smd_hook_opt
  * the whole budget is accepted when nothing else is pending. Errors: SMD_E_INVALID_ARGUMENT for 0. */
 SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_memory_budget(smd_hook_options *options,
                                                                    size_t bytes) SMD_NOEXCEPT;
+/* The most steps the writer may fall behind: ending a step (smd_hook_begin_step,
+ * smd_hook_close) waits while more ended steps than this are still being written. -1 (the
+ * default): no bound, only the memory budget holds training back; 0: each step is written before
+ * the next begins. A rule watching the job (smd rules --follow --stop-training) then sees
+ * training at most this many steps past the step it flags. Errors: SMD_E_INVALID_ARGUMENT below -1. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_max_pending_steps(smd_hook_options *options,
+                                                                       int64_t steps) SMD_NOEXCEPT;
 /* Whether close writes training_job_end.ts (default: true, or false when TRAINING_JOB_NAME is
  * set, as on SageMaker). */
 SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_write_end_marker(smd_hook_options *options,
