@@ -1,5 +1,5 @@
-// smd dump PATH: the canonical JSON view of a trial (shared/spec/DUMP.md), made only from the
-// public Trial/Tensor API.
+// smd dump PATH: the canonical JSON view of a trial (the format tests/interop/smdebug_dump.py
+// describes), made only from the public Trial/Tensor API.
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
