@@ -270,7 +270,13 @@ int RunExportTensorBoard(int argc, char** argv) {
     }
   }
   if (pos.size() != 2) {
-    std::fprintf(stderr, "usage: smd export-tensorboard [--worker NAME] [--quiet] PATH OUT\n");
+    const char* what = pos.empty()       ? "needs the trial folder PATH and the output folder OUT"
+                       : pos.size() == 1 ? "needs the output folder OUT after the trial folder PATH"
+                                         : "takes two arguments, PATH and OUT, and nothing else";
+    std::fprintf(stderr,
+                 "smd export-tensorboard: %s\n"
+                 "usage: smd export-tensorboard [--worker NAME] [--quiet] PATH OUT\n",
+                 what);
     return kExitUsage;
   }
   o.path = pos[0];
