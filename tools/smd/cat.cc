@@ -62,7 +62,7 @@ int Cat(const CatArgs& a) {
   if (Err e{smd_trial_options_create(&opts.p)}) ThrowFatal(e, "options");
   TrialPtr trial;
   if (Err e{smd_trial_open(a.path.c_str(), opts.p, &trial.p)}) {
-    ThrowFatal(e, "cannot open trial '" + a.path + "'");
+    throw Fatal{TrialExitCode(e), OpenFailure(a.path, e)};
   }
   TensorPtr t;
   if (Err e{smd_trial_tensor(trial.p, a.tensor.c_str(), &t.p)}) {

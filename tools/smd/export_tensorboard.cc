@@ -62,7 +62,7 @@ class Exporter {
   int Run() {
     {
       Err e(smd_trial_open(opts_.path.c_str(), nullptr, &trial_.p));
-      if (e) ThrowFatal(e, "cannot open the trial '" + opts_.path + "'");
+      if (e) throw Fatal{TrialExitCode(e), OpenFailure(opts_.path, e)};
     }
     // A finished trial is loaded whole by the open; a running one is exported as far as it is.
     (void)smd_trial_set_auto_refresh(trial_.p, false);

@@ -336,7 +336,7 @@ int RunRules(int argc, char** argv) {
     smd_trial* t = nullptr;
     Err e(smd_trial_open(p.c_str(), topts, &t));
     if (e) {
-      std::fprintf(stderr, "smd rules: cannot open the trial '%s': %s\n", p.c_str(), e.message().c_str());
+      std::fprintf(stderr, "smd rules: %s\n", OpenFailure(p, e).c_str());
       cleanup();
       return TrialExitCode(e);
     }
