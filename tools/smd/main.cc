@@ -45,6 +45,7 @@ void Usage(FILE* out) {
 int main(int argc, char** argv) {
   using namespace smdtool;
   if (argc < 2) {
+    std::fprintf(stderr, "smd: no command given\n\n");
     Usage(stderr);
     return kExitUsage;
   }
