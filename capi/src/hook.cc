@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "capi/src/capi_internal.h"
+#include "impl/core/reductions.h"
 #include "impl/format/hook_config.h"
 #include "impl/format/layout.h"
 #include "impl/hook/hook.h"
@@ -823,6 +824,14 @@ smd_error* smd_collection_tensor_names(const smd_collection* c, smd_strarray* ou
   auto names = c->hook->CollectionTensorNames(c->index);
   if (!names.ok()) return FromStatus(names.status());
   FillStrArray(*names, out);
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_reduction_names(smd_strarray* out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  smd::capi::FillStrArray(smd::ReductionSpellings(), out);
   return nullptr;
   SMD_CAPI_END
 }

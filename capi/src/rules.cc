@@ -389,6 +389,16 @@ int64_t smd_rule_last_step(const smd_rule* rule) noexcept {
 smd_rule_end smd_rule_end_reason(const smd_rule* rule) noexcept {
   return rule ? static_cast<smd_rule_end>(rule->rule->state().end) : SMD_RULE_END_NONE;
 }
+smd_code smd_rule_error_code(const smd_rule* rule) noexcept {
+  return rule ? static_cast<smd_code>(rule->rule->state().error.code()) : SMD_OK;
+}
+const char* smd_rule_error_message(const smd_rule* rule) noexcept {
+  if (rule == nullptr || rule->rule->state().error.ok()) return nullptr;
+  return rule->rule->state().error.message().c_str();
+}
+int64_t smd_rule_error_step(const smd_rule* rule) noexcept {
+  return rule && !rule->rule->state().error.ok() ? rule->rule->state().error_step : -1;
+}
 
 // ---- invocation -------------------------------------------------------------------------------
 

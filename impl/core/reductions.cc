@@ -483,6 +483,14 @@ std::optional<ReductionOp> ParseReductionOp(std::string_view name) {
   return std::nullopt;
 }
 
+std::vector<std::string> ReductionSpellings() {
+  std::vector<std::string> names(std::begin(kOpNames), std::end(kOpNames));
+  for (int i = 0; i < kNumReductionOps; ++i) {
+    if (IsNorm(static_cast<ReductionOp>(i))) names.push_back(std::string(kOpNames[i]) + "_norm");
+  }
+  return names;
+}
+
 Result<ReductionName> ParseReductionName(std::string_view name) {
   constexpr std::string_view kAbs = "abs_";
   constexpr std::string_view kNorm = "_norm";
@@ -499,9 +507,10 @@ Result<ReductionName> ParseReductionName(std::string_view name) {
   }
   std::optional<ReductionOp> op = ParseReductionOp(s);
   if (!op || (norm_suffix && !IsNorm(*op))) {
-    return InvalidArgument("invalid reduction '" + std::string(name) +
-                           "': expected one of min, max, mean, std, variance, sum, prod, median, "
-                           "l1, l2, l1_norm, l2_norm, each optionally prefixed with abs_");
+    std::string accepted;
+    for (const std::string& n : ReductionSpellings()) accepted += (accepted.empty() ? "" : ", ") + n;
+    return InvalidArgument("invalid reduction '" + std::string(name) + "': expected one of " +
+                           accepted + ", each optionally prefixed with abs_");
   }
   return ReductionName{*op, abs};
 }

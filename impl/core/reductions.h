@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "impl/core/dtype.h"
 #include "impl/core/status.h"
@@ -30,6 +31,9 @@ struct ReductionName {
   ReductionOp op;
   bool abs;
 };
+// The names ParseReductionName accepts, without the optional "abs_" prefix: each op's short name
+// in ReductionOp order, then the "_norm" spelling of each norm ("l1_norm", "l2_norm").
+std::vector<std::string> ReductionSpellings();
 // Parses every accepted spelling: "min", "abs_mean", "l1", "l1_norm", "abs_l2", "abs_l2_norm",
 // "median", "abs_median". Errors: kInvalidArgument naming the name and the accepted ones.
 Result<ReductionName> ParseReductionName(std::string_view name);

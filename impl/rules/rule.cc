@@ -152,6 +152,13 @@ class Invoker {
     for (Rule* r : active_) r->state().end = why;
     active_.clear();
   }
+  // Records that r failed at step with st, unless st stops every rule for a reason that is not
+  // the rule's (a cancellation, or a wait that timed out on a running job).
+  static void RecordFailure(Rule* r, const Status& st, int64_t step) {
+    if (st.ok() || st.code() == Code::kCancelled || st.code() == Code::kStepNotYetAvailable) return;
+    r->state().error = st;
+    r->state().error_step = step;
+  }
   Status AppendMessage(const std::string& line);
 
   std::vector<Rule*> all_;
@@ -174,7 +181,11 @@ Status Invoker::Run(int64_t start, int64_t end) {
                              all_[0]->base().path() + ")");
     }
   }
-  for (Rule* r : all_) r->state().end = EndReason::kNone;
+  for (Rule* r : all_) {
+    r->state().end = EndReason::kNone;
+    r->state().error = Status::Ok();
+    r->state().error_step = -1;
+  }
   active_ = all_;
   Trial& base = all_[0]->base();
   int64_t step = start < 0 ? 0 : start;
@@ -208,6 +219,7 @@ Status Invoker::Run(int64_t start, int64_t end) {
         EndAll(EndReason::kNoMoreData);
         return Status::Ok();
       }
+      for (Rule* r : active_) RecordFailure(r, st, step);  // the trial failed every rule
       EndAll(EndReason::kError);
       return st;
     }
@@ -220,6 +232,7 @@ Status Invoker::Run(int64_t start, int64_t end) {
           EndAll(EndReason::kError);
           r->state().end = EndReason::kConditionMet;
         } else {
+          RecordFailure(r, e, step);
           EndAll(EndReason::kError);
         }
         return e;
@@ -272,12 +285,14 @@ Status Invoker::Wait(Trial& t, const std::vector<int64_t>& steps, bool main_loop
       RuleContext ctx(r, step, clock_, this);
       auto fired = r->OnWait(ctx, step);
       if (!fired.ok()) {
+        RecordFailure(r, fired.status(), step);
         EndAll(EndReason::kError);
         return fired.status();
       }
       if (*fired) {
         Status e = HandleMet(r, step, ctx);
         if (!e.ok()) {
+          if (e.code() != Code::kRuleConditionMet) RecordFailure(r, e, step);
           EndAll(EndReason::kError);
           if (e.code() == Code::kRuleConditionMet) r->state().end = EndReason::kConditionMet;
           return e;

@@ -62,6 +62,11 @@ struct RuleState {
   int64_t met = 0;                // steps at which the condition was met
   int64_t last_step = -1;         // last step evaluated or skipped
   EndReason end = EndReason::kNone;
+  // Why the rule itself failed (end == kError): its own error, or the trial's when the trial
+  // could not be read at a step; ok when the rule did not fail (it ended otherwise, or it was
+  // stopped by another rule's failure, a cancellation or a wait timeout).
+  Status error;
+  int64_t error_step = -1;  // the step at which it failed, or -1
 };
 
 class Rule {

@@ -8,7 +8,7 @@ Status TensorUnavailableForStepError(const std::string& tensor, int64_t step, Mo
   std::string m = "Value for tensor " + tensor + " is not available for step " +
                   std::to_string(step) + " with mode " + ModeName(mode) + " as it was not saved.";
   if (has_reductions) {
-    m += "This tensor has reductions saved for this step. You might want to query for the "
+    m += " This tensor has reductions saved for this step. You might want to query for the "
          "reductions.";
   }
   return Status(Code::kTensorUnavailableForStep, m);

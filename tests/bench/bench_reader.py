@@ -31,8 +31,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-SHARED = os.environ.get("SMD_SHARED_DIR", os.path.join(REPO, "..", "shared"))
-sys.path.insert(0, os.path.join(SHARED, "oracle"))
+INTEROP = os.path.join(REPO, "tests", "interop")  # smdebug_env.py, smdebug_hook.py: the real smdebug
+sys.path.insert(0, INTEROP)
 sys.path.insert(0, HERE)
 
 from benchlib import FreshFilesystem  # noqa: E402
@@ -127,7 +127,7 @@ def smdebug_refresh(path, make_trial, first, tensors, reps):
 SMDEBUG_MEMORY = r"""
 import json, resource, sys
 sys.path.insert(0, sys.argv[2])
-import smd_oracle_env  # noqa
+import smdebug_env  # noqa
 def rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * resource.getpagesize()
@@ -142,7 +142,7 @@ print(json.dumps({"rss_growth_bytes": after - before, "steps": len(t.steps()),
 
 
 def smdebug_memory(path):
-    r = subprocess.run([sys.executable, "-c", SMDEBUG_MEMORY, path, os.path.join(SHARED, "oracle")],
+    r = subprocess.run([sys.executable, "-c", SMDEBUG_MEMORY, path, INTEROP],
                        check=True, capture_output=True, text=True)
     return json.loads(r.stdout)
 
@@ -157,7 +157,7 @@ def main():
     ap.add_argument("--no-smdebug-memory", action="store_true",
                     help="skip smdebug's memory run (it reads 1M index entries: about a minute)")
     args = ap.parse_args()
-    import smd_oracle_env  # noqa: F401  (smdebug's environment: no sleeps after the end marker)
+    import smdebug_env  # noqa: F401  (smdebug's environment: no sleeps after the end marker)
 
     with FreshFilesystem(args.scratch) as (scratch, where):
         print(f"trials on {where}; page cache warm; {os.cpu_count()} CPUs")

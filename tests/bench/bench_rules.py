@@ -28,12 +28,12 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-SHARED = os.environ.get("SMD_SHARED_DIR", os.path.join(REPO, "..", "shared"))
+INTEROP = os.path.join(REPO, "tests", "interop")  # smdebug_env.py, smdebug_hook.py: the real smdebug
 
 SMDEBUG_RUN = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[2])
-import smd_oracle_env  # noqa: F401
+import smdebug_env  # noqa: F401
 from smdebug.exceptions import NoMoreData
 from smdebug.rules import Rule, invoke_rule
 from smdebug.trials import create_trial
@@ -114,9 +114,8 @@ def main():
     script = os.path.join(scratch, "smdebug_rule.py")
     with open(script, "w") as f:
         f.write(SMDEBUG_RUN)
-    oracle = os.path.join(SHARED, "oracle")
-    results = {
-        "smdebug": best([run_json([sys.executable, script, trial, oracle], env)
+        results = {
+        "smdebug": best([run_json([sys.executable, script, trial, INTEROP], env)
                          for _ in range(args.repeat_smdebug)]),
         "smd C": best([run_json([driver, "run", trial, "custom"]) for _ in range(args.repeat)]),
         "smd": best([run_json([driver, "run", trial, "builtin"]) for _ in range(args.repeat)]),

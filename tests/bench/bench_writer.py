@@ -20,8 +20,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
-SHARED = os.environ.get("SMD_SHARED_DIR", os.path.join(REPO, "..", "shared"))
-sys.path.insert(0, os.path.join(SHARED, "oracle"))
+INTEROP = os.path.join(REPO, "tests", "interop")  # smdebug_env.py, smdebug_hook.py: the real smdebug
+sys.path.insert(0, INTEROP)
 sys.path.insert(0, HERE)
 
 from benchlib import FreshFilesystem  # noqa: E402
@@ -29,7 +29,7 @@ from benchlib import FreshFilesystem  # noqa: E402
 
 def smdebug_throughput(out, steps, tensors, elems):
     import numpy as np
-    from numpy_hook import NumpyHook
+    from smdebug_hook import NumpyHook
     from smdebug import SaveConfig
 
     shutil.rmtree(out, ignore_errors=True)
@@ -52,7 +52,7 @@ def smdebug_throughput(out, steps, tensors, elems):
 def smdebug_call_costs(out):
     """Median seconds of hook.record for a due 4 MiB tensor, and for one when nothing is due."""
     import numpy as np
-    from numpy_hook import NumpyHook
+    from smdebug_hook import NumpyHook
     from smdebug import SaveConfig
 
     shutil.rmtree(out, ignore_errors=True)
@@ -86,7 +86,7 @@ def main():
     ap.add_argument("--build", default=os.path.join(REPO, "build"))
     ap.add_argument("--scratch", default="/tmp/smd-bench-writer")
     args = ap.parse_args()
-    import smd_oracle_env  # noqa: F401
+    import smdebug_env  # noqa: F401
 
     with FreshFilesystem(args.scratch) as (scratch, where):
         print(f"writing into {where}")

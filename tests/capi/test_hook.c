@@ -111,6 +111,22 @@ static void test_reduction_config_strings(void) {
   rc = NULL;
   CHECK_ERR(smd_reduction_config_parse("min,avg", &rc), SMD_E_INVALID_ARGUMENT, "avg");
   CHECK(rc == NULL);
+  /* every name smd_reduction_names lists is accepted, plain and with abs_ */
+  smd_strarray names = {NULL, 0};
+  CHECK_ERR(smd_reduction_names(NULL), SMD_E_INVALID_ARGUMENT, "out");
+  CHECK_OK(smd_reduction_names(&names));
+  CHECK(names.count == 12);
+  CHECK(strcmp(names.strings[0], "min") == 0 && strcmp(names.strings[7], "median") == 0);
+  CHECK(strcmp(names.strings[11], "l2_norm") == 0);
+  CHECK_OK(smd_reduction_config_create(&rc));
+  for (size_t i = 0; i < names.count; ++i) {
+    char abs_name[64];
+    snprintf(abs_name, sizeof abs_name, "abs_%s", names.strings[i]);
+    CHECK_OK(smd_reduction_config_add(rc, names.strings[i]));
+    CHECK_OK(smd_reduction_config_add(rc, abs_name));
+  }
+  smd_reduction_config_free(rc);
+  smd_strarray_free(&names);
 }
 
 static void test_steps_and_modes(void) {

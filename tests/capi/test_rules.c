@@ -132,6 +132,9 @@ static void test_free_and_null_safety(void) {
   CHECK(smd_rule_findings_at(NULL, 0) == NULL);
   CHECK(smd_rule_finding_step(NULL) == -1);
   CHECK(smd_rule_end_reason(NULL) == SMD_RULE_END_NONE);
+  CHECK(smd_rule_error_code(NULL) == SMD_OK);
+  CHECK(smd_rule_error_message(NULL) == NULL);
+  CHECK(smd_rule_error_step(NULL) == -1);
   CHECK(smd_rule_last_step(NULL) == -1);
   CHECK(smd_rule_context_fail(NULL, NULL) == 0);
   CHECK(smd_rule_builtin_summary("nope") == NULL);
@@ -159,6 +162,8 @@ static void test_custom_rule_skips_and_ends_normally(void) {
   CHECK(payload.calls == 5);
   CHECK(payload.steps[0] == 0 && payload.steps[1] == 2 && payload.steps[4] == 8);
   CHECK(smd_rule_end_reason(rule) == SMD_RULE_END_NO_MORE_DATA);
+  CHECK(smd_rule_error_code(rule) == SMD_OK && smd_rule_error_message(rule) == NULL);
+  CHECK(smd_rule_error_step(rule) == -1);
   CHECK(smd_rule_steps_evaluated(rule) == 5);
   CHECK(smd_rule_steps_skipped(rule) == 4); /* 1, 3, 5, 7 */
   CHECK(smd_rule_conditions_met(rule) == 2); /* 5.0 at step 6, 0.8 at step 8 */
@@ -208,8 +213,17 @@ static void test_callback_errors(void) {
   payload.fail_mode = 2;
   CHECK_ERR(smd_rule_invoke(rule, 0, -1, false, NULL), SMD_E_CORRUPT, "my own failure");
   CHECK(smd_rule_end_reason(rule) == SMD_RULE_END_ERROR);
+  /* the rule itself failed: it says how and where, after the invocation returned */
+  CHECK(smd_rule_error_code(rule) == SMD_E_CORRUPT);
+  CHECK(smd_rule_error_message(rule) != NULL &&
+        strstr(smd_rule_error_message(rule), "rule LossAbove at step 4: my own failure") != NULL);
+  CHECK(smd_rule_error_step(rule) == 4);
   payload.fail_mode = 3;
   CHECK_ERR(smd_rule_invoke(rule, 0, -1, false, NULL), SMD_E_CANCELLED, "returned 5");
+  /* a cancellation is not the rule's failure; the previous invocation's error is gone */
+  CHECK(smd_rule_end_reason(rule) == SMD_RULE_END_ERROR);
+  CHECK(smd_rule_error_code(rule) == SMD_OK && smd_rule_error_message(rule) == NULL);
+  CHECK(smd_rule_error_step(rule) == -1);
   payload.fail_mode = 0;
   payload.require_mode = 3;
   CHECK_ERR(smd_rule_invoke(rule, 0, -1, false, NULL), SMD_E_INVALID_ARGUMENT, "required tensors");
@@ -537,6 +551,7 @@ static void test_wait_timeout(void) {
   CHECK_ERR(smd_rule_invoke(rule, 0, -1, false, o), SMD_E_STEP_NOT_YET_AVAILABLE, "Step 1");
   CHECK(payload.calls == 1);
   CHECK(smd_rule_end_reason(rule) == SMD_RULE_END_ERROR);
+  CHECK(smd_rule_error_code(rule) == SMD_OK && smd_rule_error_step(rule) == -1); /* not a failure */
   smd_rule_invoke_options_free(o);
   smd_rule_free(rule);
   smd_trial_free(t);

@@ -1,4 +1,4 @@
-"""Trials written with the REAL smdebug writer (shared/oracle/numpy_hook.py) for the interop tests.
+"""Trials written with the REAL smdebug writer (smdebug_hook.py) for the interop tests.
 
 Each case is a function `write(out_dir)` that runs in a subprocess where smdebug is importable
 (see writer.py), plus the data it records, so that the test can compute what a correct reader
@@ -35,9 +35,9 @@ def smallint_array(dtype, step):
 
 
 def _hook(out, **kw):
-    from numpy_hook import NumpyHook, install_deterministic_clock
+    from smdebug_hook import NumpyHook, fixed_wall_time
 
-    install_deterministic_clock()
+    fixed_wall_time()
     return NumpyHook(out, **kw)
 
 
@@ -228,9 +228,9 @@ def names(out):
 
 
 def _workers(out, steps_per_worker, end_of_job):
-    from numpy_hook import NumpyHook, install_deterministic_clock
+    from smdebug_hook import NumpyHook, fixed_wall_time
 
-    install_deterministic_clock()
+    fixed_wall_time()
     modes = _modes()
     hooks = []
     for w in range(len(steps_per_worker)):

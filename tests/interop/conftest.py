@@ -3,9 +3,10 @@
 Locations (environment variables, with defaults):
   SMD_BUILD_DIR    the CMake build folder (tools/smd/smd, capi/libsmd.so, tests/smd_scenario);
                    default <repo>/build
-  SMD_SHARED_DIR   the shared folder beside the repository, holding oracle/ (smd_dump_ref.py,
-                   numpy_hook.py); default <repo>/../shared
-Run with the project's virtual environment, which has the real smdebug:
+The real smdebug is driven by this folder's own code: smdebug_env.py (its environment),
+smdebug_hook.py (its hook fed with numpy arrays), smdebug_scenario.py, writer.py and cases.py
+(trials it writes) and smdebug_dump.py (what its reader answers). Run with the project's virtual
+environment, which has the real smdebug:
   SMD_BUILD_DIR=build .venv/bin/python -m pytest tests/interop
 """
 import json
@@ -18,18 +19,12 @@ import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parents[1]
-SHARED = pathlib.Path(os.environ.get("SMD_SHARED_DIR", REPO.parent / "shared")).resolve()
-ORACLE = SHARED / "oracle"
 BUILD_DIR = pathlib.Path(os.environ.get("SMD_BUILD_DIR", REPO / "build")).resolve()
 SMD_BIN = BUILD_DIR / "tools" / "smd" / "smd"
 LIBSMD = BUILD_DIR / "capi" / "libsmd.so"
 
-if not (ORACLE / "smd_dump_ref.py").is_file():
-    raise RuntimeError(f"the smdebug oracle is not at {ORACLE} (set SMD_SHARED_DIR)")
-os.environ["SMD_SHARED_DIR"] = str(SHARED)
-sys.path.insert(0, str(ORACLE))
 sys.path.insert(0, str(HERE))
-import smd_oracle_env  # noqa: E402,F401  (environment for smdebug; must precede smdebug imports)
+import smdebug_env  # noqa: E402,F401  (environment for smdebug; must precede smdebug imports)
 
 
 def _env():
@@ -60,15 +55,16 @@ def run_smd_scenario(binary, script_path):
 
 
 def run_oracle(script_path):
-    r = subprocess.run([sys.executable, str(HERE / "oracle_run.py"), str(script_path)],
+    """Runs an smd_scenario script with the real smdebug hook (smdebug_scenario.py)."""
+    r = subprocess.run([sys.executable, str(HERE / "smdebug_scenario.py"), str(script_path)],
                        capture_output=True, text=True, env=_env())
-    assert r.returncode == 0, f"smdebug (oracle) failed:\n{r.stderr}"
+    assert r.returncode == 0, f"smdebug (smdebug_scenario.py) failed:\n{r.stderr}"
 
 
 def reference_dump(trial_dir):
-    """smd_dump_ref.py's JSON of a trial, read by the real smdebug."""
-    code, out, err = run_ref(ORACLE, trial_dir)
-    assert code == 0, f"smd_dump_ref.py failed on {trial_dir} (exit {code}):\n{err}"
+    """smdebug_dump.py's JSON of a trial, read by the real smdebug."""
+    code, out, err = run_ref(trial_dir)
+    assert code == 0, f"smdebug_dump.py failed on {trial_dir} (exit {code}):\n{err}"
     return out
 
 
@@ -80,20 +76,15 @@ def load_json(path):
 # ---- the reader side: trials written by smdebug, dumped by both ------------------------------
 
 @pytest.fixture(scope="session")
-def oracle():
-    return ORACLE
-
-
-@pytest.fixture(scope="session")
 def smd_bin():
     if not SMD_BIN.is_file():
         pytest.fail(f"{SMD_BIN} is not built (set SMD_BUILD_DIR to the CMake build folder)")
     return SMD_BIN
 
 
-def write_trial(oracle, case, out):
+def write_trial(case, out):
     """Writes trial `case` of cases.py into out with the real smdebug."""
-    r = subprocess.run([sys.executable, str(HERE / "writer.py"), str(oracle), case, str(out)],
+    r = subprocess.run([sys.executable, str(HERE / "writer.py"), case, str(out)],
                        env=_env(), capture_output=True, text=True, timeout=600)
     if r.returncode != 0:
         raise RuntimeError(f"writing case {case} failed:\n{r.stdout}\n{r.stderr}")
@@ -101,20 +92,21 @@ def write_trial(oracle, case, out):
 
 
 @pytest.fixture(scope="session")
-def trial_of(oracle, tmp_path_factory):
+def trial_of(tmp_path_factory):
     """trial_of(case) -> path of that case's trial, written once per session."""
     made = {}
 
     def get(case):
         if case not in made:
-            made[case] = write_trial(oracle, case, tmp_path_factory.mktemp(case) / "trial")
+            made[case] = write_trial(case, tmp_path_factory.mktemp(case) / "trial")
         return made[case]
 
     return get
 
 
-def run_ref(oracle, path):
-    r = subprocess.run([sys.executable, str(oracle / "smd_dump_ref.py"), str(path)], env=_env(),
+def run_ref(path):
+    """(exit status, stdout, stderr) of smdebug_dump.py on path."""
+    r = subprocess.run([sys.executable, str(HERE / "smdebug_dump.py"), str(path)], env=_env(),
                        capture_output=True, timeout=600)
     return r.returncode, r.stdout.decode("utf-8"), r.stderr.decode("utf-8", "replace")
 
@@ -125,5 +117,5 @@ def run_smd(smd_bin, *args):
 
 
 def dumps(doc):
-    """DUMP.md's layout (what smd_dump_ref.py prints)."""
+    """The dump's layout (what smdebug_dump.py prints)."""
     return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

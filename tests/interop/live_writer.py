@@ -1,6 +1,6 @@
 """A training job under the test's control: the real smdebug hook writing one step per command.
 
-python live_writer.py ORACLE_DIR OUT_DIR, then lines on stdin:
+python live_writer.py OUT_DIR, then lines on stdin:
   step           begin a step and save fc.weight (cases.weight(step)) and loss; the previous
                  step's files become visible (smdebug closes a step's writer at the next step)
   close          hook.close(): the last step's files, then training_job_end.ts
@@ -11,16 +11,15 @@ import os
 import sys
 
 if __name__ == "__main__":
-    oracle, out = sys.argv[1:3]
-    sys.path.insert(0, oracle)
+    out = sys.argv[1]
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import numpy as np
 
     import cases
-    from numpy_hook import NumpyHook, install_deterministic_clock
+    from smdebug_hook import NumpyHook, fixed_wall_time
     from smdebug import SaveConfig, modes
 
-    install_deterministic_clock()
+    fixed_wall_time()
     hook = NumpyHook(out, save_config=SaveConfig(save_interval=1),
                      include_collections=["weights", "losses"])
     hook.set_mode(modes.TRAIN)

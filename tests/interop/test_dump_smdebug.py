@@ -1,8 +1,7 @@
-"""smd dump == smd_dump_ref.py (the real smdebug), byte for byte, on trials the real smdebug wrote.
+"""smd dump == smdebug_dump.py (the real smdebug), byte for byte, on trials the real smdebug wrote.
 
-Where smdebug's reader is wrong (shared/spec/DUMP.md "Where the real smdebug's own dump is
-wrong", docs/compatibility.md) the reference document is corrected by a named function below
-before the comparison. Each case lists the corrections it needs; each correction must change
+Where smdebug's reader is wrong (docs/compatibility.md) the reference document is corrected by a
+named function below before the comparison. Each case lists the corrections it needs; each correction must change
 something (so the list stays exact), and nothing else may differ.
 """
 import hashlib
@@ -185,11 +184,11 @@ CORRECTIONS["reductions_smallint"] = CORRECTIONS["reductions_smallint"][1:]
 
 
 @pytest.mark.parametrize("case", sorted(CORRECTIONS))
-def test_dump_matches_smdebug(case, trial_of, oracle, smd_bin):
+def test_dump_matches_smdebug(case, trial_of, smd_bin):
     import json
 
     path = trial_of(case)
-    rc_ref, ref_text, ref_err = run_ref(oracle, path)
+    rc_ref, ref_text, ref_err = run_ref(path)
     assert rc_ref == 0, ref_err
     rc, text, err = run_smd(smd_bin, "dump", path)
     assert rc == 0, err

@@ -28,8 +28,8 @@ def lib():
 class Writer:
     """The live_writer.py subprocess."""
 
-    def __init__(self, oracle, out):
-        self.p = subprocess.Popen([sys.executable, str(HERE / "live_writer.py"), str(oracle), str(out)],
+    def __init__(self, out):
+        self.p = subprocess.Popen([sys.executable, str(HERE / "live_writer.py"), str(out)],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=_env())
 
     def send(self, cmd):
@@ -70,9 +70,9 @@ def expect_code(code, fn, *args):
     return ei.value
 
 
-def test_live_smdebug_writer(lib, oracle, tmp_path):
+def test_live_smdebug_writer(lib, tmp_path):
     out = tmp_path / "trial"
-    w = Writer(oracle, out)
+    w = Writer(out)
     try:
         w.send("step")
         w.send("step")  # step 0 is complete on disk, and the collections file is written

@@ -15,7 +15,7 @@ import time
 import numpy as np
 import pytest
 
-from conftest import HERE, LIBSMD, ORACLE, _env
+from conftest import HERE, LIBSMD, _env
 
 E_CANCELLED, E_RULE_CONDITION_MET = 10, 19
 END_STEP, END_NO_MORE_DATA = 1, 2
@@ -26,10 +26,10 @@ END_STEP, END_NO_MORE_DATA = 1, 2
 def write_trial(path, steps=20, vanish_at=None, nan_at=None, save_interval=1, loss=None,
                 end=True):
     """fc1/fc2 gradients (abs_mean reductions only), fc1.weight, loss; TRAIN mode."""
-    from numpy_hook import NumpyHook, install_deterministic_clock
+    from smdebug_hook import NumpyHook, fixed_wall_time
     from smdebug import ReductionConfig, SaveConfig, modes
 
-    install_deterministic_clock()
+    fixed_wall_time()
     hook = NumpyHook(str(path), save_config=SaveConfig(save_interval=save_interval),
                      include_collections=["gradients", "weights", "losses"])
     hook.get_collection("gradients").reduction_config = ReductionConfig(
@@ -299,7 +299,7 @@ class LiveJob:
     """live_writer.py: the real smdebug hook writing one step per command (fc.weight, loss=step)."""
 
     def __init__(self, out):
-        self.p = subprocess.Popen([sys.executable, str(HERE / "live_writer.py"), str(ORACLE), str(out)],
+        self.p = subprocess.Popen([sys.executable, str(HERE / "live_writer.py"), str(out)],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=_env())
 
     def send(self, cmd):

@@ -1,7 +1,7 @@
 """TensorBoard export, loaded with the REAL tensorboard package (PyPI).
 
 The same hook scenario runs in smd (smd_scenario, public C API) and in smdebug's own hook
-(oracle_run.py), both with TensorBoard export on. TensorBoard's own loaders then read:
+(smdebug_scenario.py), both with TensorBoard export on. TensorBoard's own loaders then read:
   * smd's export and smdebug's export: the same runs (one per mode), scalars (tag, step, value)
     and histograms (tag, step, min, max, num, sum, sum_squares, bucket limits and counts);
   * `smd export-tensorboard` of the trial smdebug wrote: the same as smdebug's own export;

@@ -1,9 +1,9 @@
 """smd's hook against the real smdebug (PyPI 1.0.34).
 
 For every scenario the same script is run by smd (tests/interop/smd_scenario.c, public C API only)
-and by smdebug's own hook (oracle_run.py). Then:
+and by smdebug's own hook (smdebug_scenario.py). Then:
   * the event and index files are byte-identical and the collections files are equal JSON;
-  * the real smdebug opens smd's trial and answers exactly as for its own (smd_dump_ref.py);
+  * the real smdebug opens smd's trial and answers exactly as for its own (smdebug_dump.py);
   * every value smdebug reads back from smd's trial is the one the script saved, at the same
     global step, mode and mode step.
 """

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include "commands.h"
 #include "smd/smd.h"
 
@@ -79,6 +81,18 @@ inline int TrialExitCode(const Err& err) {
 
 [[noreturn]] inline void ThrowFatal(const Err& err, const std::string& what) {
   throw Fatal{TrialExitCode(err), what + ": " + err.message()};
+}
+
+// Why smd_trial_open(path) failed with err, for a message that starts "<command>: ". A local
+// path that names something other than a folder (a file given by mistake: an event file, the
+// collections file) is said to be that, rather than what listing inside it answered.
+inline std::string OpenFailure(const std::string& path, const Err& err) {
+  struct stat st;
+  if (path.find("://") == std::string::npos && ::stat(path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+    return "'" + path + "' is not a trial folder: it is a file (a trial folder holds collections/, " +
+           "index/ and events/)";
+  }
+  return "cannot open trial '" + path + "': " + err.message();
 }
 
 // Parses a decimal integer argument; false if it is not one.

@@ -62,7 +62,7 @@ int Cat(const CatArgs& a) {
   if (Err e{smd_trial_options_create(&opts.p)}) ThrowFatal(e, "options");
   TrialPtr trial;
   if (Err e{smd_trial_open(a.path.c_str(), opts.p, &trial.p)}) {
-    ThrowFatal(e, "cannot open trial '" + a.path + "'");
+    throw Fatal{TrialExitCode(e), OpenFailure(a.path, e)};
   }
   TensorPtr t;
   if (Err e{smd_trial_tensor(trial.p, a.tensor.c_str(), &t.p)}) {
@@ -126,6 +126,35 @@ int Cat(const CatArgs& a) {
   return kExitOk;
 }
 
+// "--reduction R" help lines: the names the library accepts (smd_reduction_names), wrapped.
+std::string ReductionHelp() {
+  const std::string indent(18, ' ');
+  std::string text = "  --reduction R   a reduction instead of the value: ";
+  size_t column = text.size();
+  StrArray names;
+  std::vector<std::string> items;
+  if (Err e{smd_reduction_names(&names.a)}) {
+    items.push_back("(unknown: " + e.message() + "),");
+  } else {
+    for (const std::string& n : names.vec()) items.push_back(n + ",");
+  }
+  for (const char* w : {"or", "abs_<one", "of", "them>;", "saved,", "or", "computed", "from", "the", "value"}) {
+    items.emplace_back(w);
+  }
+  for (const std::string& item : items) {
+    if (column + 1 + item.size() > 90) {
+      text += "\n" + indent;
+      column = indent.size();
+    } else if (column > indent.size() && text.back() != ' ') {
+      text += ' ';
+      ++column;
+    }
+    text += item;
+    column += item.size();
+  }
+  return text + "\n";
+}
+
 }  // namespace
 
 void HelpCat() {
@@ -142,8 +171,7 @@ void HelpCat() {
       "  --step N        the step (a step of --mode; default: the tensor's last step)\n"
       "  --mode M        TRAIN, EVAL, PREDICT or GLOBAL (default GLOBAL: N is a global step)\n"
       "  --worker W      the worker that saved it (default: the first one, by name)\n"
-      "  --reduction R   a reduction instead of the value: min, max, mean, std, variance, sum,\n"
-      "                  prod, l1, l2, or abs_<one of them>; saved, or computed from the value\n"
+      "%s"
       "  --npy FILE      write the value to FILE (\"-\": standard output) as a .npy file instead\n"
       "                  of printing it. numpy has no bfloat16: bfloat16 values are written as\n"
       "                  float32, an exact widening (a note on stderr says so)\n"
@@ -153,7 +181,8 @@ void HelpCat() {
       "\n"
       "exit status: 0 ok; 1 the trial or the value could not be read; 2 bad usage (also an\n"
       "unknown reduction); 3 no collections file (MissingCollectionFiles); 4 the output could not\n"
-      "be written; 7 no such tensor, or nothing of it at that step, mode or worker.\n");
+      "be written; 7 no such tensor, or nothing of it at that step, mode or worker.\n",
+      ReductionHelp().c_str());
 }
 
 int RunCat(int argc, char** argv) {

@@ -1,5 +1,5 @@
-// smd dump PATH: the canonical JSON view of a trial (shared/spec/DUMP.md), made only from the
-// public Trial/Tensor API.
+// smd dump PATH: the canonical JSON view of a trial (the format tests/interop/smdebug_dump.py
+// describes), made only from the public Trial/Tensor API.
 #include <algorithm>
 #include <cerrno>
 #include <cinttypes>
@@ -217,7 +217,7 @@ Json DumpTrial(const std::string& path, int64_t wait_ms, Notes* notes,
   if (Err e{smd_trial_options_create(&opts.p)}) ThrowFatal(e, "options");
   if (Err e{smd_trial_options_set_collection_wait_ms(opts.p, wait_ms)}) ThrowFatal(e, "options");
   TrialPtr trial;
-  if (Err e{smd_trial_open(path.c_str(), opts.p, &trial.p)}) ThrowFatal(e, "cannot open trial '" + path + "'");
+  if (Err e{smd_trial_open(path.c_str(), opts.p, &trial.p)}) throw Fatal{TrialExitCode(e), OpenFailure(path, e)};
 
   Json doc = Json::Object();
   doc.Set("format", Json::Str("smd-dump/1"));

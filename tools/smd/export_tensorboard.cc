@@ -62,7 +62,7 @@ class Exporter {
   int Run() {
     {
       Err e(smd_trial_open(opts_.path.c_str(), nullptr, &trial_.p));
-      if (e) ThrowFatal(e, "cannot open the trial '" + opts_.path + "'");
+      if (e) throw Fatal{TrialExitCode(e), OpenFailure(opts_.path, e)};
     }
     // A finished trial is loaded whole by the open; a running one is exported as far as it is.
     if (Err e{smd_trial_set_auto_refresh(trial_.p, false, nullptr)}) {
@@ -272,7 +272,13 @@ int RunExportTensorBoard(int argc, char** argv) {
     }
   }
   if (pos.size() != 2) {
-    std::fprintf(stderr, "usage: smd export-tensorboard [--worker NAME] [--quiet] PATH OUT\n");
+    const char* what = pos.empty()       ? "needs the trial folder PATH and the output folder OUT"
+                       : pos.size() == 1 ? "needs the output folder OUT after the trial folder PATH"
+                                         : "takes two arguments, PATH and OUT, and nothing else";
+    std::fprintf(stderr,
+                 "smd export-tensorboard: %s\n"
+                 "usage: smd export-tensorboard [--worker NAME] [--quiet] PATH OUT\n",
+                 what);
     return kExitUsage;
   }
   o.path = pos[0];

@@ -1,5 +1,6 @@
 // A small JSON document model for the smd tool, serialized exactly like Python's
-// json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) (shared/spec/DUMP.md).
+// json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=False) (the format
+// tests/interop/smdebug_dump.py describes).
 #pragma once
 
 #include <cstdint>

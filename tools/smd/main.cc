@@ -1,4 +1,5 @@
 // smd: command-line access to smdebug trials, built on the public C API of libsmd.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -24,7 +25,9 @@ void Usage(FILE* out) {
                "Reads SageMaker Debugger (smdebug) trials.\n"
                "\n"
                "commands:\n");
-  for (const Command& c : kCommands) std::fprintf(out, "  %-8s %s\n", c.name, c.summary);
+  int width = 0;  // the longest command name sets the column of the summaries
+  for (const Command& c : kCommands) width = std::max(width, static_cast<int>(std::strlen(c.name)));
+  for (const Command& c : kCommands) std::fprintf(out, "  %-*s  %s\n", width, c.name, c.summary);
   std::fprintf(out,
                "\n"
                "smd <command> --help shows a command's options. smd --version prints the version.\n"
@@ -32,7 +35,8 @@ void Usage(FILE* out) {
                "exit status: 0 ok; 1 the trial could not be read; 2 bad usage; 3 the trial has no\n"
                "collections file (MissingCollectionFiles); 4 the output could not be written;\n"
                "5 output written but some data could not be read (details on stderr);\n"
-               "7 the tensor, step, worker or reduction asked for is not in the trial.\n");
+               "6 smd rules: a rule found an issue (IssuesFound); 7 the tensor, step, worker or\n"
+               "reduction asked for is not in the trial; 130 interrupted (SIGINT, SIGTERM).\n");
 }
 
 }  // namespace
@@ -41,6 +45,7 @@ void Usage(FILE* out) {
 int main(int argc, char** argv) {
   using namespace smdtool;
   if (argc < 2) {
+    std::fprintf(stderr, "smd: no command given\n\n");
     Usage(stderr);
     return kExitUsage;
   }
@@ -53,11 +58,18 @@ int main(int argc, char** argv) {
           return kExitOk;
         }
       }
+      std::fprintf(stderr, "smd: no help for '%s': not a command\n\n", argv[2]);
+      Usage(stderr);
+      return kExitUsage;
     }
     Usage(stdout);
     return kExitOk;
   }
   if (std::strcmp(cmd, "--version") == 0) {
+    if (argc > 2) {
+      std::fprintf(stderr, "smd: --version takes no arguments (got '%s')\n", argv[2]);
+      return kExitUsage;
+    }
     std::printf("smd %s\n", smd_version_string());
     return kExitOk;
   }

@@ -223,6 +223,12 @@ void HelpRules() {
       "  --list               list the built-in rules and their parameters\n"
       "  -h, --help           show this help\n"
       "\n"
+      "After the findings, one summary line per rule gives its status: IssuesFound or\n"
+      "NoIssuesFound when it ran to its end (or to the last step a running job has written);\n"
+      "Error, with the step and the error, when the rule failed (for instance on a file it could\n"
+      "not read); Stopped when it was not finished because another rule failed or smd rules was\n"
+      "interrupted.\n"
+      "\n"
       "exit status: 0 no rule found an issue; 6 some rule's condition was met (IssuesFound);\n"
       "1 the trial could not be read or a rule failed; 2 bad usage (also a bad rule parameter);\n"
       "3 no collections file (MissingCollectionFiles); 130 interrupted.\n");
@@ -330,7 +336,7 @@ int RunRules(int argc, char** argv) {
     smd_trial* t = nullptr;
     Err e(smd_trial_open(p.c_str(), topts, &t));
     if (e) {
-      std::fprintf(stderr, "smd rules: cannot open the trial '%s': %s\n", p.c_str(), e.message().c_str());
+      std::fprintf(stderr, "smd rules: %s\n", OpenFailure(p, e).c_str());
       cleanup();
       return TrialExitCode(e);
     }
@@ -411,21 +417,43 @@ int RunRules(int argc, char** argv) {
   for (smd_rule* r : rules) {
     const int64_t met = smd_rule_conditions_met(r);
     issues = issues || met > 0;
-    const char* status = met > 0 ? "IssuesFound" : "NoIssuesFound";
-    smd_rule_end why = smd_rule_end_reason(r);
+    const smd_rule_end why = smd_rule_end_reason(r);
+    // A rule that failed says so (Error, with the error and its step); one that an error or an
+    // interruption stopped before it finished is Stopped; only a rule that ran to its end (or
+    // to the live edge of a running job) reports IssuesFound or NoIssuesFound.
+    const char* failure = smd_rule_error_message(r);
+    const bool stopped = why == SMD_RULE_END_ERROR && failure == nullptr && !live_edge;
+    const char* status = failure != nullptr ? "Error"
+                         : met > 0          ? "IssuesFound"
+                         : stopped          ? "Stopped"
+                                            : "NoIssuesFound";
     if (json) {
       std::printf("{\"rule\": %s, \"status\": \"%s\", \"conditions_met\": %" PRId64
                   ", \"steps_evaluated\": %" PRId64 ", \"steps_skipped\": %" PRId64
-                  ", \"last_step\": %" PRId64 "}\n",
+                  ", \"last_step\": %" PRId64,
                   JsonString(smd_rule_name(r)).c_str(), status, met, smd_rule_steps_evaluated(r),
                   smd_rule_steps_skipped(r), smd_rule_last_step(r));
+      if (failure != nullptr) {
+        std::printf(", \"error\": {\"code\": %s, \"step\": %" PRId64 ", \"message\": %s}",
+                    JsonString(smd_code_name(smd_rule_error_code(r))).c_str(), smd_rule_error_step(r),
+                    JsonString(failure).c_str());
+      }
+      std::printf("}\n");
+    } else if (failure != nullptr) {
+      std::printf("%s: Error at step %" PRId64 " (%" PRId64 " step(s) evaluated, %" PRId64
+                  " skipped, %" PRId64 " issue(s) found before): %s: %s\n",
+                  smd_rule_name(r), smd_rule_error_step(r), smd_rule_steps_evaluated(r),
+                  smd_rule_steps_skipped(r), met, smd_code_name(smd_rule_error_code(r)), failure);
     } else {
+      const char* end = live_edge && why == SMD_RULE_END_ERROR
+                            ? "the job is still running: use --follow to watch it"
+                        : stopped ? (code == kExitInterrupted ? "interrupted before the end"
+                                                               : "not finished: another rule failed")
+                                  : EndText(why);
       std::printf("%s: %s (%" PRId64 " step(s) evaluated, %" PRId64 " skipped, last step %" PRId64
                   "; %s)\n",
                   smd_rule_name(r), status, smd_rule_steps_evaluated(r), smd_rule_steps_skipped(r),
-                  smd_rule_last_step(r), live_edge && why == SMD_RULE_END_ERROR
-                                             ? "the job is still running: use --follow to watch it"
-                                             : EndText(why));
+                  smd_rule_last_step(r), end);
     }
   }
   std::fflush(stdout);

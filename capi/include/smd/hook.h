@@ -389,6 +389,11 @@ SMD_API SMD_MUST_USE smd_error *smd_collection_set_save_histogram(smd_collection
 SMD_API SMD_MUST_USE smd_error *smd_collection_tensor_names(const smd_collection *collection,
                                                             smd_strarray *out) SMD_NOEXCEPT;
 
+/* Every reduction name the library accepts (in reduction configurations and where a tensor's
+ * reduction is asked for), without the optional "abs_" prefix that each also takes: "min", "max",
+ * ..., "l1", "l2", "l1_norm", "l2_norm". Free with smd_strarray_free(). */
+SMD_API SMD_MUST_USE smd_error *smd_reduction_names(smd_strarray *out) SMD_NOEXCEPT;
+
 #ifdef __cplusplus
 }
 #endif

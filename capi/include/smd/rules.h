@@ -290,6 +290,15 @@ SMD_API SMD_MUST_USE smd_error *smd_rule_invoke_many(smd_rule *const *rules, siz
                                                      bool raise_eval_cond,
                                                      const smd_rule_invoke_options *options) SMD_NOEXCEPT;
 
+/* How `rule` itself failed in its last invocation (smd_rule_end_reason() is then
+ * SMD_RULE_END_ERROR): the error's code, its message (naming the rule, the step and what could not
+ * be read) and the step. SMD_OK, NULL and -1 when the rule did not fail: it ended otherwise, or
+ * it was stopped, unfinished, by another rule's failure (smd_rule_invoke_many), a cancellation or
+ * a wait that timed out. The message stays valid until the rule is invoked again or freed. */
+SMD_API smd_code smd_rule_error_code(const smd_rule *rule) SMD_NOEXCEPT;
+SMD_API const char *smd_rule_error_message(const smd_rule *rule) SMD_NOEXCEPT;
+SMD_API int64_t smd_rule_error_step(const smd_rule *rule) SMD_NOEXCEPT;
+
 #ifdef __cplusplus
 }
 #endif

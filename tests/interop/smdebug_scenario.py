@@ -1,10 +1,10 @@
-"""Runs an smd_scenario script with the REAL smdebug hook (the oracle).
+"""Runs an smd_scenario script with the REAL smdebug hook.
 
-    python oracle_run.py SCRIPT
+    python smdebug_scenario.py SCRIPT
 
 The script format is the one tests/interop/smd_scenario.c documents; this program gives each
-command its smdebug equivalent through shared/oracle/numpy_hook.py (smdebug's own CallbackHook fed
-with numpy arrays), so that both implementations write a trial from the same inputs.
+command its smdebug equivalent through smdebug_hook.py (smdebug's own CallbackHook fed with numpy
+arrays), so that both implementations write a trial from the same inputs.
 Run with PYTHONHASHSEED=0 (smdebug iterates sets).
 """
 import os
@@ -12,10 +12,9 @@ import sys
 
 import numpy as np
 
-SHARED = os.environ.get("SMD_SHARED_DIR", os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared"))
-sys.path.insert(0, os.path.join(SHARED, "oracle"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from numpy_hook import NumpyHook, install_deterministic_clock  # noqa: E402
+from smdebug_hook import NumpyHook, fixed_wall_time  # noqa: E402
 from smdebug import modes, ReductionConfig, SaveConfig, SaveConfigMode  # noqa: E402
 
 MODES = {"TRAIN": modes.TRAIN, "EVAL": modes.EVAL, "PREDICT": modes.PREDICT, "GLOBAL": modes.GLOBAL}
@@ -85,7 +84,7 @@ def main(script):
                 opts["include_workers"] = f[2]
             elif k == "wall_time_base":
                 base = float(f[2])
-                install_deterministic_clock(base)
+                fixed_wall_time(base)
             elif k == "export_tensorboard":
                 opts["export_tensorboard"] = f[2] == "1"
             elif k == "tensorboard_dir":
@@ -93,7 +92,7 @@ def main(script):
             elif k == "end_marker":
                 end_marker = f[2] == "1"
             elif k in ("real_crc", "memory_budget"):
-                raise SystemExit(f"oracle: option {k} has no smdebug equivalent")
+                raise SystemExit(f"smdebug_scenario: option {k} has no smdebug equivalent")
         elif cmd == "create":
             # smd fills a mode the configuration leaves unset with the defaults; do the same.
             full = {m: hook_modes.get(m, SaveConfigMode()) for m in MODES.values()}
@@ -125,7 +124,7 @@ def main(script):
             hook.begin_step()
         elif cmd == "tensor":
             if len(f) > 5 and f[5]:
-                raise SystemExit("oracle: explicit collections have no smdebug equivalent")
+                raise SystemExit("smdebug_scenario: explicit collections have no smdebug equivalent")
             dtype = np.dtype(f[2])
             shape = () if f[3] == "-" else tuple(int(d) for d in f[3].split("x"))
             value = np.frombuffer(bytes.fromhex(f[4]), dtype=dtype).reshape(shape)
@@ -145,7 +144,7 @@ def main(script):
         elif cmd == "close":
             hook.close(end_of_job=end_marker)
         else:
-            raise SystemExit(f"oracle: cannot parse {line!r}")
+            raise SystemExit(f"smdebug_scenario: cannot parse {line!r}")
 
 
 if __name__ == "__main__":
