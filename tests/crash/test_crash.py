@@ -1,0 +1,206 @@
+"""kill -9 at random moments and at chosen file operations, then read what is left with smd and
+with the real smdebug.
+
+    SMD_BUILD_DIR=build .venv/bin/python -m pytest tests/crash -q -p no:cacheprovider
+
+SMD_CRASH_KILLS (default 200) sets the number of random kills, SMD_CRASH_SEED (default 1) the
+seed they derive from; a failure names the seed and delay that reproduce it.
+"""
+import json
+import os
+import random
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+import crashlib  # noqa: E402
+
+STEPS = 40
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+BUILD = os.environ.get("SMD_BUILD_DIR", os.path.join(ROOT, "build"))
+WRITER = os.path.join(BUILD, "tests", "crash", "crash_writer")
+CHECK = os.path.join(BUILD, "tests", "crash", "crash_check")
+KILLPOINT = os.path.join(BUILD, "tests", "crash", "libcrash_killpoint.so")
+TIMEOUT = 60  # seconds any single reader call may take
+
+
+class Smdebug:
+    """The long-lived smdebug checker (crashlib.py as a script)."""
+
+    def __init__(self):
+        env = dict(os.environ, SMDEBUG_TRAINING_END_DELAY_REFRESH="0")
+        self.p = subprocess.Popen([sys.executable, os.path.join(HERE, "crashlib.py")], env=env,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def check(self, path, seed, steps):
+        self.p.stdin.write(f"{path} {seed} {steps}\n")
+        self.p.stdin.flush()
+        ready, _, _ = select.select([self.p.stdout], [], [], TIMEOUT)
+        if not ready:
+            self.p.kill()
+            raise AssertionError(f"smdebug did not answer within {TIMEOUT} s on {path}")
+        line = self.p.stdout.readline()
+        if not line:
+            raise AssertionError(f"the smdebug checker died on {path}")
+        return json.loads(line)
+
+    def close(self):
+        self.p.stdin.close()
+        self.p.wait(timeout=TIMEOUT)
+
+
+@pytest.fixture(scope="module")
+def smdebug():
+    s = Smdebug()
+    yield s
+    s.close()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def built():
+    for f in (WRITER, CHECK, KILLPOINT):
+        assert os.path.exists(f), f"{f} is not built (set SMD_BUILD_DIR)"
+
+
+class Totals:
+    kills = 0
+    values_smd = 0
+    values_smdebug = 0
+    smdebug_skipped = 0  # no collections file yet: smdebug would wait for it forever
+
+
+def check_folder(path, seed, steps, smdebug, what):
+    """Both readers on a folder a writer left; returns smd's (steps, values, ended)."""
+    r = subprocess.run([CHECK, path, str(seed), str(steps)], capture_output=True, text=True,
+                       timeout=TIMEOUT)
+    assert r.returncode == 0, f"{what}: smd: {r.stderr.strip()} (exit {r.returncode})"
+    words = r.stdout.split()
+    n, values, ended = int(words[1]), int(words[3]), words[5] == "1"
+    has_collections = os.path.exists(os.path.join(path, crashlib.COLLECTIONS_FILE))
+    if "no collections file" in r.stdout:
+        assert not has_collections, f"{what}: smd refused a folder that has a collections file"
+    if "no folder" in r.stdout:
+        assert not os.path.exists(path), f"{what}: smd says the folder is not there"
+    assert ended == os.path.exists(os.path.join(path, crashlib.END_MARKER))
+    Totals.values_smd += values
+    if has_collections:
+        s = smdebug.check(path, seed, steps)
+        assert s["ok"], f"{what}: smdebug: {s['error']}"
+        assert s["steps"] == n, f"{what}: smdebug sees {s['steps']} steps, smd {n}"
+        assert s["values"] == values
+        Totals.values_smdebug += s["values"]
+    else:
+        Totals.smdebug_skipped += 1
+    return n, values, ended
+
+
+def fresh_hook_works(tmp_path, smdebug, seed):
+    path = str(tmp_path / "fresh")
+    shutil.rmtree(path, ignore_errors=True)
+    r = subprocess.run([WRITER, path, str(seed), "3"], capture_output=True, text=True, timeout=TIMEOUT)
+    assert r.returncode == 0, r.stderr
+    assert check_folder(path, seed, 3, smdebug, "fresh folder")[0::2] == (3, True)
+    shutil.rmtree(path)
+
+
+def run_full(path, seed, extra=()):
+    shutil.rmtree(path, ignore_errors=True)
+    t = time.monotonic()
+    r = subprocess.run([WRITER, path, str(seed), str(STEPS), *extra], capture_output=True, text=True,
+                       timeout=TIMEOUT)
+    assert r.returncode == 0, r.stderr
+    return time.monotonic() - t
+
+
+def test_random_kills(tmp_path, smdebug):
+    kills = int(os.environ.get("SMD_CRASH_KILLS", "200"))
+    base = int(os.environ.get("SMD_CRASH_SEED", "1"))
+    rng = random.Random(base)
+    # How long a whole run takes here: kills land uniformly over it, and a little past its end.
+    path = str(tmp_path / "calibrate")
+    duration = max(run_full(path, base) for _ in range(3))
+    shutil.rmtree(path)
+    outcomes = {"before the folder": 0, "before collections": 0, "partial": 0, "all steps, no marker": 0, "ended": 0}
+    for k in range(kills):
+        seed = rng.randrange(1 << 31)
+        delay = rng.uniform(0, duration * 1.1)
+        what = f"kill {k} (SMD_CRASH_SEED={base}, writer seed {seed}, delay {delay:.4f} s)"
+        path = str(tmp_path / f"k{k}")
+        p = subprocess.Popen([WRITER, path, str(seed), str(STEPS)], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE)
+        time.sleep(delay)
+        p.send_signal(signal.SIGKILL)
+        p.wait(timeout=TIMEOUT)
+        assert p.returncode in (0, -signal.SIGKILL), f"{what}: writer failed: {p.stderr.read()}"
+        p.stderr.close()
+        Totals.kills += 1
+        n, _, ended = check_folder(path, seed, STEPS, smdebug, what)
+        if not os.path.exists(path):
+            outcomes["before the folder"] += 1
+        elif not os.path.exists(os.path.join(path, crashlib.COLLECTIONS_FILE)):
+            outcomes["before collections"] += 1
+        elif ended:
+            outcomes["ended"] += 1
+        elif n == STEPS:
+            outcomes["all steps, no marker"] += 1
+        else:
+            outcomes["partial"] += 1
+        shutil.rmtree(path, ignore_errors=True)
+        if k % 10 == 0:
+            fresh_hook_works(tmp_path, smdebug, seed)
+    print(f"\nrandom kills: {kills} (SMD_CRASH_SEED={base}), outcomes {outcomes}; values compared: "
+          f"smd {Totals.values_smd}, smdebug {Totals.values_smdebug}; folders smdebug cannot open "
+          f"(no collections file): {Totals.smdebug_skipped}")
+    # The kills must have landed across the run, not all before or after it.
+    assert outcomes["partial"] > 0 and outcomes["ended"] > 0, outcomes
+
+
+# (path substring, moment, what must hold afterwards)
+KILL_POINTS = [
+    ("collections", "open", "no collections"),
+    ("collections", "rename", "no collections"),
+    ("collections", "renamed", "readable"),
+    (crashlib.END_MARKER, "open", "all steps"),
+    (crashlib.END_MARKER, "rename", "all steps"),
+    (crashlib.END_MARKER, "renamed", "ended"),
+    ("events/000000000005/", "open", "readable"),
+    ("events/000000000005/", "rename", "readable"),
+    ("index/000000000/000000000005_", "open", "5 steps"),
+    ("index/000000000/000000000005_", "rename", "5 steps"),
+    ("index/000000000/000000000005_", "renamed", "6 steps"),
+]
+
+
+@pytest.mark.parametrize("match,moment,expect", KILL_POINTS,
+                         ids=[f"{m}-{w}" for m, w, _ in KILL_POINTS])
+def test_kill_at_file_operation(tmp_path, smdebug, match, moment, expect):
+    path = str(tmp_path / "k")
+    env = dict(os.environ, LD_PRELOAD=KILLPOINT, SMD_KILL_MATCH=match, SMD_KILL_AT=moment)
+    r = subprocess.run([WRITER, path, "7", str(STEPS)], env=env, capture_output=True, text=True,
+                       timeout=TIMEOUT)
+    assert r.returncode == -signal.SIGKILL, f"the writer was not killed at {match} {moment}: {r.stderr}"
+    assert "closed" not in r.stdout
+    Totals.kills += 1
+    n, _, ended = check_folder(path, 7, STEPS, smdebug, f"kill at {moment} of {match}")
+    has_collections = os.path.exists(os.path.join(path, crashlib.COLLECTIONS_FILE))
+    leftovers = [f for _, _, fs in os.walk(path) for f in fs if f.endswith(".tmp")]
+    if expect == "no collections":
+        assert not has_collections and n == 0
+    elif expect == "all steps":
+        assert (n, ended) == (STEPS, False)
+    elif expect == "ended":
+        assert (n, ended) == (STEPS, True)
+    elif expect == "readable":
+        assert has_collections and 0 < n < STEPS and not ended
+    else:
+        assert (n, ended) == (int(expect.split()[0]), False)
+    # A kill leaves at most the one file being written under its temporary name.
+    assert len(leftovers) <= 1, leftovers
+    fresh_hook_works(tmp_path, smdebug, 7)
