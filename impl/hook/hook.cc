@@ -72,7 +72,17 @@ Result<std::shared_ptr<Hook>> Hook::Create(const std::string& out_dir, const Hoo
   return hook;
 }
 
-Status Hook::Init(const std::string& out_dir, const HookOptions& opts) {
+Result<std::shared_ptr<Hook>> Hook::Create(std::unique_ptr<io::Storage> storage,
+                                           const HookOptions& opts) {
+  if (!storage) return InvalidArgument("no storage given");
+  std::shared_ptr<Hook> hook(new Hook());
+  const std::string out_dir = storage->root();
+  SMD_RETURN_IF_ERROR(hook->Init(out_dir, opts, std::move(storage)));
+  return hook;
+}
+
+Status Hook::Init(const std::string& out_dir, const HookOptions& opts,
+                  std::unique_ptr<io::Storage> storage) {
   if (out_dir.empty()) return InvalidArgument("out_dir is empty");
   out_dir_ = out_dir;
   worker_ = opts.worker ? *opts.worker : WorkerFromEnvironment();
@@ -93,7 +103,12 @@ Status Hook::Init(const std::string& out_dir, const HookOptions& opts) {
     return Unsupported("TensorBoard export to S3 ('" + *tensorboard_dir_ +
                        "') is not supported; give a local tensorboard_dir");
   }
-  SMD_ASSIGN_OR_RETURN(storage_, io::Storage::Open(out_dir));
+  if (storage) {
+    storage_ = std::move(storage);
+  } else {
+    SMD_ASSIGN_OR_RETURN(storage_, io::Storage::Open(out_dir));
+  }
+  fsync_ = opts.fsync;
   if (!dry_run_) {
     SMD_ASSIGN_OR_RETURN(bool ended, storage_->Exists(io::kEndOfJobFile));
     if (ended) {
@@ -147,6 +162,7 @@ Status Hook::Init(const std::string& out_dir, const HookOptions& opts) {
     wo.claim_out_dir = num_workers_ == 1;
     wo.memory_budget = opts.memory_budget;
     if (tensorboard_dir_) wo.tensorboard_dir = *tensorboard_dir_;
+    wo.fsync = opts.fsync;
     writer_.reset(new AsyncWriter(storage_.get(), wo));
   }
   mode_steps_[ModeIndex(Mode::kGlobal)] = -1;
@@ -351,7 +367,8 @@ Status Hook::Close() {
     lock.unlock();
   }
   if (write_end_marker_ && !dry_run_) {
-    Status st = storage_->WriteAtomic(io::kEndOfJobFile, "");
+    Status st = fsync_ ? storage_->WriteDurably(io::kEndOfJobFile, "")
+                       : storage_->WriteAtomic(io::kEndOfJobFile, "");
     if (first.ok()) first = st;
   }
   return first;

@@ -43,6 +43,9 @@ struct HookOptions {
   // if export_tensorboard.
   bool export_tensorboard = false;
   std::optional<std::string> tensorboard_dir;
+  // fsync every event, index and collections file and training_job_end.ts before its rename,
+  // and its folder after it (smdebug does not; off by default).
+  bool fsync = false;
 };
 
 // The worker name and count the launcher's environment gives (OpenMPI, torch.distributed,
@@ -53,6 +56,9 @@ int64_t NumWorkersFromEnvironment();
 class Hook : public std::enable_shared_from_this<Hook> {
  public:
   static Result<std::shared_ptr<Hook>> Create(const std::string& out_dir, const HookOptions& opts);
+  // The same on a given storage (out_dir is its root): tests inject faults through it.
+  static Result<std::shared_ptr<Hook>> Create(std::unique_ptr<io::Storage> storage,
+                                              const HookOptions& opts);
   // From the JSON hook configuration (FORMAT.md §12); opts supplies the rest.
   static Result<std::shared_ptr<Hook>> CreateFromJson(std::string_view json,
                                                       const std::string& source,
@@ -112,7 +118,8 @@ class Hook : public std::enable_shared_from_this<Hook> {
 
  private:
   Hook() = default;
-  Status Init(const std::string& out_dir, const HookOptions& opts);
+  Status Init(const std::string& out_dir, const HookOptions& opts,
+              std::unique_ptr<io::Storage> storage = nullptr);
 
   // All below with mu_ held.
   size_t GetOrCreateLocked(const std::string& name);
@@ -139,6 +146,7 @@ class Hook : public std::enable_shared_from_this<Hook> {
   bool writes_ = true;  // false for dry runs and non-chief workers under include_workers=one
   bool dry_run_ = false;
   bool write_end_marker_ = true;
+  bool fsync_ = false;
   double wall_time_base_ = 0;
   std::optional<std::string> tensorboard_dir_;  // set: TensorBoard export on
   std::unique_ptr<AsyncWriter> writer_;

@@ -151,6 +151,8 @@ struct WriterOptions {
   bool claim_out_dir = false;  // create claim.smd before the first file (single-worker jobs)
   size_t memory_budget = 256u << 20;
   std::string tensorboard_dir;  // empty: no TensorBoard export
+  // fsync each event, index and collections file before its rename, and its folder after it.
+  bool fsync = false;
 };
 
 struct WriterStats {
@@ -239,6 +241,8 @@ class AsyncWriter {
   Status CommitData(Chunk& chunk);
   Status CommitFinish(Chunk& chunk);
   Status EnsureClaim();
+  Status WriteWhole(const std::string& rel, std::string_view content);
+  std::string event_rel_;  // the open event file's path
 
   io::Storage* storage_;
   const WriterOptions options_;

@@ -30,6 +30,9 @@ class FileSink {
   virtual Status Commit() = 0;
   // Drops the file (local: removes the .tmp). Safe to call after a failed Commit.
   virtual void Abort() = 0;
+  // Makes the bytes appended so far durable before Commit (local: write what is buffered, then
+  // fsync). On error the sink is unusable (Abort it).
+  virtual Status Sync() { return Status::Ok(); }
 };
 
 class Storage {
@@ -69,6 +72,18 @@ class Storage {
   virtual Status ReadRange(const std::string& rel, uint64_t offset, uint64_t len, char* out) = 0;
   // Names (not paths) of the entries of a folder, unsorted; kNotFound if it does not exist.
   virtual Result<std::vector<std::string>> ListDir(const std::string& rel_dir) = 0;
+
+  // Makes the names in a folder durable (local: fsync of the folder; "" is the root).
+  virtual Status SyncDir(const std::string& rel_dir) {
+    (void)rel_dir;
+    return Status::Ok();
+  }
+
+  // Durable commit: syncs the file, commits it (rename), then syncs its folder and that folder's
+  // parent (the folder may be new). After it returns OK the file survives a power loss.
+  Status CommitDurably(FileSink* sink, const std::string& rel);
+  // WriteAtomic, durably (CommitDurably).
+  Status WriteDurably(const std::string& rel, std::string_view content);
 };
 
 // Creates a local folder and its missing parents (mode 0755); OK if it exists. Errors: kIO

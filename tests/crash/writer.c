@@ -41,14 +41,7 @@ int main(int argc, char** argv) {
   check(smd_hook_options_set_save_config(opts, sc), "set save config");
   smd_save_config_free(sc);
   check(smd_hook_options_add_include_regex(opts, "crash/.*"), "include regex");
-#ifdef CRASH_WRITER_HAS_FSYNC
   if (durable) check(smd_hook_options_set_fsync(opts, true), "fsync");
-#else
-  if (durable) {
-    fprintf(stderr, "crash_writer: --fsync is not available in this build\n");
-    return 2;
-  }
-#endif
   smd_hook* hook = NULL;
   check(smd_hook_create(out_dir, opts, &hook), "create");
   smd_hook_options_free(opts);
