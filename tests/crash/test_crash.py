@@ -76,8 +76,9 @@ class Totals:
     smdebug_skipped = 0  # no collections file yet: smdebug would wait for it forever
 
 
-def check_folder(path, seed, steps, smdebug, what):
-    """Both readers on a folder a writer left; returns smd's (steps, values, ended)."""
+def check_folder(path, seed, steps, smdebug, what, failed_run=False):
+    """Both readers on a folder a writer left; returns smd's (steps, values, ended). Unless the
+    writer reported a failure (it then still ends the job), an ended job has all its steps."""
     r = subprocess.run([CHECK, path, str(seed), str(steps)], capture_output=True, text=True,
                        timeout=TIMEOUT)
     assert r.returncode == 0, f"{what}: smd: {r.stderr.strip()} (exit {r.returncode})"
@@ -89,6 +90,8 @@ def check_folder(path, seed, steps, smdebug, what):
     if "no folder" in r.stdout:
         assert not os.path.exists(path), f"{what}: smd says the folder is not there"
     assert ended == os.path.exists(os.path.join(path, crashlib.END_MARKER))
+    if ended and not failed_run:
+        assert n == steps, f"{what}: training_job_end.ts is there but only {n} of {steps} steps are"
     Totals.values_smd += values
     if has_collections:
         s = smdebug.check(path, seed, steps)
@@ -204,3 +207,40 @@ def test_kill_at_file_operation(tmp_path, smdebug, match, moment, expect):
     # A kill leaves at most the one file being written under its temporary name.
     assert len(leftovers) <= 1, leftovers
     fresh_hook_works(tmp_path, smdebug, 7)
+
+
+def mount_tmpfs(path, size):
+    os.makedirs(path, exist_ok=True)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", path],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        reason = f"cannot mount a tmpfs (needs root): {r.stderr.strip()}"
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(reason)  # never a silent skip in CI
+        pytest.skip(reason)
+
+
+@pytest.mark.parametrize("fsync", [False, True], ids=["plain", "fsync"])
+def test_full_file_system(tmp_path, smdebug, fsync):
+    """A real full disk: a 2 MiB tmpfs fills up after a few steps."""
+    mnt = str(tmp_path / "mnt")
+    mount_tmpfs(mnt, "2m")
+    try:
+        path = os.path.join(mnt, "trial")
+        extra = ["--fsync"] if fsync else []
+        r = subprocess.run([WRITER, path, "11", str(STEPS), *extra], capture_output=True, text=True,
+                           timeout=TIMEOUT)
+        assert r.returncode == 1, f"the writer did not fail on a full disk: {r.stdout[-200:]} {r.stderr}"
+        lines = r.stderr.strip().splitlines()
+        assert len(lines) == 2, r.stderr
+        for line in lines:  # the failing call, then close: both name the file and the errno
+            assert "No space left on device" in line and path + "/" in line, line
+            assert "SMD_E_IO" in line, line
+        assert "closed" not in r.stdout
+        n, _, ended = check_folder(path, 11, STEPS, smdebug, "full disk", failed_run=True)
+        assert 0 < n < STEPS, n
+        leftovers = [f for _, _, fs in os.walk(path) for f in fs if f.endswith(".tmp")]
+        assert leftovers == []
+        print(f"\nfull disk{' (fsync)' if fsync else ''}: {n} steps readable; error: {lines[0]}")
+    finally:
+        subprocess.run(["umount", mnt], check=True)

@@ -5,7 +5,8 @@
  *   crash_writer OUT_DIR SEED STEPS [--fsync]
  *
  * It prints "step N" on stdout after each begin_step (flushed), and "closed" after a successful
- * close. On any error it prints the error on stderr and exits with 1. */
+ * close. On any error it prints the error and what smd_hook_close then returns on stderr, and
+ * exits with 1. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,11 +16,21 @@
 #include "crashlib.h"
 #include "smd/smd.h"
 
+static smd_hook* g_hook;
+
+/* On an error: prints it, then what closing the hook says (it must report the error too), and
+ * exits with 1. */
 static void check(smd_error* err, const char* what) {
   if (err == NULL) return;
   fprintf(stderr, "crash_writer: %s: %s: %s\n", what, smd_code_name(smd_error_code(err)),
           smd_error_message(err));
   smd_error_free(err);
+  if (g_hook != NULL) {
+    smd_error* c = smd_hook_close(g_hook);
+    fprintf(stderr, "crash_writer: close: %s: %s\n", c ? smd_code_name(smd_error_code(c)) : "OK",
+            c ? smd_error_message(c) : "no error");
+    smd_error_free(c);
+  }
   exit(1);
 }
 
@@ -44,6 +55,7 @@ int main(int argc, char** argv) {
   if (durable) check(smd_hook_options_set_fsync(opts, true), "fsync");
   smd_hook* hook = NULL;
   check(smd_hook_create(out_dir, opts, &hook), "create");
+  g_hook = hook;
   smd_hook_options_free(opts);
   check(smd_hook_set_mode(hook, SMD_MODE_TRAIN), "mode");
 
@@ -66,6 +78,7 @@ int main(int argc, char** argv) {
     }
   }
   free(buf);
+  g_hook = NULL;
   check(smd_hook_close(hook), "close");
   smd_hook_free(hook);
   printf("closed\n");
