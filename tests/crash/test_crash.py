@@ -244,3 +244,63 @@ def test_full_file_system(tmp_path, smdebug, fsync):
         print(f"\nfull disk{' (fsync)' if fsync else ''}: {n} steps readable; error: {lines[0]}")
     finally:
         subprocess.run(["umount", mnt], check=True)
+
+
+SMDEBUG_WRITER = os.path.join(HERE, "smdebug_writer.py")
+
+
+def test_smdebug_writer_killed(tmp_path, smdebug):
+    """The same kills on the real smdebug hook (tests/crash/smdebug_writer.py), to measure what
+    smdebug loses (docs/durability.md). Asserted: smd reads whatever smdebug leaves without
+    crashing or hanging, and agrees with smdebug on every value both can read; smdebug's own
+    losses are counted and printed, not failed on."""
+    kills = int(os.environ.get("SMD_CRASH_SMDEBUG_KILLS", "8"))
+    rng = random.Random(int(os.environ.get("SMD_CRASH_SEED", "1")) + 1000)
+    # The writing phase (after Python and smdebug are imported) of a whole run.
+    path = str(tmp_path / "calibrate")
+    p = subprocess.Popen([sys.executable, SMDEBUG_WRITER, path, "1", str(STEPS)], stdout=subprocess.PIPE, text=True)
+    p.stdout.readline()
+    t0 = time.monotonic()
+    p.communicate(timeout=TIMEOUT)
+    assert p.returncode == 0
+    duration = time.monotonic() - t0
+    losses = {"smd refused": [], "smdebug failed": [], "steps not a prefix": []}
+    seen = {"before collections": 0, "partial": 0, "all steps, no marker": 0, "ended": 0}
+    for k in range(kills):
+        seed = rng.randrange(1 << 31)
+        delay = rng.uniform(0, duration * 1.1)
+        what = f"smdebug kill {k} (seed {seed}, delay {delay:.3f} s after step 0)"
+        path = str(tmp_path / f"s{k}")
+        p = subprocess.Popen([sys.executable, SMDEBUG_WRITER, path, str(seed), str(STEPS)],
+                             stdout=subprocess.PIPE, text=True)
+        assert p.stdout.readline().startswith("step 0")
+        time.sleep(delay)
+        p.send_signal(signal.SIGKILL)
+        p.communicate(timeout=TIMEOUT)
+        Totals.kills += 1
+        r = subprocess.run([CHECK, path, str(seed), str(STEPS)], capture_output=True, text=True,
+                           timeout=TIMEOUT)
+        assert r.returncode in (0, 1), f"{what}: smd crashed: {r.returncode} {r.stderr}"
+        if r.returncode == 1:
+            assert r.stderr.startswith("crash_check"), r.stderr
+            (losses["steps not a prefix"] if "not 0.." in r.stderr else losses["smd refused"]).append(
+                f"{what}: {r.stderr.strip()}")
+            continue
+        words = r.stdout.split()
+        n, ended = int(words[1]), words[5] == "1"
+        if not os.path.exists(os.path.join(path, crashlib.COLLECTIONS_FILE)):
+            seen["before collections"] += 1
+            continue
+        seen["ended" if ended else "all steps, no marker" if n == STEPS else "partial"] += 1
+        s = smdebug.check(path, seed, STEPS)
+        if not s["ok"]:
+            losses["smdebug failed"].append(f"{what}: {s['error']}")
+        else:
+            assert s["steps"] == n and s["values"] == int(words[3]), f"{what}: smd and smdebug disagree"
+            Totals.values_smdebug += s["values"]
+        Totals.values_smd += int(words[3])
+    print(f"\nsmdebug writer: {kills} kills, outcomes {seen}; losses: "
+          + json.dumps({k: len(v) for k, v in losses.items()}))
+    for k, v in losses.items():
+        for line in v[:5]:
+            print(f"  {k}: {line}")
