@@ -304,3 +304,30 @@ def test_smdebug_writer_killed(tmp_path, smdebug):
     for k, v in losses.items():
         for line in v[:5]:
             print(f"  {k}: {line}")
+
+
+def test_smdebug_writer_full_file_system(tmp_path, smdebug):
+    """The real smdebug hook on the same 2 MiB tmpfs (docs/durability.md). Measured, not failed
+    on: whether smdebug reports the error or hangs. Asserted: smd reads what it left."""
+    mnt = str(tmp_path / "mnt")
+    mount_tmpfs(mnt, "2m")
+    try:
+        path = os.path.join(mnt, "trial")
+        p = subprocess.Popen([sys.executable, SMDEBUG_WRITER, path, "11", str(STEPS)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            out, err = p.communicate(timeout=20)
+            outcome = f"exited with {p.returncode}"
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            outcome = "hung (killed after 20 s)"
+        last = [line for line in out.splitlines() if line.startswith("step")][-1:]
+        errors = [line for line in err.splitlines() if "Errno" in line][:1]
+        leftovers = [f for _, _, fs in os.walk(path) for f in fs if f.endswith(".tmp")]
+        n, _, ended = check_folder(path, 11, STEPS, smdebug, "smdebug on a full disk", failed_run=True)
+        print(f"\nsmdebug on a full disk: {outcome}; last: {last}; error seen by the program: "
+              f"{'closed' in out and 'none (it printed closed)' or 'none'}; on stderr (writer "
+              f"thread): {errors}; {n} steps readable; .tmp left: {len(leftovers)}")
+    finally:
+        subprocess.run(["umount", mnt], check=True)
