@@ -232,8 +232,10 @@ def test_full_file_system(tmp_path, smdebug, fsync):
                            timeout=TIMEOUT)
         assert r.returncode == 1, f"the writer did not fail on a full disk: {r.stdout[-200:]} {r.stderr}"
         lines = r.stderr.strip().splitlines()
-        assert len(lines) == 2, r.stderr
-        for line in lines:  # the failing call, then close: both name the file and the errno
+        # The failing call, then close; or only close, when the program got through its steps
+        # before the writer thread (which is behind by up to its memory budget) met the error.
+        assert 1 <= len(lines) <= 2 and "crash_writer: close: SMD_E_IO" in lines[-1], r.stderr
+        for line in lines:  # both name the file and the errno
             assert "No space left on device" in line and path + "/" in line, line
             assert "SMD_E_IO" in line, line
         assert "closed" not in r.stdout
