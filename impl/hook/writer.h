@@ -241,8 +241,8 @@ class AsyncWriter {
   Status CommitData(Chunk& chunk);
   Status CommitFinish(Chunk& chunk);
   Status EnsureClaim();
+  // A whole small file: atomically, and durably with options_.fsync.
   Status WriteWhole(const std::string& rel, std::string_view content);
-  std::string event_rel_;  // the open event file's path
 
   io::Storage* storage_;
   const WriterOptions options_;
@@ -287,6 +287,7 @@ class AsyncWriter {
 
   // Committer state.
   std::unique_ptr<io::FileSink> sink_;
+  std::string event_rel_;  // sink_'s path
   std::vector<struct iovec> iov_;  // CommitData's pieces, reused
   bool claim_done_ = false;
   bool claimed_ = false;

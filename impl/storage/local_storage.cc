@@ -100,7 +100,10 @@ class LocalSink : public FileSink {
   Status Sync() override {
     if (fd_ < 0) return InvalidState("file '" + tmp_ + "' is already closed");
     SMD_RETURN_IF_ERROR(FlushBuffer());
-    if (::fsync(fd_) != 0) return ErrnoStatus("cannot fsync", tmp_, errno);
+    if (::fsync(fd_) != 0) {
+      const int e = errno;
+      return ErrnoStatus("cannot fsync", tmp_, e);
+    }
     return Status::Ok();
   }
 
@@ -325,7 +328,10 @@ class LocalStorage : public Storage {
 
   Status SyncDir(const std::string& rel_dir) override {
     int fd = OpenAt(rel_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0) return ErrnoStatus("cannot open folder", Path(rel_dir), errno);
+    if (fd < 0) {
+      const int e = errno;
+      return ErrnoStatus("cannot open folder", Path(rel_dir), e);
+    }
     const int rc = ::fsync(fd);
     const int e = errno;
     ::close(fd);
