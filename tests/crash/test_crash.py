@@ -263,9 +263,11 @@ def test_smdebug_writer_killed(tmp_path, smdebug):
     p = subprocess.Popen([sys.executable, SMDEBUG_WRITER, path, "1", str(STEPS)], stdout=subprocess.PIPE, text=True)
     p.stdout.readline()
     t0 = time.monotonic()
+    while not p.stdout.readline().startswith("closed"):  # (Python's exit after it is slow)
+        pass
+    duration = time.monotonic() - t0
     p.communicate(timeout=TIMEOUT)
     assert p.returncode == 0
-    duration = time.monotonic() - t0
     losses = {"smd refused": [], "smdebug failed": [], "steps not a prefix": []}
     seen = {"before collections": 0, "partial": 0, "all steps, no marker": 0, "ended": 0}
     for k in range(kills):
