@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test:
-#   1. the C/C++ tests (header, C API, impl unit tests, ABI) and the interop tests against the
-#      real smdebug, on a normal build;
+#   1. the C/C++ tests (header, C API, impl unit tests, ABI), the interop tests against the
+#      real smdebug and the crash tests (tests/crash: kill -9, a full file system), on a normal
+#      build;
 #   2. the C/C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the C API and C++ unit tests (the hook's writer threads, concurrent reads) under
 #      ThreadSanitizer;
@@ -55,6 +56,15 @@ p=$( (grep -Eo '[0-9]+ passed' "$log" || true) | tail -1 | grep -Eo '[0-9]+' || 
 f=$( (grep -Eo '[0-9]+ (failed|error|errors)' "$log" || true) | awk '{s+=$1} END {print s+0}')
 passed=$((passed + p)); failed=$((failed + f))
 if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then failed=$((failed + 1)); echo "pytest ran no test"; fi
+
+echo "== crash tests: kill -9 at random moments and file operations, a full file system"
+set +e
+SMD_BUILD_DIR=$PWD/build .venv/bin/python -m pytest tests/crash -q -p no:cacheprovider 2>&1 | tee "$log"
+set -e
+p=$( (grep -Eo '[0-9]+ passed' "$log" || true) | tail -1 | grep -Eo '[0-9]+' || echo 0)
+f=$( (grep -Eo '[0-9]+ (failed|error|errors)' "$log" || true) | awk '{s+=$1} END {print s+0}')
+passed=$((passed + p)); failed=$((failed + f))
+if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then failed=$((failed + 1)); echo "the crash tests ran no test"; fi
 
 if [ "${SMD_TEST_QUICK:-0}" != "1" ]; then
   echo "== C/C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer"

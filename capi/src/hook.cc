@@ -350,6 +350,13 @@ smd_error* smd_hook_options_set_write_end_marker(smd_hook_options* options, bool
   SMD_CAPI_END
 }
 
+smd_error* smd_hook_options_set_fsync(smd_hook_options* options, bool on) noexcept {
+  SMD_OPTIONS_SETTER_BEGIN
+  options->opts.fsync = on;
+  return nullptr;
+  SMD_CAPI_END
+}
+
 smd_error* smd_hook_options_set_export_tensorboard(smd_hook_options* options, bool on) noexcept {
   SMD_OPTIONS_SETTER_BEGIN
   options->opts.export_tensorboard = on;

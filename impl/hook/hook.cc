@@ -92,6 +92,7 @@ Status Hook::Init(std::shared_ptr<io::Storage> storage, const HookOptions& opts)
       tb_storage = std::move(tb).value();
     }
   }
+  fsync_ = opts.fsync;
   if (!dry_run_) {
     SMD_ASSIGN_OR_RETURN(bool ended, storage_->Exists(io::kEndOfJobFile));
     if (ended) {
@@ -147,6 +148,7 @@ Status Hook::Init(std::shared_ptr<io::Storage> storage, const HookOptions& opts)
     wo.max_pending_steps = opts.max_pending_steps;
     wo.tensorboard_storage = std::move(tb_storage);
     wo.tensorboard_prefix = tb_prefix;
+    wo.fsync = opts.fsync;
     writer_.reset(new AsyncWriter(storage_.get(), std::move(wo)));
   }
   mode_steps_[ModeIndex(Mode::kGlobal)] = -1;
@@ -351,7 +353,8 @@ Status Hook::Close() {
     lock.unlock();
   }
   if (write_end_marker_ && !dry_run_) {
-    Status st = storage_->WriteAtomic(io::kEndOfJobFile, "");
+    Status st = fsync_ ? storage_->WriteDurably(io::kEndOfJobFile, "")
+                       : storage_->WriteAtomic(io::kEndOfJobFile, "");
     if (first.ok()) first = st;
   }
   return first;

@@ -48,6 +48,9 @@ struct HookOptions {
   // if export_tensorboard.
   bool export_tensorboard = false;
   std::optional<std::string> tensorboard_dir;
+  // fsync every event, index and collections file and training_job_end.ts before its rename,
+  // and its folder after it (smdebug does not; off by default).
+  bool fsync = false;
 };
 
 // The worker name and count the launcher's environment gives (OpenMPI, torch.distributed,
@@ -156,6 +159,7 @@ class Hook : public std::enable_shared_from_this<Hook> {
   bool writes_ = true;  // false for dry runs and non-chief workers under include_workers=one
   bool dry_run_ = false;
   bool write_end_marker_ = true;
+  bool fsync_ = false;
   double wall_time_base_ = 0;
   std::optional<std::string> tensorboard_dir_;  // set: TensorBoard export on
   std::unique_ptr<AsyncWriter> writer_;

@@ -658,7 +658,7 @@ void AsyncWriter::Commit(Chunk& chunk) {
     case Chunk::Kind::kWriteFile:
       if (!failed()) {
         Status st = EnsureClaim();
-        if (st.ok()) st = storage_->WriteAtomic(chunk.rel, chunk.content);
+        if (st.ok()) st = WriteWhole(chunk.rel, chunk.content);
         SetError(st);
       }
       break;
@@ -681,7 +681,8 @@ void AsyncWriter::Commit(Chunk& chunk) {
 Status AsyncWriter::CommitData(Chunk& chunk) {
   if (!sink_) {
     SMD_RETURN_IF_ERROR(EnsureClaim());
-    SMD_ASSIGN_OR_RETURN(sink_, storage_->Create(io::EventFileRelPath(chunk.step, options_.worker)));
+    event_rel_ = io::EventFileRelPath(chunk.step, options_.worker);
+    SMD_ASSIGN_OR_RETURN(sink_, storage_->Create(event_rel_));
   }
   iov_.clear();
   for (const Chunk::Piece& p : chunk.pieces) {
@@ -693,16 +694,21 @@ Status AsyncWriter::CommitData(Chunk& chunk) {
 
 Status AsyncWriter::CommitFinish(Chunk& chunk) {
   if (sink_) {
-    Status st = sink_->Commit();
+    Status st = options_.fsync ? storage_->CommitDurably(sink_.get(), event_rel_) : sink_->Commit();
+    if (!st.ok()) sink_->Abort();
     sink_.reset();
     SMD_RETURN_IF_ERROR(st);
   }
   if (!chunk.rel.empty()) {
     SMD_RETURN_IF_ERROR(EnsureClaim());
-    SMD_RETURN_IF_ERROR(storage_->WriteAtomic(chunk.rel, chunk.content));
+    SMD_RETURN_IF_ERROR(WriteWhole(chunk.rel, chunk.content));
   }
   stat_steps_.fetch_add(1, std::memory_order_relaxed);
   return Status::Ok();
+}
+
+Status AsyncWriter::WriteWhole(const std::string& rel, std::string_view content) {
+  return options_.fsync ? storage_->WriteDurably(rel, content) : storage_->WriteAtomic(rel, content);
 }
 
 Status AsyncWriter::EnsureClaim() {

@@ -160,6 +160,8 @@ struct WriterOptions {
   // ending in '/').
   std::shared_ptr<io::Storage> tensorboard_storage;
   std::string tensorboard_prefix;
+  // fsync each event, index and collections file before its rename, and its folder after it.
+  bool fsync = false;
 };
 
 struct WriterStats {
@@ -259,6 +261,8 @@ class AsyncWriter {
   Status CommitData(Chunk& chunk);
   Status CommitFinish(Chunk& chunk);
   Status EnsureClaim();
+  // A whole small file: atomically, and durably with options_.fsync.
+  Status WriteWhole(const std::string& rel, std::string_view content);
 
   io::Storage* storage_;
   const WriterOptions options_;
@@ -305,6 +309,7 @@ class AsyncWriter {
 
   // Committer state.
   std::unique_ptr<io::FileSink> sink_;
+  std::string event_rel_;  // sink_'s path
   std::vector<struct iovec> iov_;  // CommitData's pieces, reused
   bool claim_done_ = false;
   bool claimed_ = false;

@@ -98,6 +98,16 @@ class LocalSink : public FileSink {
     return st;
   }
 
+  Status Sync() override {
+    if (fd_ < 0) return InvalidState("file '" + tmp_ + "' is already closed");
+    SMD_RETURN_IF_ERROR(FlushBuffer());
+    if (::fsync(fd_) != 0) {
+      const int e = errno;
+      return ErrnoStatus("cannot fsync", tmp_, e);
+    }
+    return Status::Ok();
+  }
+
   void Abort() override {
     if (fd_ >= 0) {
       ::close(fd_);
@@ -366,6 +376,19 @@ class LocalStorage : public Storage {
     return out;
   }
 
+  Status SyncDir(const std::string& rel_dir) override {
+    int fd = OpenAt(rel_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) {
+      const int e = errno;
+      return ErrnoStatus("cannot open folder", Path(rel_dir), e);
+    }
+    const int rc = ::fsync(fd);
+    const int e = errno;
+    ::close(fd);
+    if (rc != 0) return ErrnoStatus("cannot fsync folder", Path(rel_dir), e);
+    return Status::Ok();
+  }
+
  private:
   std::string Path(std::string_view rel) const {
     if (rel.empty()) return root_;
@@ -446,6 +469,30 @@ Status MakeLocalDirs(const std::string& dir) {
     return ErrnoStatus("cannot create folder", dir, errno);
   }
   return Status::Ok();
+}
+
+namespace {
+std::string ParentOf(const std::string& rel) {
+  const size_t slash = rel.rfind('/');
+  return slash == std::string::npos ? std::string() : rel.substr(0, slash);
+}
+}  // namespace
+
+Status Storage::CommitDurably(FileSink* sink, const std::string& rel) {
+  SMD_RETURN_IF_ERROR(sink->Sync());
+  SMD_RETURN_IF_ERROR(sink->Commit());
+  const std::string dir = ParentOf(rel);
+  SMD_RETURN_IF_ERROR(SyncDir(dir));
+  if (!dir.empty()) SMD_RETURN_IF_ERROR(SyncDir(ParentOf(dir)));
+  return Status::Ok();
+}
+
+Status Storage::WriteDurably(const std::string& rel, std::string_view content) {
+  SMD_ASSIGN_OR_RETURN(std::unique_ptr<FileSink> sink, Create(rel));
+  Status st = sink->Append(content);
+  if (st.ok()) st = CommitDurably(sink.get(), rel);
+  if (!st.ok()) sink->Abort();
+  return st;
 }
 
 std::unique_ptr<Storage> MakeLocalStorage(const std::string& root) {

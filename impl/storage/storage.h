@@ -30,6 +30,9 @@ class FileSink {
   virtual Status Commit() = 0;
   // Drops the file (local: removes the .tmp). Safe to call after a failed Commit.
   virtual void Abort() = 0;
+  // Makes the bytes appended so far durable before Commit (local: write what is buffered, then
+  // fsync). On error the sink is unusable (Abort it).
+  virtual Status Sync() { return Status::Ok(); }
 };
 
 // A file appended to in place, visible under its name from the start (TensorBoard event files,
@@ -108,6 +111,18 @@ class Storage {
   // A watch for changes under the root, or nullptr when this storage cannot notify (readers
   // then list on every refresh and poll while waiting).
   virtual std::unique_ptr<ChangeWatch> WatchChanges() { return nullptr; }
+
+  // Makes the names in a folder durable (local: fsync of the folder; "" is the root).
+  virtual Status SyncDir(const std::string& rel_dir) {
+    (void)rel_dir;
+    return Status::Ok();
+  }
+
+  // Durable commit: syncs the file, commits it (rename), then syncs its folder and that folder's
+  // parent (the folder may be new). After it returns OK the file survives a power loss.
+  Status CommitDurably(FileSink* sink, const std::string& rel);
+  // WriteAtomic, durably (CommitDurably).
+  Status WriteDurably(const std::string& rel, std::string_view content);
 };
 
 // Creates a local folder and its missing parents (mode 0755); OK if it exists. Errors: kIO

@@ -1,7 +1,8 @@
 /* bench_writer: the hook's writer workloads and this machine's bounds, printed as JSON.
  *
- *   bench_writer SCRATCH_DIR [W1|W2|W3|W4 ...]
+ *   bench_writer SCRATCH_DIR [--fsync] [W1|W2|W3|W4 ...]
  *
+ * --fsync turns on the hook's fsync option (smd_hook_options_set_fsync) for every workload.
  * W1  1000 steps x 50 float32 tensors of 1 KiB, saved every step: seconds until close returns;
  *     bound: create, write and rename the same files of the same sizes in the same layout.
  * W2  100 steps x 10 float32 tensors of 4 MiB: seconds until close returns; bound: buffered
@@ -14,6 +15,7 @@
 #define _DEFAULT_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -46,6 +48,8 @@ static void rm_rf(const char *path) {
 
 static void settle(void) { sync(); } /* start each run without the previous run's dirty pages */
 
+static bool g_fsync; /* --fsync */
+
 static smd_hook *make_hook(const char *dir, int64_t interval) {
   smd_hook_options *opts = NULL;
   smd_save_config *sc = NULL;
@@ -55,6 +59,7 @@ static smd_hook *make_hook(const char *dir, int64_t interval) {
   check(smd_save_config_set(sc, SMD_MODE_ALL, interval, 0, -1, NULL, 0), "save config");
   check(smd_hook_options_set_save_config(opts, sc), "options");
   check(smd_hook_options_add_include_collection(opts, "weights"), "options");
+  if (g_fsync) check(smd_hook_options_set_fsync(opts, true), "options");
   check(smd_hook_create(dir, opts, &hook), "hook");
   smd_save_config_free(sc);
   smd_hook_options_free(opts);
@@ -294,12 +299,19 @@ static void parallelism(void) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: bench_writer SCRATCH_DIR [W1|W2|W3|W4 ...]\n");
+    fprintf(stderr, "usage: bench_writer SCRATCH_DIR [--fsync] [W1|W2|W3|W4 ...]\n");
     return 2;
   }
   const char *scratch = argv[1];
   mkdir(scratch, 0755);
-  int all = argc == 2;
+  int nsel = argc - 2;
+  for (int a = 2; a < argc; ++a) {
+    if (strcmp(argv[a], "--fsync") == 0) {
+      g_fsync = true;
+      --nsel;
+    }
+  }
+  int all = nsel == 0;
   int first = 1;
   printf("{");
   for (int w = 1; w <= 4; ++w) {

@@ -1,6 +1,6 @@
 """Writer benchmark: smd's hook next to the real smdebug hook, on the same workloads, one run.
 
-    .venv/bin/python tests/bench/bench_writer.py [--build build] [--scratch DIR]
+    .venv/bin/python tests/bench/bench_writer.py [--build build] [--scratch DIR] [--fsync-cost]
 
 W1  1000 steps x 50 float32 tensors of 1 KiB, every step saved (end to end, until close returns)
 W2  100 steps x 10 float32 tensors of 4 MiB (end to end)
@@ -8,6 +8,8 @@ W3  median time the training thread spends in one save of a 4 MiB tensor that is
 W4  median cost of a save when nothing is due at this step
 Bounds measured in the same run: W1 creating/writing/renaming the same files, W2 buffered
 write() of the same bytes into the same folders, W3 a 4 MiB memcpy.
+--fsync-cost: instead, smd's W1 and W2 with the hook's fsync option off and on (the cost of
+durability; smdebug has no such option).
 """
 import argparse
 import json
@@ -85,12 +87,30 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(REPO, "build"))
     ap.add_argument("--scratch", default="/tmp/smd-bench-writer")
+    ap.add_argument("--fsync-cost", action="store_true", help="W1 and W2 with fsync off and on")
     args = ap.parse_args()
+    if args.fsync_cost:
+        with FreshFilesystem(args.scratch) as (scratch, where):
+            print(f"writing into {where}")
+            fsync_cost(args.build, scratch)
+        return
     import smdebug_env  # noqa: F401
 
     with FreshFilesystem(args.scratch) as (scratch, where):
         print(f"writing into {where}")
         run(args.build, scratch)
+
+
+def fsync_cost(build, scratch):
+    prog = os.path.join(build, "tests", "bench", "bench_writer")
+    res = {}
+    for flag in ([], ["--fsync"]):
+        out = subprocess.run([prog, scratch, *flag, "W1", "W2"], check=True, capture_output=True, text=True)
+        res[bool(flag)] = json.loads(out.stdout)
+    print(f"{'workload':32} {'fsync off':>12} {'fsync on':>12} {'cost':>8}")
+    for w, what in (("W1", "1000 steps x 50 x 1 KiB (s)"), ("W2", "100 steps x 10 x 4 MiB (s)")):
+        off, on = res[False][w]["smd_seconds"], res[True][w]["smd_seconds"]
+        print(f"{w + ' ' + what:32} {off:12.2f} {on:12.2f} {on / off:7.1f}x")
 
 
 def run(build, scratch):

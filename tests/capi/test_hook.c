@@ -265,6 +265,46 @@ static void test_real_crc_option(void) {
   free(a);
 }
 
+/* The fsync option changes when files become durable, not what they hold: the same bytes. */
+static void test_fsync_option(void) {
+  const char *names[] = {"events/000000000000/000000000000_worker_0.tfevents",
+                         "events/000000000001/000000000001_worker_0.tfevents",
+                         "index/000000000/000000000001_worker_0.json",
+                         "collections/000000000/worker_0_collections.json", "training_job_end.ts"};
+  char dirs[2][1024];
+  for (int durable = 0; durable < 2; ++durable) {
+    snprintf(dirs[durable], sizeof dirs[durable], "%s", scratch_path(durable ? "fsync_on" : "fsync_off"));
+    smd_hook_options *opts = options_every_step();
+    CHECK_OK(smd_hook_options_set_save_all(opts, true));
+    CHECK_OK(smd_hook_options_set_wall_time_base(opts, 1000));
+    CHECK_OK(smd_hook_options_set_fsync(opts, durable != 0));
+    smd_hook *hook = make_hook(dirs[durable], opts);
+    smd_hook_options_free(opts);
+    float v[64];
+    for (int i = 0; i < 64; ++i) v[i] = (float)i;
+    int64_t shape[1] = {64};
+    for (int step = 0; step < 2; ++step) {
+      CHECK_OK(smd_hook_begin_step(hook));
+      CHECK_OK(smd_hook_save_tensor(hook, "w", SMD_DTYPE_FLOAT32, shape, 1, v, sizeof v, NULL, 0));
+    }
+    CHECK_OK(smd_hook_close(hook));
+    smd_hook_free(hook);
+  }
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
+    long n0 = file_size(dirs[0], names[i]), n1 = file_size(dirs[1], names[i]);
+    CHECK(n0 >= 0 && n0 == n1);
+    char *a = read_file(dirs[0], names[i]);
+    char *b = read_file(dirs[1], names[i]);
+    CHECK(a != NULL && b != NULL);
+    if (a && b && n0 == n1 && n0 > 0) CHECK(memcmp(a, b, (size_t)n0) == 0);
+    free(a);
+    free(b);
+  }
+  smd_error *e = smd_hook_options_set_fsync(NULL, true);
+  CHECK(e != NULL && smd_error_code(e) == SMD_E_INVALID_ARGUMENT);
+  smd_error_free(e);
+}
+
 static void test_dry_run_writes_nothing(void) {
   const char *dir = scratch_path("dry");
   smd_hook_options *opts = options_every_step();
@@ -608,6 +648,7 @@ int main(int argc, char **argv) {
       TEST_ENTRY(test_what_is_written),
       TEST_ENTRY(test_reproducible_output),
       TEST_ENTRY(test_real_crc_option),
+      TEST_ENTRY(test_fsync_option),
       TEST_ENTRY(test_dry_run_writes_nothing),
       TEST_ENTRY(test_include_workers),
       TEST_ENTRY(test_collections_api),

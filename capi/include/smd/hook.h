@@ -164,6 +164,13 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_max_pending_steps(smd_hook_
  * set, as on SageMaker). */
 SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_write_end_marker(smd_hook_options *options,
                                                                       bool write) SMD_NOEXCEPT;
+/* Durability (default false, as in smdebug): when true, every event, index and collections file
+ * and training_job_end.ts is fsync'ed before its rename to the final name, and its folder (and
+ * that folder's parent) after it, so that a step visible in the index survives a power loss or an
+ * operating system crash, not only a crash of the process. Costs an fsync per file; see
+ * docs/durability.md for what is guaranteed with and without it. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_fsync(smd_hook_options *options,
+                                                           bool on) SMD_NOEXCEPT;
 /* TensorBoard export (see smd/tensorboard.h for the files): scalar summaries of the values of
  * scalar collections (losses, metrics, feature_importance, average_shap, sm_metrics) that have
  * one element and of every smd_hook_save_scalar, and histograms of saved tensors that belong to a
