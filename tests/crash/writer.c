@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
   check(smd_hook_options_create(&opts), "options");
   smd_save_config* sc = NULL;
   check(smd_save_config_create(&sc), "save config");
-  check(smd_save_config_set_interval(sc, SMD_ALL_MODES, 1), "save interval");
+  check(smd_save_config_set_interval(sc, SMD_MODE_ALL, 1), "save interval");
   check(smd_hook_options_set_save_config(opts, sc), "set save config");
   smd_save_config_free(sc);
   check(smd_hook_options_add_include_regex(opts, "crash/.*"), "include regex");
