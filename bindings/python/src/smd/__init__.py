@@ -1,0 +1,10 @@
+"""smd: Amazon SageMaker Debugger's Python API (smdebug's module paths) over smd's C library.
+
+``from smd.trials import create_trial`` in place of ``from smdebug.trials import create_trial``;
+likewise ``smd.modes``, ``smd.exceptions``.
+"""
+from smd import _smd
+from smd import exceptions, modes  # noqa: F401
+from smd.modes import ModeKeys  # noqa: F401
+
+__version__ = _smd.smd_version_string()
