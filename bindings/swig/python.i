@@ -1,7 +1,7 @@
 /* python.i: smd's SWIG interface for CPython. Python-specific typemaps, then the shared
  * declarations of smd_core.i. Build with: swig -python -threads (every call into smd releases
  * the GIL; the typemaps below run after the call, with the GIL held again). */
-%module(package="smd") _smd
+%module(package="smd") smdc
 
 %include <stdint.i>
 
@@ -96,15 +96,15 @@ SMD_SCALAR_OUT(smd_dtype, out, PyLong_FromLong((long)*$1))
 SMD_SCALAR_OUT(smd_dtype, dtype_out, PyLong_FromLong((long)*$1))
 
 /* String arrays: a list of str. */
-%typemap(in, numinputs=0) smd_strarray *out (smd_strarray tmp), smd_strarray *names_out (smd_strarray tmp) {
+%typemap(in, numinputs=0) smd_strarray *out (smd_strarray tmp) {
   tmp.strings = NULL; tmp.count = 0; $1 = &tmp;
 }
-%typemap(argout) smd_strarray *out, smd_strarray *names_out {
+%typemap(argout) smd_strarray *out {
   PyObject *list = smd_py_str_list($1);
   if (!list) SWIG_fail;
   $result = SWIG_Python_AppendOutput($result, list);
 }
-%typemap(freearg) smd_strarray *out, smd_strarray *names_out { smd_strarray_free($1); }
+%typemap(freearg) smd_strarray *out { smd_strarray_free($1); }
 
 /* Number arrays: a list of int (dimensions: a tuple). */
 %typemap(in, numinputs=0) (int64_t **steps_out, size_t *n_out) (int64_t *xs = NULL, size_t n = 0) {
@@ -170,11 +170,26 @@ static PyObject *smd_py_value_list(smd_value **vs, size_t n) {
   PyObject *steps = smd_py_int64_list(*$1, *$3);
   PyObject *values = steps ? smd_py_value_list(*$2, *$3) : NULL;
   if (!values) { Py_XDECREF(steps); SWIG_fail; }
-  $result = SWIG_Python_AppendOutput($result, steps);
-  $result = SWIG_Python_AppendOutput($result, values);
+  $result = SWIG_Python_AppendOutput($result, Py_BuildValue("(NN)", steps, values));
 }
 %typemap(freearg) (int64_t **steps_out, smd_value ***values_out, size_t *n_out) {
   smd_free(*$1);
+  smd_value_array_free(*$2, *$3);
+}
+
+/* Reductions: a tuple (names, values). */
+%typemap(in, numinputs=0) (smd_strarray *names_out, smd_value ***values_out, size_t *n_out)
+    (smd_strarray names, smd_value **vs = NULL, size_t n = 0) {
+  names.strings = NULL; names.count = 0; $1 = &names; $2 = &vs; $3 = &n;
+}
+%typemap(argout) (smd_strarray *names_out, smd_value ***values_out, size_t *n_out) {
+  PyObject *names = smd_py_str_list($1);
+  PyObject *values = names ? smd_py_value_list(*$2, *$3) : NULL;
+  if (!values) { Py_XDECREF(names); SWIG_fail; }
+  $result = SWIG_Python_AppendOutput($result, Py_BuildValue("(NN)", names, values));
+}
+%typemap(freearg) (smd_strarray *names_out, smd_value ***values_out, size_t *n_out) {
+  smd_strarray_free($1);
   smd_value_array_free(*$2, *$3);
 }
 
@@ -191,8 +206,7 @@ static PyObject *smd_py_value_list(smd_value **vs, size_t n) {
     if (!t) { Py_DECREF(steps); Py_DECREF(shapes); SWIG_fail; }
     PyList_SET_ITEM(shapes, (Py_ssize_t)i, t);
   }
-  $result = SWIG_Python_AppendOutput($result, steps);
-  $result = SWIG_Python_AppendOutput($result, shapes);
+  $result = SWIG_Python_AppendOutput($result, Py_BuildValue("(NN)", steps, shapes));
 }
 %typemap(freearg) (int64_t **steps_out, size_t **offsets_out, int64_t **dims_out, size_t *n_out) {
   smd_free(*$1); smd_free(*$2); smd_free(*$3);
@@ -227,8 +241,8 @@ static PyObject *smd_py_value_list(smd_value **vs, size_t n) {
 /* The address of a value's elements (0 for strings), for the zero-copy numpy view built in
  * smd/_values.py; the proxy that owns the value must outlive the view. */
 %inline %{
-static uintptr_t smd_py_value_data_address(const smd_value *value) {
-  return (uintptr_t)smd_value_data(value);
+static unsigned long long smd_py_value_data_address(const smd_value *value) {
+  return (unsigned long long)(uintptr_t)smd_value_data(value);
 }
 %}
 %nothread smd_py_value_shape;

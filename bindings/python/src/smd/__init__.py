@@ -3,7 +3,7 @@
 ``from smd.trials import create_trial`` in place of ``from smdebug.trials import create_trial``;
 likewise ``smd.modes``, ``smd.exceptions``.
 """
-from smd import _smd
+from smd import smdc as _smd
 from smd import exceptions, modes  # noqa: F401
 from smd.modes import ModeKeys  # noqa: F401
 

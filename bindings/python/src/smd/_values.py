@@ -7,7 +7,7 @@ no view for variable-length strings).
 """
 import numpy as np
 
-from smd import _smd
+from smd import smdc as _smd
 
 # smd_dtype (TensorFlow DataType numbers) -> numpy dtype.
 _NUMPY_DTYPES = {

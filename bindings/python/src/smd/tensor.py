@@ -1,5 +1,5 @@
 """smdebug's Tensor API over smd's C library; values are read-only numpy views (no copy)."""
-from smd import _smd
+from smd import smdc as _smd
 from smd._values import to_numpy
 from smd.modes import GLOBAL, _mode_value
 

@@ -1,7 +1,7 @@
 """The Trial: smdebug's trial API over smd's C library."""
 from enum import Enum
 
-from smd import _smd
+from smd import smdc as _smd
 from smd.exceptions import SMDebugValueError
 from smd.modes import GLOBAL, ModeKeys, _mode_value
 from smd.tensor import Tensor
