@@ -5,6 +5,7 @@
 #   2. the C/C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the C API and C++ unit tests (the hook's writer threads, concurrent reads) under
 #      ThreadSanitizer;
+#   (1b. the Python binding: pip install ./bindings/python into .venv, then its pytest suite;)
 #   4. every libFuzzer target for SMD_FUZZ_SECONDS (default 60) seconds.
 # SMD_TEST_QUICK=1 skips the sanitizer builds and the fuzzing.
 set -euo pipefail
@@ -55,6 +56,27 @@ p=$( (grep -Eo '[0-9]+ passed' "$log" || true) | tail -1 | grep -Eo '[0-9]+' || 
 f=$( (grep -Eo '[0-9]+ (failed|error|errors)' "$log" || true) | awk '{s+=$1} END {print s+0}')
 passed=$((passed + p)); failed=$((failed + f))
 if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then failed=$((failed + 1)); echo "pytest ran no test"; fi
+
+echo "== Python binding: pip install ./bindings/python into .venv, then its tests"
+set +e
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+CMAKE_ARGS="${launcher[*]}" CMAKE_BUILD_PARALLEL_LEVEL=$JOBS .venv/bin/pip install -q \
+  --disable-pip-version-check --no-build-isolation --force-reinstall --no-deps ./bindings/python 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+if [ "$rc" -ne 0 ]; then
+  failed=$((failed + 1)); echo "pip install ./bindings/python failed"
+else
+  (cd bindings/python/tests &&
+    SMD_BUILD_DIR=$PWD/../../../build ../../../.venv/bin/python -m pytest . -q -p no:cacheprovider) 2>&1 | tee "$log"
+  p=$( (grep -Eo '[0-9]+ passed' "$log" || true) | tail -1 | grep -Eo '[0-9]+' || echo 0)
+  f=$( (grep -Eo '[0-9]+ (failed|error|errors)' "$log" || true) | awk '{s+=$1} END {print s+0}')
+  passed=$((passed + p)); failed=$((failed + f))
+  if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then failed=$((failed + 1)); echo "pytest ran no test"; fi
+fi
+set -e
 
 if [ "${SMD_TEST_QUICK:-0}" != "1" ]; then
   echo "== C/C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer"
