@@ -80,6 +80,11 @@ SMD_HANDLE_OUT(smd_tensor_filter)
 SMD_HANDLE_OUT(smd_tensor)
 SMD_HANDLE_OUT(smd_value)
 SMD_HANDLE_OUT(smd_collection_info)
+SMD_HANDLE_OUT(smd_save_config)
+SMD_HANDLE_OUT(smd_reduction_config)
+SMD_HANDLE_OUT(smd_hook_options)
+SMD_HANDLE_OUT(smd_hook)
+SMD_HANDLE_OUT(smd_collection)
 
 /* Scalars returned through a pointer. */
 %define SMD_SCALAR_OUT(TYPE, NAME, CONVERT)
@@ -237,6 +242,40 @@ static PyObject *smd_py_value_list(smd_value **vs, size_t n) {
   Py_DECREF(seq);
 }
 %typemap(freearg) (const int64_t *steps, size_t n) { free(buf$argnum); }
+
+%apply (const int64_t *steps, size_t n) { (const int64_t *save_steps, size_t n_save_steps),
+                                         (const int64_t *shape, size_t ndim) };
+
+/* Tensor data: any object with the buffer protocol, C-contiguous (smd.Hook makes numpy arrays
+ * contiguous first); the buffer is held, not copied, until smd has copied what it saves. */
+%typemap(in) (const void *data, size_t nbytes) (Py_buffer view, int have_view = 0) {
+  if (PyObject_GetBuffer($input, &view, PyBUF_C_CONTIGUOUS) != 0) SWIG_fail;
+  have_view = 1;
+  $1 = view.buf;
+  $2 = (size_t)view.len;
+}
+%typemap(freearg) (const void *data, size_t nbytes) { if (have_view$argnum) PyBuffer_Release(&view$argnum); }
+
+/* Collection names: a sequence of str. */
+%typemap(in) (const char *const *collections, size_t n_collections) (PyObject *seq = NULL, char **names = NULL) {
+  seq = PySequence_Fast($input, "collections must be a sequence of str");
+  if (!seq) SWIG_fail;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  names = (char **)calloc((size_t)(n > 0 ? n : 1), sizeof(char *));
+  if (!names) { PyErr_NoMemory(); SWIG_fail; }
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+    if (!PyUnicode_Check(item)) { PyErr_SetString(PyExc_TypeError, "collections must be a sequence of str"); SWIG_fail; }
+    names[i] = (char *)PyUnicode_AsUTF8(item); /* borrowed from the str, which seq keeps alive */
+    if (!names[i]) SWIG_fail;
+  }
+  $1 = ($1_ltype)names;
+  $2 = (size_t)n;
+}
+%typemap(freearg) (const char *const *collections, size_t n_collections) {
+  free(names$argnum);
+  Py_XDECREF(seq$argnum);
+}
 
 /* The address of a value's elements (0 for strings), for the zero-copy numpy view built in
  * smd/_values.py; the proxy that owns the value must outlive the view. */

@@ -30,6 +30,11 @@ SMD_OWNED_HANDLE(smd_tensor_filter, smd_tensor_filter_free)
 SMD_OWNED_HANDLE(smd_tensor, smd_tensor_free)
 SMD_OWNED_HANDLE(smd_value, smd_value_free)
 SMD_OWNED_HANDLE(smd_collection_info, smd_collection_info_free)
+SMD_OWNED_HANDLE(smd_save_config, smd_save_config_free)
+SMD_OWNED_HANDLE(smd_reduction_config, smd_reduction_config_free)
+SMD_OWNED_HANDLE(smd_hook_options, smd_hook_options_free)
+SMD_OWNED_HANDLE(smd_hook, smd_hook_free)
+SMD_OWNED_HANDLE(smd_collection, smd_collection_free)
 
 /* Freed by the proxies, or by the typemaps that convert arrays; not callable from the language. */
 %ignore smd_error_free;
@@ -52,6 +57,19 @@ SMD_OWNED_HANDLE(smd_collection_info, smd_collection_info_free)
 %ignore smd_dtype_to_dlpack;
 %ignore smd_dtype_from_dlpack;
 %ignore smd_version;
+%ignore smd_save_config_free;
+%ignore smd_reduction_config_free;
+%ignore smd_hook_options_free;
+%ignore smd_hook_free;
+%ignore smd_collection_free;
+%ignore smd_reduction_config_to_string; /* a char ** freed with smd_free: not bound yet */
+%ignore smd_hook_save_dlpack;
+%ignore smd_hook_save_dlpack_managed;
+%ignore smd_hook_save_strings;
+%ignore smd_hook_save_scalar_typed;
+%ignore smd_hook_get_stats;
+%ignore smd_hook_stats;
+%ignore smd_hook_create_from_json;
 
 #define SMD_API
 #define SMD_NOEXCEPT
@@ -60,3 +78,4 @@ SMD_OWNED_HANDLE(smd_collection_info, smd_collection_info_free)
 %include "smd/common.h"
 %include "smd/trial.h"
 %include "smd/tensor.h"
+%include "smd/hook.h"
