@@ -85,6 +85,8 @@ SMD_HANDLE_OUT(smd_reduction_config)
 SMD_HANDLE_OUT(smd_hook_options)
 SMD_HANDLE_OUT(smd_hook)
 SMD_HANDLE_OUT(smd_collection)
+SMD_HANDLE_OUT(smd_rule)
+SMD_HANDLE_OUT(smd_rule_invoke_options)
 
 /* Scalars returned through a pointer. */
 %define SMD_SCALAR_OUT(TYPE, NAME, CONVERT)
@@ -244,6 +246,7 @@ static PyObject *smd_py_value_list(smd_value **vs, size_t n) {
 %typemap(freearg) (const int64_t *steps, size_t n) { free(buf$argnum); }
 
 %apply (const int64_t *steps, size_t n) { (const int64_t *save_steps, size_t n_save_steps),
+                                         (const int64_t *steps, size_t n_steps),
                                          (const int64_t *shape, size_t ndim) };
 
 /* Tensor data: any object with the buffer protocol, C-contiguous (smd.Hook makes numpy arrays
@@ -288,6 +291,83 @@ static unsigned long long smd_py_value_data_address(const smd_value *value) {
 %inline %{
 static PyObject *smd_py_value_shape(const smd_value *value) {
   return smd_py_int64_tuple(smd_value_shape(value), smd_value_ndim(value));
+}
+%}
+
+/* Python rules. The payload is a tuple (invoke, required) of Python callables, kept alive by the
+ * Python Rule object that owns the smd_rule. The callables never raise: they return 0 (invoke:
+ * (0, condition_met)) or (code, message), which the trampolines hand to smd as the callback's
+ * error. The trampolines run on the thread that called smd_rule_invoke (which released the GIL)
+ * and take the GIL for the Python call. */
+%{
+static int smd_py_rule_result(smd_rule_context *ctx, PyObject *r, bool *met) {
+  int rc = 0;
+  if (!r) {
+    PyErr_Print();
+    return smd_rule_context_fail_with(ctx, SMD_E_INTERNAL, "a Python rule callback raised");
+  }
+  long code = 0;
+  PyObject *second = NULL;
+  if (PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 2) {
+    code = PyLong_AsLong(PyTuple_GET_ITEM(r, 0));
+    second = PyTuple_GET_ITEM(r, 1);
+  } else {
+    code = PyLong_AsLong(r);
+  }
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    rc = smd_rule_context_fail_with(ctx, SMD_E_INTERNAL, "a Python rule callback returned a bad result");
+  } else if (code != 0) {
+    const char *msg = second && PyUnicode_Check(second) ? PyUnicode_AsUTF8(second) : NULL;
+    if (!msg) { PyErr_Clear(); msg = "a Python rule callback failed"; }
+    rc = smd_rule_context_fail_with(ctx, (smd_code)code, msg);
+  } else if (met) {
+    *met = second && PyObject_IsTrue(second) == 1;
+  }
+  Py_DECREF(r);
+  return rc;
+}
+
+static int smd_py_rule_invoke_tramp(smd_rule_context *ctx, int64_t step, bool *met, void *payload) {
+  PyGILState_STATE g = PyGILState_Ensure();
+  PyObject *pctx = SWIG_NewPointerObj(SWIG_as_voidptr(ctx), SWIGTYPE_p_smd_rule_context, 0);
+  PyObject *r = pctx ? PyObject_CallFunction(PyTuple_GET_ITEM((PyObject *)payload, 0), "OL", pctx,
+                                             (long long)step) : NULL;
+  int rc = smd_py_rule_result(ctx, r, met);
+  Py_XDECREF(pctx);
+  PyGILState_Release(g);
+  return rc;
+}
+
+static int smd_py_rule_required_tramp(smd_rule_context *ctx, int64_t step, void *payload) {
+  PyGILState_STATE g = PyGILState_Ensure();
+  PyObject *pctx = SWIG_NewPointerObj(SWIG_as_voidptr(ctx), SWIGTYPE_p_smd_rule_context, 0);
+  PyObject *r = pctx ? PyObject_CallFunction(PyTuple_GET_ITEM((PyObject *)payload, 1), "OL", pctx,
+                                             (long long)step) : NULL;
+  int rc = smd_py_rule_result(ctx, r, NULL);
+  Py_XDECREF(pctx);
+  PyGILState_Release(g);
+  return rc;
+}
+%}
+
+%typemap(in) PyObject *callbacks {
+  if (!PyTuple_Check($input) || PyTuple_GET_SIZE($input) != 2 ||
+      !PyCallable_Check(PyTuple_GET_ITEM($input, 0))) {
+    PyErr_SetString(PyExc_TypeError, "callbacks must be a tuple (invoke, required or None)");
+    SWIG_fail;
+  }
+  $1 = $input;
+}
+%nothread smd_py_rule_create;
+%inline %{
+/* smd_rule_create for Python callbacks (a tuple (invoke, required)) on one base trial. The tuple
+ * must outlive the rule. */
+static smd_error *smd_py_rule_create(const char *name, smd_trial *base, PyObject *callbacks,
+                                     smd_rule **out) {
+  return smd_rule_create(name, base, NULL, 0, smd_py_rule_invoke_tramp,
+                         PyTuple_GET_ITEM(callbacks, 1) == Py_None ? NULL : smd_py_rule_required_tramp,
+                         callbacks, out);
 }
 %}
 

@@ -35,6 +35,12 @@ SMD_OWNED_HANDLE(smd_reduction_config, smd_reduction_config_free)
 SMD_OWNED_HANDLE(smd_hook_options, smd_hook_options_free)
 SMD_OWNED_HANDLE(smd_hook, smd_hook_free)
 SMD_OWNED_HANDLE(smd_collection, smd_collection_free)
+SMD_OWNED_HANDLE(smd_rule, smd_rule_free)
+SMD_OWNED_HANDLE(smd_rule_invoke_options, smd_rule_invoke_options_free)
+/* Borrowed for the duration of a rule callback: a proxy without ownership. */
+%nodefaultctor smd_rule_context;
+%nodefaultdtor smd_rule_context;
+struct smd_rule_context {};
 
 /* Freed by the proxies, or by the typemaps that convert arrays; not callable from the language. */
 %ignore smd_error_free;
@@ -70,6 +76,17 @@ SMD_OWNED_HANDLE(smd_collection, smd_collection_free)
 %ignore smd_hook_get_stats;
 %ignore smd_hook_stats;
 %ignore smd_hook_create_from_json;
+%ignore smd_rule_free;
+%ignore smd_rule_invoke_options_free;
+/* Function-pointer callbacks: each language binds them with its own trampolines. */
+%ignore smd_rule_create;
+%ignore smd_rule_invoke_many;
+%ignore smd_rule_invoke_options_set_finding_callback;
+%ignore smd_rule_invoke_options_set_progress_callback;
+%ignore smd_rule_context_trial;
+%ignore smd_rule_context_fail;
+%ignore smd_rule_context_fail_with;
+%ignore smd_rule_findings_at;
 
 #define SMD_API
 #define SMD_NOEXCEPT
@@ -79,3 +96,4 @@ SMD_OWNED_HANDLE(smd_collection, smd_collection_free)
 %include "smd/trial.h"
 %include "smd/tensor.h"
 %include "smd/hook.h"
+%include "smd/rules.h"
