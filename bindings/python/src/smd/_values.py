@@ -61,5 +61,7 @@ def to_numpy(value):
     if np_dtype is None:
         raise TypeError(f"smd value of unknown dtype {dtype}")
     if _smd.smd_value_count(value) == 0:
-        return np.empty(_smd.smd_py_value_shape(value), dtype=np_dtype)
+        empty = np.empty(_smd.smd_py_value_shape(value), dtype=np_dtype)
+        empty.flags.writeable = False
+        return empty
     return np.asarray(_ValueView(value, np_dtype.str))
