@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test:
-#   1. the C/C++ tests (header, C API, impl unit tests, ABI), the interop tests against the
-#      real smdebug and the crash tests (tests/crash: kill -9, a full file system), on a normal
+#   1. the C/C++ tests (header, C API, impl unit tests, ABI, S3 against a local server), the
+#      interop tests against the real smdebug, the crash tests (tests/crash: kill -9, a full file
+#      system) and the Python binding's tests (after pip install ./bindings/python), on a normal
 #      build;
 #   2. the C/C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the C API and C++ unit tests (the hook's writer threads, concurrent reads) under
@@ -33,6 +34,22 @@ build() {  # build DIR [cmake args...]
   cmake --build "$dir" -j "$JOBS"
 }
 
+count_pytest() {  # count_pytest WHAT: adds pytest's "N passed, M failed, K errors" in $log
+  local p f
+  p=$( (grep -Eo '[0-9]+ passed' "$log" || true) | tail -1 | grep -Eo '[0-9]+' || echo 0)
+  f=$( (grep -Eo '[0-9]+ (failed|error|errors)' "$log" || true) | awk '{s+=$1} END {print s+0}')
+  passed=$((passed + p)); failed=$((failed + f))
+  if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then failed=$((failed + 1)); echo "$1: pytest ran no test"; fi
+}
+
+run_pytest() {  # run_pytest WHAT COMMAND...: runs a pytest command and counts its results
+  local what=$1; shift
+  set +e
+  "$@" 2>&1 | tee "$log"
+  set -e
+  count_pytest "$what"
+}
+
 run_ctest() {  # run_ctest DIR [ctest args...]
   local dir=$1; shift
   set +e
@@ -49,22 +66,28 @@ echo "== C/C++ tests"
 run_ctest build -LE interop
 
 echo "== interop tests against the real smdebug"
-set +e
-SMD_BUILD_DIR=$PWD/build .venv/bin/python -m pytest tests/interop -q -p no:cacheprovider 2>&1 | tee "$log"
-set -e
-p=$( (grep -Eo '[0-9]+ passed' "$log" || true) | tail -1 | grep -Eo '[0-9]+' || echo 0)
-f=$( (grep -Eo '[0-9]+ (failed|error|errors)' "$log" || true) | awk '{s+=$1} END {print s+0}')
-passed=$((passed + p)); failed=$((failed + f))
-if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then failed=$((failed + 1)); echo "pytest ran no test"; fi
+run_pytest "interop" env SMD_BUILD_DIR="$PWD/build" .venv/bin/python -m pytest tests/interop -q -p no:cacheprovider
 
 echo "== crash tests: kill -9 at random moments and file operations, a full file system"
+run_pytest "crash" env SMD_BUILD_DIR="$PWD/build" .venv/bin/python -m pytest tests/crash -q -p no:cacheprovider
+
+echo "== Python binding: pip install ./bindings/python into .venv, then its tests"
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 set +e
-SMD_BUILD_DIR=$PWD/build .venv/bin/python -m pytest tests/crash -q -p no:cacheprovider 2>&1 | tee "$log"
+CMAKE_ARGS="${launcher[*]}" CMAKE_BUILD_PARALLEL_LEVEL=$JOBS .venv/bin/pip install -q \
+  --disable-pip-version-check --no-build-isolation --force-reinstall --no-deps ./bindings/python 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
 set -e
-p=$( (grep -Eo '[0-9]+ passed' "$log" || true) | tail -1 | grep -Eo '[0-9]+' || echo 0)
-f=$( (grep -Eo '[0-9]+ (failed|error|errors)' "$log" || true) | awk '{s+=$1} END {print s+0}')
-passed=$((passed + p)); failed=$((failed + f))
-if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then failed=$((failed + 1)); echo "the crash tests ran no test"; fi
+if [ "$rc" -ne 0 ]; then
+  failed=$((failed + 1)); echo "pip install ./bindings/python failed"
+else
+  # From the tests' folder, so that `import smd` finds the installed package, not the sources.
+  run_pytest "Python binding" bash -c 'cd bindings/python/tests &&
+    SMD_BUILD_DIR="$0/build" "$0/.venv/bin/python" -m pytest . -q -p no:cacheprovider' "$PWD"
+fi
 
 if [ "${SMD_TEST_QUICK:-0}" != "1" ]; then
   echo "== C/C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer"

@@ -1,0 +1,17 @@
+"""smdebug's CollectionKeys: the names of the built-in collections."""
+
+
+class CollectionKeys:
+    DEFAULT = "default"
+    ALL = "all"
+    WEIGHTS = "weights"
+    BIASES = "biases"
+    GRADIENTS = "gradients"
+    LOSSES = "losses"
+    SCALARS = "scalars"
+    OPTIMIZER_VARIABLES = "optimizer_variables"
+    TENSORFLOW_SUMMARIES = "tensorflow_summaries"
+    METRICS = "metrics"
+    INPUTS = "inputs"
+    OUTPUTS = "outputs"
+    SM_METRICS = "sm_metrics"

@@ -1,0 +1,1 @@
+"""smdebug.core's public names that smd provides."""

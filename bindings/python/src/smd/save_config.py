@@ -1,0 +1,50 @@
+"""smdebug's SaveConfig and SaveConfigMode: when a collection is saved, per mode."""
+from smd import smdc as _smd
+from smd.modes import ModeKeys, _mode_value
+
+
+class SaveConfigMode:
+    """When to save in one mode: every ``save_interval`` steps from ``start_step`` up to
+    ``end_step`` (exclusive; None: no end), plus the steps in ``save_steps``."""
+
+    def __init__(self, save_interval=None, start_step=None, end_step=None, save_steps=None):
+        self.save_interval = 500 if save_interval is None else int(save_interval)
+        self.start_step = 0 if start_step is None else int(start_step)
+        self.end_step = None if end_step is None else int(end_step)
+        self.save_steps = [] if save_steps is None else [int(s) for s in save_steps]
+        if self.save_interval < 1:
+            raise ValueError(f"save_interval must be >= 1, not {self.save_interval}")
+
+    def __repr__(self):
+        return (f"<SaveConfigMode save_interval={self.save_interval} start_step={self.start_step} "
+                f"end_step={self.end_step} save_steps={self.save_steps}>")
+
+
+class SaveConfig:
+    """smdebug's SaveConfig: the same settings for every mode, or per mode through
+    ``mode_save_configs`` ({ModeKeys: SaveConfigMode or None})."""
+
+    def __init__(self, mode_save_configs=None, save_interval=None, start_step=None, end_step=None,
+                 save_steps=None):
+        default = SaveConfigMode(save_interval, start_step, end_step, save_steps)
+        self.mode_save_configs = {m: default for m in ModeKeys}
+        for mode, cfg in (mode_save_configs or {}).items():
+            if cfg is not None and not isinstance(cfg, SaveConfigMode):
+                raise TypeError(f"mode_save_configs values must be SaveConfigMode, not {type(cfg).__name__}")
+            self.mode_save_configs[ModeKeys(_mode_value(mode))] = cfg or default
+
+    def get_save_config(self, mode):
+        return self.mode_save_configs[ModeKeys(_mode_value(mode))]
+
+    def _to_c(self):
+        cfg = _smd.smd_save_config_create()
+        for mode, m in self.mode_save_configs.items():
+            _smd.smd_save_config_set(cfg, mode.value, m.save_interval, m.start_step,
+                                     -1 if m.end_step is None else m.end_step, m.save_steps)
+        return cfg
+
+    def should_save_step(self, mode, step_num):
+        return _smd.smd_save_config_should_save(self._to_c(), int(step_num), _mode_value(mode))
+
+    def __repr__(self):
+        return f"<SaveConfig {self.mode_save_configs}>"

@@ -1,0 +1,80 @@
+"""smdebug's Tensor API over smd's C library; values are read-only numpy views (no copy)."""
+from smd import smdc as _smd
+from smd._values import to_numpy
+from smd.modes import GLOBAL, _mode_value
+
+
+def _worker(worker):
+    if worker is not None and not isinstance(worker, str):
+        raise TypeError(f"worker must be a str or None, not {type(worker).__name__}")
+    return worker
+
+
+def _step(step):
+    if isinstance(step, bool) or not isinstance(step, int):
+        raise TypeError(f"step must be an int, not {type(step).__name__}")
+    return step
+
+
+def _split_reduction(name):
+    """smd's reduction name ("abs_mean") -> smdebug's key ("mean", True)."""
+    return (name[4:], True) if name.startswith("abs_") else (name, False)
+
+
+class Tensor:
+    """One named tensor of a trial (``trial.tensor(name)``). It stays usable after its trial is
+    dropped, and so do the arrays it returns."""
+
+    def __init__(self, handle, trial=None):
+        self._tensor = handle
+        self.name = _smd.smd_tensor_name(handle)
+        self.trial = trial
+
+    def __repr__(self):
+        return f"<smd.Tensor: name={self.name}>"
+
+    def steps(self, mode=GLOBAL, show_incomplete_steps=False):
+        """Steps of ``mode`` at which anything of this tensor was saved, ascending."""
+        return _smd.smd_tensor_steps(self._tensor, _mode_value(mode), bool(show_incomplete_steps))
+
+    def value(self, step_num, mode=GLOBAL, worker=None):
+        """The value at a step as a read-only numpy array viewing smd's buffer (no copy)."""
+        return to_numpy(_smd.smd_tensor_value(self._tensor, _step(step_num), _mode_value(mode), _worker(worker)))
+
+    def values(self, mode=GLOBAL, worker=None):
+        """Every value of the complete steps of ``mode``: a dict step -> array."""
+        steps, values = _smd.smd_tensor_values(self._tensor, _mode_value(mode), _worker(worker))
+        return {s: to_numpy(v) for s, v in zip(steps, values)}
+
+    def shape(self, step_num, mode=GLOBAL, worker=None):
+        """The shape at a step, a tuple (ShapeUnavailableForStep when neither shape nor value was
+        saved)."""
+        return _smd.smd_tensor_shape(self._tensor, _step(step_num), _mode_value(mode), _worker(worker))
+
+    def shapes(self, mode=GLOBAL, worker=None):
+        """The shapes of every complete step of ``mode``: a dict step -> tuple."""
+        steps, shapes = _smd.smd_tensor_shapes(self._tensor, _mode_value(mode), _worker(worker))
+        return dict(zip(steps, shapes))
+
+    def reduction_value(self, step_num, reduction_name, mode=GLOBAL, worker=None, abs=False):
+        """A reduction at a step (saved, or computed from the saved value), as an array."""
+        if not isinstance(reduction_name, str):
+            raise TypeError(f"reduction_name must be a str, not {type(reduction_name).__name__}")
+        name = ("abs_" + reduction_name) if abs else reduction_name
+        v = _smd.smd_tensor_reduction_value(self._tensor, _step(step_num), _mode_value(mode), _worker(worker), name)
+        return to_numpy(v)
+
+    def reduction_values(self, step_num, mode=GLOBAL, worker=None):
+        """The reductions saved at a step: a dict (name, abs) -> array."""
+        names, values = _smd.smd_tensor_reduction_values(self._tensor, _step(step_num), _mode_value(mode), _worker(worker))
+        return {_split_reduction(n): to_numpy(v) for n, v in zip(names, values)}
+
+    def workers(self, step_num, mode=GLOBAL):
+        """The workers that saved anything of this tensor at a step, sorted."""
+        return _smd.smd_tensor_workers(self._tensor, _step(step_num), _mode_value(mode))
+
+    def prev_steps(self, step, n=None, mode=GLOBAL):
+        """The complete steps of ``mode`` up to and including ``step``, the last ``n`` (None: all)."""
+        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
+            raise TypeError(f"n must be a non-negative int or None, not {n!r}")
+        return _smd.smd_tensor_prev_steps(self._tensor, _step(step), _mode_value(mode), n or 0)

@@ -1,0 +1,156 @@
+"""The Trial: smdebug's trial API over smd's C library."""
+from enum import Enum
+
+from smd import smdc as _smd
+from smd.exceptions import SMDebugValueError
+from smd.modes import GLOBAL, ModeKeys, _mode_value
+from smd.tensor import Tensor
+
+
+class StepState(Enum):
+    """Whether a trial has passed a step (smdebug's StepState, same values)."""
+
+    UNAVAILABLE = 0
+    AVAILABLE = 1
+    NOT_YET_AVAILABLE = 2
+
+
+class Collection:
+    """A collection as the trial's collections file stores it (read-only)."""
+
+    def __init__(self, info):
+        self.name = _smd.smd_collection_info_name(info)
+        self.include_regex = _smd.smd_collection_info_include_regex(info)
+        self.tensor_names = set(_smd.smd_collection_info_tensor_names(info))
+        reductions = _smd.smd_collection_info_reductions(info)
+        self.reductions = reductions.split(",") if reductions else []
+        self.save_raw_tensor = _smd.smd_collection_info_save_raw_tensor(info)
+        self.save_shape = _smd.smd_collection_info_save_shape(info)
+        self.save_histogram = _smd.smd_collection_info_save_histogram(info)
+
+    def __repr__(self):
+        return f"<Collection: name={self.name}, include_regex={self.include_regex}, tensor_names={sorted(self.tensor_names)}>"
+
+
+def _check_int(name, value):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    return value
+
+
+def _check_str(name, value):
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+    return value
+
+
+class Trial:
+    """A trial: the folder a training job's hook writes. Made by :func:`create_trial`."""
+
+    def __init__(self, path, name=None, range_steps=None, auto_refresh=True, cache_bytes=None):
+        path = _check_str("path", path)
+        options = _smd.smd_trial_options_create()
+        if range_steps is not None:
+            begin, end = range_steps
+            _smd.smd_trial_options_set_range_steps(options, -1 if begin is None else _check_int("range_steps[0]", begin),
+                                                   -1 if end is None else _check_int("range_steps[1]", end))
+        _smd.smd_trial_options_set_auto_refresh(options, bool(auto_refresh))
+        if cache_bytes is not None:
+            if _check_int("cache_bytes", cache_bytes) < 0:
+                raise SMDebugValueError(f"cache_bytes must be >= 0, not {cache_bytes}")
+            _smd.smd_trial_options_set_cache_bytes(options, cache_bytes)
+        self._trial = _smd.smd_trial_open(path, options)
+        self.path = _smd.smd_trial_path(self._trial)
+        self.name = name if name is not None else path.strip().rstrip("/").split("/")[-1]
+
+    def __repr__(self):
+        return f"<smd.trials.Trial: name={self.name}, path={self.path}>"
+
+    # -- tensors --------------------------------------------------------------------------------
+    def tensor_names(self, show_prefixed_tensors=False, *, step=None, mode=GLOBAL, regex=None, collection=None):
+        """Sorted names of the tensors saved (at ``step`` of ``mode``; matching ``regex``, a str or a
+        list of str; or members of ``collection``, a name or a Collection)."""
+        if regex is not None and collection is not None:
+            raise SMDebugValueError("Only one of `regex` or `collection` can be passed to this method")
+        f = _smd.smd_tensor_filter_create()
+        _smd.smd_tensor_filter_set_mode(f, _mode_value(mode))
+        if step is not None:
+            _smd.smd_tensor_filter_set_step(f, _check_int("step", step))
+        if regex is not None:
+            for r in [regex] if isinstance(regex, str) else list(regex):
+                _smd.smd_tensor_filter_add_regex(f, _check_str("regex", r))
+        if collection is not None:
+            name = collection.name if isinstance(collection, Collection) else collection
+            _smd.smd_tensor_filter_set_collection(f, _check_str("collection", name))
+        return _smd.smd_trial_tensor_names(self._trial, f)
+
+    def tensor(self, tname):
+        """The Tensor of this name; TensorUnavailable if the trial has none."""
+        return Tensor(_smd.smd_trial_tensor(self._trial, _check_str("tname", tname)), self)
+
+    def has_tensor(self, tname):
+        return _smd.smd_trial_has_tensor(self._trial, _check_str("tname", tname))
+
+    # -- steps, modes, workers -------------------------------------------------------------------
+    def steps(self, mode=GLOBAL, show_incomplete_steps=False):
+        """The steps saved in ``mode`` (global steps for GLOBAL), ascending."""
+        return _smd.smd_trial_steps(self._trial, _mode_value(mode), bool(show_incomplete_steps))
+
+    def modes(self):
+        """The modes other than GLOBAL in which steps were saved."""
+        return [ModeKeys(m) for m in _smd.smd_trial_modes(self._trial)]
+
+    def mode(self, global_step):
+        return ModeKeys(_smd.smd_trial_mode(self._trial, _check_int("global_step", global_step)))
+
+    def mode_step(self, global_step):
+        return _smd.smd_trial_mode_step(self._trial, _check_int("global_step", global_step))
+
+    def mode_modestep(self, global_step):
+        return self.mode(global_step), self.mode_step(global_step)
+
+    def global_step(self, mode, mode_step):
+        return _smd.smd_trial_global_step(self._trial, _check_int("mode_step", mode_step), _mode_value(mode))
+
+    def workers(self):
+        """The worker names, sorted."""
+        return _smd.smd_trial_workers(self._trial)
+
+    def has_passed_step(self, step, mode=GLOBAL):
+        return StepState(_smd.smd_trial_has_passed_step(self._trial, _check_int("step", step), _mode_value(mode)))
+
+    def wait_for_steps(self, required_steps, mode=GLOBAL, timeout_ms=-1):
+        """Waits until every step in ``required_steps`` is available (StepUnavailable if one was
+        skipped, NoMoreData if the job ended before it, StepNotYetAvailable after ``timeout_ms``)."""
+        steps = [_check_int("required_steps[]", s) for s in required_steps]
+        _smd.smd_trial_wait_for_steps(self._trial, steps, _mode_value(mode), _check_int("timeout_ms", timeout_ms))
+
+    # -- collections, refresh --------------------------------------------------------------------
+    def collections(self):
+        """The collections of the trial: a dict name -> Collection."""
+        return {n: self.collection(n) for n in _smd.smd_trial_collection_names(self._trial)}
+
+    def collection(self, coll_name):
+        return Collection(_smd.smd_trial_collection(self._trial, _check_str("coll_name", coll_name)))
+
+    def refresh_data(self):
+        _smd.smd_trial_refresh(self._trial)
+
+    def has_ended(self):
+        return _smd.smd_trial_has_ended(self._trial)
+
+    @property
+    def num_workers(self):
+        return _smd.smd_trial_num_workers(self._trial)
+
+    def warnings(self):
+        return _smd.smd_trial_warnings(self._trial)
+
+
+def create_trial(path, name=None, profiler=False, output_dir=None, **kwargs):
+    """Opens the trial in folder ``path`` (smdebug's create_trial). Keyword arguments:
+    ``range_steps=(begin, end)`` loads only global steps begin <= step < end (None: unbounded);
+    ``auto_refresh`` (default True); ``cache_bytes``."""
+    if profiler:
+        raise NotImplementedError("smd does not read profiler data (profiler=True)")
+    return Trial(path, name=name, **kwargs)

@@ -1,0 +1,152 @@
+"""smd.Hook (framework-free): what it writes, the real smdebug reads back with the same values;
+bad input and a closed hook raise; a dropped hook closes its run."""
+import gc
+import logging
+import os
+
+import numpy as np
+import pytest
+
+import smd
+import smd.exceptions as E
+import smdebug.trials
+from smd import modes
+from smd.trials import create_trial
+
+logging.getLogger("smdebug").setLevel(logging.ERROR)
+
+
+def _write(out):
+    h = smd.Hook(str(out), save_config=smd.SaveConfig(save_interval=2),
+                 include_collections=["weights", "losses"],
+                 reduction_config=smd.ReductionConfig(reductions=["max"], abs_reductions=["mean"],
+                                                      norms=["l2"], save_raw_tensor=True))
+    expected = {}
+    for s in range(8):
+        if s == 5:
+            h.set_mode(modes.EVAL)  # before the step boundary: the EVAL step then starts at 0
+        h.begin_step()
+        w = np.arange(6, dtype=np.float32).reshape(2, 3) * 0.5 - s
+        h.save_tensor("fc.weight", w, "weights")
+        h.save_tensor("fc.weight_t", w.T, "weights")  # not contiguous: copied first
+        h.save_tensor("loss", np.float32(1.0 / (s + 1)), "losses")
+        h.save_scalar("acc", 0.5 + s)
+        expected[s] = w
+    h.close()
+    return expected
+
+
+def test_hook_round_trip_read_by_smdebug_and_smd(tmp_path):
+    expected = _write(tmp_path / "run")
+    ref = smdebug.trials.create_trial(str(tmp_path / "run"))
+    mine = create_trial(str(tmp_path / "run"))
+    assert mine.steps() == ref.steps() == list(range(8))  # scalars are saved at every step
+    # save_interval 2 counts mode steps: TRAIN 0, 2, 4; EVAL 0, 2 (global 5, 7)
+    assert mine.tensor("fc.weight").steps() == ref.tensor("fc.weight").steps() == [0, 2, 4, 5, 7]
+    assert mine.steps(mode=modes.EVAL) == ref.steps(mode=smdebug.modes.EVAL)
+    assert sorted(mine.tensor_names()) == sorted(ref.tensor_names())
+    for name in ["fc.weight", "fc.weight_t", "loss", "scalar/acc"]:
+        for g in mine.tensor(name).steps():
+            a, b = mine.tensor(name).value(g), ref.tensor(name).value(g)
+            np.testing.assert_array_equal(a, b)
+            assert a.dtype == b.dtype
+        assert mine.tensor(name).steps() == ref.tensor(name).steps()
+    np.testing.assert_array_equal(mine.tensor("fc.weight").value(2), expected[2])
+    np.testing.assert_array_equal(mine.tensor("fc.weight_t").value(2), expected[2].T)
+    reds = mine.tensor("fc.weight").reduction_values(4)
+    assert reds[("max", False)][0] == pytest.approx(expected[4].max())
+    assert reds[("mean", True)][0] == pytest.approx(np.abs(expected[4]).mean())
+    assert reds[("l2", False)][0] == pytest.approx(np.linalg.norm(expected[4].ravel()))
+    ref_reds = ref.tensor("fc.weight").reduction_values(4)
+    assert set(ref_reds) == set(reds)
+
+
+def test_hook_collections_and_modes(tmp_path):
+    h = smd.Hook(str(tmp_path / "run"), save_all=True)
+    c = h.get_collection("custom")
+    c.include("^dense")
+    c.add_tensor_name("exact")
+    h.begin_step()
+    assert h.step == 0
+    h.save_tensor("dense/kernel", np.ones((2, 2), dtype=np.float64))
+    assert "dense/kernel" in h.get_collection("custom").tensor_names
+    assert "custom" in h.get_collections()
+    with pytest.raises(KeyError):
+        h.get_collection("never-made", create=False)
+    h.close()
+    t = create_trial(str(tmp_path / "run"))
+    assert "dense/kernel" in t.tensor_names(collection="custom")
+
+
+def test_closed_hook_and_bad_input_raise(tmp_path):
+    h = smd.Hook(str(tmp_path / "run"), save_all=True)
+    h.begin_step()
+    with pytest.raises(TypeError):
+        h.save_tensor(3, np.zeros(2))
+    with pytest.raises(TypeError):
+        h.save_tensor("s", np.array(["a", "b"]))
+    with pytest.raises(TypeError):
+        h.save_tensor("x", np.zeros(2), collections_to_write=[1])
+    with pytest.raises(ValueError):
+        h.set_mode("sideways")
+    with pytest.raises(E.SMDebugValueError):
+        smd.ReductionConfig(reductions=["no_such_reduction"])
+    with pytest.raises(ValueError):
+        smd.SaveConfig(save_interval=0)
+    with pytest.raises(ValueError):
+        smd.Hook(str(tmp_path / "other"), include_workers="some")
+    h.close()
+    h.close()  # a second close does nothing
+    with pytest.raises(E.SMDebugRuntimeError, match="(?i)closed"):
+        h.save_tensor("x", np.zeros(2))
+    with pytest.raises(E.SMDebugRuntimeError):
+        h.begin_step()
+    # a finished run is not overwritten
+    with pytest.raises(E.SMDebugRuntimeError):
+        smd.Hook(str(tmp_path / "run"))
+
+
+def test_dropped_hook_closes_its_run(tmp_path):
+    h = smd.Hook(str(tmp_path / "run"), save_all=True)
+    h.begin_step()
+    h.save_tensor("x", np.arange(3, dtype=np.int32))
+    del h
+    gc.collect()
+    assert os.path.exists(tmp_path / "run" / "training_job_end.ts")
+    np.testing.assert_array_equal(create_trial(str(tmp_path / "run")).tensor("x").value(0), [0, 1, 2])
+
+
+def test_save_tensor_takes_buffer_and_dlpack_objects(tmp_path):
+    h = smd.Hook(str(tmp_path / "run"), save_all=True)
+    h.begin_step()
+    h.save_tensor("from_bytes", memoryview(np.arange(4, dtype=np.int64)))
+    class Producer:  # any object with the DLPack protocol (not an ndarray)
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self, stream=None):
+            return self.a.__dlpack__()
+
+        def __dlpack_device__(self):
+            return self.a.__dlpack_device__()
+
+    h.save_tensor("from_dlpack", Producer(np.arange(5, dtype=np.float16)))
+    h.save_tensor("from_list", [[1.0, 2.0], [3.0, 4.0]])
+    h.close()
+    t = create_trial(str(tmp_path / "run"))
+    np.testing.assert_array_equal(t.tensor("from_bytes").value(0), np.arange(4))
+    assert t.tensor("from_dlpack").value(0).dtype == np.float16
+    assert t.tensor("from_list").value(0).shape == (2, 2)
+
+
+def test_create_from_json_file(tmp_path):
+    cfg = tmp_path / "debughookconfig.json"
+    cfg.write_text('{"LocalPath": "%s", "HookParameters": {"save_interval": "1", "include_regex": "w.*"}}'
+                   % (tmp_path / "json_run"))
+    h = smd.Hook.create_from_json_file(str(cfg))
+    h.begin_step()
+    h.save_tensor("w1", np.ones(3, dtype=np.float32))
+    h.close()
+    assert create_trial(str(tmp_path / "json_run")).tensor_names() == ["w1"]
+    with pytest.raises(FileNotFoundError):
+        smd.Hook.create_from_json_file(str(tmp_path / "missing.json"))

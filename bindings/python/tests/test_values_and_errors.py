@@ -1,0 +1,195 @@
+"""Values as read-only numpy views that outlive their trial; exceptions where smdebug raises them;
+bad input as Python exceptions, never a crash."""
+import gc
+import logging
+import threading
+
+import numpy as np
+import pytest
+
+import smd
+import smd.exceptions as E
+from smd import modes
+from smd.trials import create_trial
+from conftest import FIXTURES
+
+logging.getLogger("smdebug").setLevel(logging.ERROR)
+
+
+def test_value_is_a_read_only_view_that_outlives_its_trial():
+    t = create_trial(str(FIXTURES / "shapes"))
+    name = next(n for n in t.tensor_names() if t.tensor(n).value(t.tensor(n).steps()[0]).size > 1)
+    tensor = t.tensor(name)
+    a = tensor.value(tensor.steps()[0])
+    expected = a.copy()
+    assert not a.flags.writeable
+    with pytest.raises(ValueError):
+        a[...] = 0
+    assert not a.flags.owndata  # a view of smd's buffer, not a copy
+    del t, tensor
+    gc.collect()
+    np.testing.assert_array_equal(a, expected)  # the buffer is still alive
+
+
+def test_values_views_share_the_cached_buffer():
+    t = create_trial(str(FIXTURES / "modes_reentry"))
+    tensor = t.tensor("fc.weight")
+    s = tensor.steps()[0]
+    a, b = tensor.value(s), tensor.value(s)
+    assert np.shares_memory(a, b)  # smd's value cache hands out the same immutable buffer
+    vals = tensor.values()
+    assert sorted(vals) == tensor.steps()
+    for step, v in vals.items():
+        np.testing.assert_array_equal(v, tensor.value(step))
+        assert not v.flags.writeable
+
+
+def test_dtypes_map_to_numpy():
+    t = create_trial(str(FIXTURES / "dtypes"))
+    names = t.tensor_names()
+    numeric = ["bool", "complex128", "complex64", "float16", "float32", "float64", "int16", "int32",
+               "int64", "int8", "uint16", "uint32", "uint64", "uint8"]
+    for dt in numeric:
+        v = t.tensor("t_" + dt).value(0)
+        assert v.dtype == np.dtype(dt) and v.shape == (2, 3), dt
+        assert not v.flags.writeable
+    assert "t_0d" in names and t.tensor("t_0d").value(0).shape == ()
+    s = t.tensor("t_str").value(0)
+    assert s.dtype.kind == "U" and s.shape == (3,) and not s.flags.writeable
+
+
+def test_reduction_value_plain_abs_and_computed():
+    t = create_trial(str(FIXTURES / "reductions_float"))
+    tensor = t.tensor("rr_vec32")
+    v = tensor.value(0)
+    assert tensor.reduction_value(0, "max")[0] == pytest.approx(v.max())
+    assert tensor.reduction_value(0, "mean", abs=True)[0] == pytest.approx(np.abs(v).mean())
+    assert tensor.reduction_value(0, "median")[0] == pytest.approx(np.median(v))  # computed
+    with pytest.raises(E.SMDebugValueError, match="no_such_reduction"):
+        tensor.reduction_value(0, "no_such_reduction")
+    with pytest.raises(ValueError):  # SMDebugValueError is a ValueError too
+        tensor.reduction_value(0, "no_such_reduction")
+
+
+def test_trial_exceptions_like_smdebug(tmp_path):
+    ended = create_trial(str(FIXTURES / "modes_reentry"))
+    with pytest.raises(E.TensorUnavailable):
+        ended.tensor("no/such")
+    with pytest.raises(E.StepUnavailable):  # smdebug 1.0.34 raises StepUnavailable here too
+        ended.tensor("loss").value(10**6, mode=modes.TRAIN)
+    with pytest.raises(E.NoMoreData):
+        ended.wait_for_steps([10**6])
+    running = create_trial(str(FIXTURES / "workers3_running"))
+    name = running.tensor_names()[0]
+    with pytest.raises(E.StepNotYetAvailable):
+        running.tensor(name).value(10**6)
+    with pytest.raises(E.StepNotYetAvailable):
+        running.wait_for_steps([10**6], timeout_ms=0)
+    with pytest.raises(E.InvalidWorker):
+        running.tensor(name).value(running.tensor(name).steps()[0], worker="worker_99")
+    empty = tmp_path / "no_collections"
+    (empty / "index").mkdir(parents=True)
+    (empty / "training_job_end.ts").write_text("")
+    with pytest.raises(E.MissingCollectionFiles):
+        create_trial(str(empty))
+    with pytest.raises(FileNotFoundError):
+        create_trial(str(tmp_path / "does-not-exist"))
+    # every class is an SMDebugError, as in smdebug
+    for cls in (E.TensorUnavailable, E.NoMoreData, E.StepNotYetAvailable, E.MissingCollectionFiles,
+                E.StepUnavailable, E.TensorUnavailableForStep, E.IndexReaderException,
+                E.RuleEvaluationConditionMet, E.ShapeUnavailableForStep, E.InvalidWorker):
+        assert issubclass(cls, E.SMDebugError)
+
+
+def test_exception_classes_match_smdebug_names_and_hierarchy():
+    import smdebug.exceptions as ref
+    for name in dir(ref):
+        cls = getattr(ref, name)
+        if isinstance(cls, type) and issubclass(cls, Exception) and cls.__module__ == ref.__name__:
+            mine = getattr(E, name)
+            assert [b.__name__ for b in mine.__mro__ if b.__module__ != E.__name__] == \
+                   [b.__name__ for b in cls.__mro__ if b.__module__ != ref.__name__], name
+            assert [b.__name__ for b in cls.__mro__] == [b.__name__ for b in mine.__mro__], name
+
+
+@pytest.mark.parametrize("call, exc", [
+    (lambda t: create_trial(42), TypeError),
+    (lambda t: create_trial(""), E.SMDebugValueError),
+    (lambda t: t.tensor(None), TypeError),
+    (lambda t: t.tensor("loss").value("0"), TypeError),
+    (lambda t: t.tensor("loss").value(0, mode="sideways"), ValueError),
+    (lambda t: t.tensor("loss").value(0, mode=7), ValueError),
+    (lambda t: t.tensor("loss").value(0, worker=3), TypeError),
+    (lambda t: t.tensor("loss").reduction_value(0, None), TypeError),
+    (lambda t: t.tensor("loss").prev_steps(0, -1), TypeError),
+    (lambda t: t.tensor_names(regex="(unclosed"), E.SMDebugValueError),
+    (lambda t: t.tensor_names(regex="a", collection="b"), E.SMDebugValueError),
+    (lambda t: t.wait_for_steps(["x"]), TypeError),
+    (lambda t: t.mode(10**6), FileNotFoundError),
+    (lambda t: create_trial(str(FIXTURES / "shapes"), range_steps=(5, 2)), E.SMDebugValueError),
+])
+def test_bad_input_raises(call, exc):
+    t = create_trial(str(FIXTURES / "modes_reentry"))
+    with pytest.raises(exc):
+        call(t)
+
+
+def test_error_message_names_the_tensor():
+    t = create_trial(str(FIXTURES / "modes_reentry"))
+    with pytest.raises(E.TensorUnavailable) as info:
+        t.tensor("no/such/tensor")
+    assert "no/such/tensor" in str(info.value)
+    assert info.value.code == "SMD_E_TENSOR_UNAVAILABLE"
+
+
+def test_threads_read_one_trial_concurrently():
+    t = create_trial(str(FIXTURES / "modes_reentry"))
+    expected = {n: {s: t.tensor(n).value(s).copy() for s in t.tensor(n).steps()} for n in t.tensor_names()}
+    errors = []
+
+    def reader():
+        try:
+            for _ in range(50):
+                for n, by_step in expected.items():
+                    for s, v in by_step.items():
+                        np.testing.assert_array_equal(t.tensor(n).value(s), v)
+        except Exception as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=reader) for _ in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not errors, errors
+
+
+def _rss_kib():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def test_no_leak_over_10000_opens():
+    path = str(FIXTURES / "modes_reentry")
+
+    def once():
+        t = create_trial(path)
+        v = t.tensor("loss").value(0)
+        return float(v.ravel()[0])
+
+    for _ in range(500):  # warm up caches and allocator pools
+        once()
+    gc.collect()
+    before = _rss_kib()
+    for _ in range(10000):
+        once()
+    gc.collect()
+    grown = _rss_kib() - before
+    assert grown < 8 * 1024, f"RSS grew by {grown} KiB over 10,000 opens"
+
+
+def test_version():
+    assert smd.__version__.count(".") == 2

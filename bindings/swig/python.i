@@ -1,0 +1,374 @@
+/* python.i: smd's SWIG interface for CPython. Python-specific typemaps, then the shared
+ * declarations of smd_core.i. Build with: swig -python -threads (every call into smd releases
+ * the GIL; the typemaps below run after the call, with the GIL held again). */
+%module(package="smd") smdc
+
+%include <stdint.i>
+
+%{
+#include <Python.h>
+#include "smd/smd.h"
+
+/* Turns an error into the smd.exceptions class of its code (smd.exceptions._raise_from_code),
+ * and frees it. */
+static void smd_py_raise(smd_error *err) {
+  const char *msg = smd_error_message(err);
+  PyObject *text = PyUnicode_DecodeUTF8(msg, (Py_ssize_t)strlen(msg), "replace");
+  PyObject *mod = text ? PyImport_ImportModule("smd.exceptions") : NULL;
+  if (mod) {
+    PyObject *r = PyObject_CallMethod(mod, "_raise_from_code", "iO", (int)smd_error_code(err), text);
+    Py_XDECREF(r);
+    Py_DECREF(mod);
+  }
+  Py_XDECREF(text);
+  if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, msg);
+  smd_error_free(err);
+}
+
+static PyObject *smd_py_int64_list(const int64_t *xs, size_t n) {
+  PyObject *list = PyList_New((Py_ssize_t)n);
+  if (!list) return NULL;
+  for (size_t i = 0; i < n; ++i) {
+    PyObject *x = PyLong_FromLongLong((long long)xs[i]);
+    if (!x) { Py_DECREF(list); return NULL; }
+    PyList_SET_ITEM(list, (Py_ssize_t)i, x);
+  }
+  return list;
+}
+
+static PyObject *smd_py_int64_tuple(const int64_t *xs, size_t n) {
+  PyObject *t = PyTuple_New((Py_ssize_t)n);
+  if (!t) return NULL;
+  for (size_t i = 0; i < n; ++i) {
+    PyObject *x = PyLong_FromLongLong((long long)xs[i]);
+    if (!x) { Py_DECREF(t); return NULL; }
+    PyTuple_SET_ITEM(t, (Py_ssize_t)i, x);
+  }
+  return t;
+}
+
+static PyObject *smd_py_str_list(const smd_strarray *a) {
+  PyObject *list = PyList_New((Py_ssize_t)a->count);
+  if (!list) return NULL;
+  for (size_t i = 0; i < a->count; ++i) {
+    const char *s = a->strings[i];
+    PyObject *x = PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "surrogateescape");
+    if (!x) { Py_DECREF(list); return NULL; }
+    PyList_SET_ITEM(list, (Py_ssize_t)i, x);
+  }
+  return list;
+}
+%}
+
+/* smd_error * results: None on success, an exception otherwise. */
+%typemap(out) smd_error * {
+  if ($1) { smd_py_raise($1); SWIG_fail; }
+  $result = SWIG_Py_Void();
+}
+
+/* Handles returned through **out: proxies that own them. */
+%define SMD_HANDLE_OUT(TYPE)
+%typemap(in, numinputs=0) TYPE **out (TYPE *tmp = NULL) { $1 = &tmp; }
+%typemap(argout) TYPE **out {
+  $result = SWIG_Python_AppendOutput($result,
+      SWIG_NewPointerObj(SWIG_as_voidptr(*$1), $*1_descriptor, SWIG_POINTER_OWN));
+}
+%enddef
+SMD_HANDLE_OUT(smd_trial)
+SMD_HANDLE_OUT(smd_trial_options)
+SMD_HANDLE_OUT(smd_tensor_filter)
+SMD_HANDLE_OUT(smd_tensor)
+SMD_HANDLE_OUT(smd_value)
+SMD_HANDLE_OUT(smd_collection_info)
+SMD_HANDLE_OUT(smd_save_config)
+SMD_HANDLE_OUT(smd_reduction_config)
+SMD_HANDLE_OUT(smd_hook_options)
+SMD_HANDLE_OUT(smd_hook)
+SMD_HANDLE_OUT(smd_collection)
+SMD_HANDLE_OUT(smd_rule)
+SMD_HANDLE_OUT(smd_rule_invoke_options)
+
+/* Scalars returned through a pointer. */
+%define SMD_SCALAR_OUT(TYPE, NAME, CONVERT)
+%typemap(in, numinputs=0) TYPE *NAME (TYPE tmp) { $1 = &tmp; }
+%typemap(argout) TYPE *NAME { $result = SWIG_Python_AppendOutput($result, CONVERT); }
+%enddef
+SMD_SCALAR_OUT(bool, out, PyBool_FromLong(*$1))
+SMD_SCALAR_OUT(bool, was_out, PyBool_FromLong(*$1))
+SMD_SCALAR_OUT(int64_t, out, PyLong_FromLongLong((long long)*$1))
+SMD_SCALAR_OUT(double, out, PyFloat_FromDouble(*$1))
+SMD_SCALAR_OUT(smd_mode, out, PyLong_FromLong((long)*$1))
+SMD_SCALAR_OUT(smd_step_state, out, PyLong_FromLong((long)*$1))
+SMD_SCALAR_OUT(smd_dtype, out, PyLong_FromLong((long)*$1))
+SMD_SCALAR_OUT(smd_dtype, dtype_out, PyLong_FromLong((long)*$1))
+
+/* String arrays: a list of str. */
+%typemap(in, numinputs=0) smd_strarray *out (smd_strarray tmp) {
+  tmp.strings = NULL; tmp.count = 0; $1 = &tmp;
+}
+%typemap(argout) smd_strarray *out {
+  PyObject *list = smd_py_str_list($1);
+  if (!list) SWIG_fail;
+  $result = SWIG_Python_AppendOutput($result, list);
+}
+%typemap(freearg) smd_strarray *out { smd_strarray_free($1); }
+
+/* Number arrays: a list of int (dimensions: a tuple). */
+%typemap(in, numinputs=0) (int64_t **steps_out, size_t *n_out) (int64_t *xs = NULL, size_t n = 0) {
+  $1 = &xs; $2 = &n;
+}
+%typemap(argout) (int64_t **steps_out, size_t *n_out) {
+  PyObject *list = smd_py_int64_list(*$1, *$2);
+  if (!list) SWIG_fail;
+  $result = SWIG_Python_AppendOutput($result, list);
+}
+%typemap(freearg) (int64_t **steps_out, size_t *n_out) { smd_free(*$1); }
+
+%typemap(in, numinputs=0) (smd_mode **modes_out, size_t *n_out) (smd_mode *xs = NULL, size_t n = 0) {
+  $1 = &xs; $2 = &n;
+}
+%typemap(argout) (smd_mode **modes_out, size_t *n_out) {
+  PyObject *list = PyList_New((Py_ssize_t)*$2);
+  if (!list) SWIG_fail;
+  for (size_t i = 0; i < *$2; ++i) PyList_SET_ITEM(list, (Py_ssize_t)i, PyLong_FromLong((long)(*$1)[i]));
+  $result = SWIG_Python_AppendOutput($result, list);
+}
+%typemap(freearg) (smd_mode **modes_out, size_t *n_out) { smd_free(*$1); }
+
+%typemap(in, numinputs=0) (int64_t **dims_out, size_t *ndim_out) (int64_t *xs = NULL, size_t n = 0) {
+  $1 = &xs; $2 = &n;
+}
+%typemap(argout) (int64_t **dims_out, size_t *ndim_out) {
+  PyObject *t = smd_py_int64_tuple(*$1, *$2);
+  if (!t) SWIG_fail;
+  $result = SWIG_Python_AppendOutput($result, t);
+}
+%typemap(freearg) (int64_t **dims_out, size_t *ndim_out) { smd_free(*$1); }
+
+/* Values: a list of owning smd_value proxies. */
+%{
+static PyObject *smd_py_value_list(smd_value **vs, size_t n) {
+  PyObject *list = PyList_New((Py_ssize_t)n);
+  if (!list) return NULL;
+  for (size_t i = 0; i < n; ++i) {
+    PyObject *x = SWIG_NewPointerObj(SWIG_as_voidptr(vs[i]), SWIGTYPE_p_smd_value, SWIG_POINTER_OWN);
+    if (!x) { Py_DECREF(list); return NULL; }
+    vs[i] = NULL; /* now owned by the proxy */
+    PyList_SET_ITEM(list, (Py_ssize_t)i, x);
+  }
+  return list;
+}
+%}
+%typemap(in, numinputs=0) (smd_value ***values_out, size_t *n_out) (smd_value **vs = NULL, size_t n = 0) {
+  $1 = &vs; $2 = &n;
+}
+%typemap(argout) (smd_value ***values_out, size_t *n_out) {
+  PyObject *list = smd_py_value_list(*$1, *$2);
+  if (!list) SWIG_fail;
+  $result = SWIG_Python_AppendOutput($result, list);
+}
+%typemap(freearg) (smd_value ***values_out, size_t *n_out) { smd_value_array_free(*$1, *$2); }
+
+%typemap(in, numinputs=0) (int64_t **steps_out, smd_value ***values_out, size_t *n_out)
+    (int64_t *xs = NULL, smd_value **vs = NULL, size_t n = 0) {
+  $1 = &xs; $2 = &vs; $3 = &n;
+}
+%typemap(argout) (int64_t **steps_out, smd_value ***values_out, size_t *n_out) {
+  PyObject *steps = smd_py_int64_list(*$1, *$3);
+  PyObject *values = steps ? smd_py_value_list(*$2, *$3) : NULL;
+  if (!values) { Py_XDECREF(steps); SWIG_fail; }
+  $result = SWIG_Python_AppendOutput($result, Py_BuildValue("(NN)", steps, values));
+}
+%typemap(freearg) (int64_t **steps_out, smd_value ***values_out, size_t *n_out) {
+  smd_free(*$1);
+  smd_value_array_free(*$2, *$3);
+}
+
+/* Reductions: a tuple (names, values). */
+%typemap(in, numinputs=0) (smd_strarray *names_out, smd_value ***values_out, size_t *n_out)
+    (smd_strarray names, smd_value **vs = NULL, size_t n = 0) {
+  names.strings = NULL; names.count = 0; $1 = &names; $2 = &vs; $3 = &n;
+}
+%typemap(argout) (smd_strarray *names_out, smd_value ***values_out, size_t *n_out) {
+  PyObject *names = smd_py_str_list($1);
+  PyObject *values = names ? smd_py_value_list(*$2, *$3) : NULL;
+  if (!values) { Py_XDECREF(names); SWIG_fail; }
+  $result = SWIG_Python_AppendOutput($result, Py_BuildValue("(NN)", names, values));
+}
+%typemap(freearg) (smd_strarray *names_out, smd_value ***values_out, size_t *n_out) {
+  smd_strarray_free($1);
+  smd_value_array_free(*$2, *$3);
+}
+
+%typemap(in, numinputs=0) (int64_t **steps_out, size_t **offsets_out, int64_t **dims_out, size_t *n_out)
+    (int64_t *xs = NULL, size_t *offs = NULL, int64_t *dims = NULL, size_t n = 0) {
+  $1 = &xs; $2 = &offs; $3 = &dims; $4 = &n;
+}
+%typemap(argout) (int64_t **steps_out, size_t **offsets_out, int64_t **dims_out, size_t *n_out) {
+  PyObject *steps = smd_py_int64_list(*$1, *$4);
+  PyObject *shapes = steps ? PyList_New((Py_ssize_t)*$4) : NULL;
+  if (!shapes) { Py_XDECREF(steps); SWIG_fail; }
+  for (size_t i = 0; i < *$4; ++i) {
+    PyObject *t = smd_py_int64_tuple(*$3 + (*$2)[i], (*$2)[i + 1] - (*$2)[i]);
+    if (!t) { Py_DECREF(steps); Py_DECREF(shapes); SWIG_fail; }
+    PyList_SET_ITEM(shapes, (Py_ssize_t)i, t);
+  }
+  $result = SWIG_Python_AppendOutput($result, Py_BuildValue("(NN)", steps, shapes));
+}
+%typemap(freearg) (int64_t **steps_out, size_t **offsets_out, int64_t **dims_out, size_t *n_out) {
+  smd_free(*$1); smd_free(*$2); smd_free(*$3);
+}
+
+/* String elements: bytes. */
+%typemap(in, numinputs=0) (const char **out, size_t *len_out) (const char *s = NULL, size_t n = 0) {
+  $1 = ($1_ltype)&s; $2 = &n;
+}
+%typemap(argout) (const char **out, size_t *len_out) {
+  $result = SWIG_Python_AppendOutput($result, PyBytes_FromStringAndSize(*$1, (Py_ssize_t)*$2));
+}
+
+/* An input array of steps: any sequence of int. */
+%typemap(in) (const int64_t *steps, size_t n) (int64_t *buf = NULL) {
+  PyObject *seq = PySequence_Fast($input, "steps must be a sequence of int");
+  if (!seq) SWIG_fail;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  buf = (int64_t *)malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
+  if (!buf) { Py_DECREF(seq); PyErr_NoMemory(); SWIG_fail; }
+  $1 = ($1_ltype)buf;
+  $2 = (size_t)n;
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    long long v = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+    if (v == -1 && PyErr_Occurred()) { Py_DECREF(seq); SWIG_fail; }
+    buf[i] = (int64_t)v;
+  }
+  Py_DECREF(seq);
+}
+%typemap(freearg) (const int64_t *steps, size_t n) { free(buf$argnum); }
+
+%apply (const int64_t *steps, size_t n) { (const int64_t *save_steps, size_t n_save_steps),
+                                         (const int64_t *steps, size_t n_steps),
+                                         (const int64_t *shape, size_t ndim) };
+
+/* Tensor data: any object with the buffer protocol, C-contiguous (smd.Hook makes numpy arrays
+ * contiguous first); the buffer is held, not copied, until smd has copied what it saves. */
+%typemap(in) (const void *data, size_t nbytes) (Py_buffer view, int have_view = 0) {
+  if (PyObject_GetBuffer($input, &view, PyBUF_C_CONTIGUOUS) != 0) SWIG_fail;
+  have_view = 1;
+  $1 = view.buf;
+  $2 = (size_t)view.len;
+}
+%typemap(freearg) (const void *data, size_t nbytes) { if (have_view$argnum) PyBuffer_Release(&view$argnum); }
+
+/* Collection names: a sequence of str. */
+%typemap(in) (const char *const *collections, size_t n_collections) (PyObject *seq = NULL, char **names = NULL) {
+  seq = PySequence_Fast($input, "collections must be a sequence of str");
+  if (!seq) SWIG_fail;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  names = (char **)calloc((size_t)(n > 0 ? n : 1), sizeof(char *));
+  if (!names) { PyErr_NoMemory(); SWIG_fail; }
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+    if (!PyUnicode_Check(item)) { PyErr_SetString(PyExc_TypeError, "collections must be a sequence of str"); SWIG_fail; }
+    names[i] = (char *)PyUnicode_AsUTF8(item); /* borrowed from the str, which seq keeps alive */
+    if (!names[i]) SWIG_fail;
+  }
+  $1 = ($1_ltype)names;
+  $2 = (size_t)n;
+}
+%typemap(freearg) (const char *const *collections, size_t n_collections) {
+  free(names$argnum);
+  Py_XDECREF(seq$argnum);
+}
+
+/* The address of a value's elements (0 for strings), for the zero-copy numpy view built in
+ * smd/_values.py; the proxy that owns the value must outlive the view. */
+%inline %{
+static unsigned long long smd_py_value_data_address(const smd_value *value) {
+  return (unsigned long long)(uintptr_t)smd_value_data(value);
+}
+%}
+%nothread smd_py_value_shape;
+%inline %{
+static PyObject *smd_py_value_shape(const smd_value *value) {
+  return smd_py_int64_tuple(smd_value_shape(value), smd_value_ndim(value));
+}
+%}
+
+/* Python rules. The payload is a tuple (invoke, required) of Python callables, kept alive by the
+ * Python Rule object that owns the smd_rule. The callables never raise: they return 0 (invoke:
+ * (0, condition_met)) or (code, message), which the trampolines hand to smd as the callback's
+ * error. The trampolines run on the thread that called smd_rule_invoke (which released the GIL)
+ * and take the GIL for the Python call. */
+%{
+static int smd_py_rule_result(smd_rule_context *ctx, PyObject *r, bool *met) {
+  int rc = 0;
+  if (!r) {
+    PyErr_Print();
+    return smd_rule_context_fail_with(ctx, SMD_E_INTERNAL, "a Python rule callback raised");
+  }
+  long code = 0;
+  PyObject *second = NULL;
+  if (PyTuple_Check(r) && PyTuple_GET_SIZE(r) == 2) {
+    code = PyLong_AsLong(PyTuple_GET_ITEM(r, 0));
+    second = PyTuple_GET_ITEM(r, 1);
+  } else {
+    code = PyLong_AsLong(r);
+  }
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    rc = smd_rule_context_fail_with(ctx, SMD_E_INTERNAL, "a Python rule callback returned a bad result");
+  } else if (code != 0) {
+    const char *msg = second && PyUnicode_Check(second) ? PyUnicode_AsUTF8(second) : NULL;
+    if (!msg) { PyErr_Clear(); msg = "a Python rule callback failed"; }
+    rc = smd_rule_context_fail_with(ctx, (smd_code)code, msg);
+  } else if (met) {
+    *met = second && PyObject_IsTrue(second) == 1;
+  }
+  Py_DECREF(r);
+  return rc;
+}
+
+static int smd_py_rule_invoke_tramp(smd_rule_context *ctx, int64_t step, bool *met, void *payload) {
+  PyGILState_STATE g = PyGILState_Ensure();
+  PyObject *pctx = SWIG_NewPointerObj(SWIG_as_voidptr(ctx), SWIGTYPE_p_smd_rule_context, 0);
+  PyObject *r = pctx ? PyObject_CallFunction(PyTuple_GET_ITEM((PyObject *)payload, 0), "OL", pctx,
+                                             (long long)step) : NULL;
+  int rc = smd_py_rule_result(ctx, r, met);
+  Py_XDECREF(pctx);
+  PyGILState_Release(g);
+  return rc;
+}
+
+static int smd_py_rule_required_tramp(smd_rule_context *ctx, int64_t step, void *payload) {
+  PyGILState_STATE g = PyGILState_Ensure();
+  PyObject *pctx = SWIG_NewPointerObj(SWIG_as_voidptr(ctx), SWIGTYPE_p_smd_rule_context, 0);
+  PyObject *r = pctx ? PyObject_CallFunction(PyTuple_GET_ITEM((PyObject *)payload, 1), "OL", pctx,
+                                             (long long)step) : NULL;
+  int rc = smd_py_rule_result(ctx, r, NULL);
+  Py_XDECREF(pctx);
+  PyGILState_Release(g);
+  return rc;
+}
+%}
+
+%typemap(in) PyObject *callbacks {
+  if (!PyTuple_Check($input) || PyTuple_GET_SIZE($input) != 2 ||
+      !PyCallable_Check(PyTuple_GET_ITEM($input, 0))) {
+    PyErr_SetString(PyExc_TypeError, "callbacks must be a tuple (invoke, required or None)");
+    SWIG_fail;
+  }
+  $1 = $input;
+}
+%nothread smd_py_rule_create;
+%inline %{
+/* smd_rule_create for Python callbacks (a tuple (invoke, required)) on one base trial. The tuple
+ * must outlive the rule. */
+static smd_error *smd_py_rule_create(const char *name, smd_trial *base, PyObject *callbacks,
+                                     smd_rule **out) {
+  return smd_rule_create(name, base, NULL, 0, smd_py_rule_invoke_tramp,
+                         PyTuple_GET_ITEM(callbacks, 1) == Py_None ? NULL : smd_py_rule_required_tramp,
+                         callbacks, out);
+}
+%}
+
+%include "smd_core.i"
