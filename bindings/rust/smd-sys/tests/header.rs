@@ -37,9 +37,11 @@ fn header_functions() -> BTreeMap<String, usize> {
         }
         let text = strip_comments(&std::fs::read_to_string(&path).unwrap());
         for decl in text.split("SMD_API").skip(1) {
-            let decl = &decl[..decl.find(';').expect("declaration ends with ;")];
-            let open = decl.find('(').unwrap();
-            let close = decl.rfind(')').unwrap();
+            let Some(end) = decl.find(';') else { continue };
+            let decl = &decl[..end];
+            let (Some(open), Some(close)) = (decl.find('('), decl.rfind(')')) else {
+                continue; // export.h defines SMD_API
+            };
             let name = decl[..open].split(|c: char| c.is_whitespace() || c == '*').last().unwrap();
             map.insert(name.to_string(), arity(&decl[open + 1..close]));
         }
