@@ -42,7 +42,7 @@ fn header_functions() -> BTreeMap<String, usize> {
             let (Some(open), Some(close)) = (decl.find('('), decl.rfind(')')) else {
                 continue; // export.h defines SMD_API
             };
-            let name = decl[..open].split(|c: char| c.is_whitespace() || c == '*').last().unwrap();
+            let name = decl[..open].split(|c: char| c.is_whitespace() || c == '*').next_back().unwrap();
             map.insert(name.to_string(), arity(&decl[open + 1..close]));
         }
     }
