@@ -378,6 +378,12 @@ pub struct InvokeOptions {
     progress: Option<Box<Box<ProgressFn>>>,
 }
 
+impl std::fmt::Debug for InvokeOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "InvokeOptions({:p})", self.raw)
+    }
+}
+
 impl Drop for InvokeOptions {
     fn drop(&mut self) {
         unsafe { sys::smd_rule_invoke_options_free(self.raw) }
