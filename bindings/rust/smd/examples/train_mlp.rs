@@ -7,6 +7,8 @@
 //! every 10 steps as reductions only, the loss every step, and the accuracy as a scalar; every 25
 //! steps it evaluates in EVAL mode. With --lr 1000 the first layer's gradients vanish and the
 //! VanishingGradient rule fires (see the `analyze` example).
+// The index loops mirror the C demo line by line.
+#![allow(clippy::needless_range_loop)]
 use smd::{Hook, HookOptions, Mode, ReductionConfig, SaveConfig};
 
 const N_IN: usize = 8;

@@ -13,6 +13,12 @@ macro_rules! owned_handle {
         pub struct $name {
             pub(crate) raw: *mut $raw,
         }
+        impl $name {
+            /// The C handle, still owned by this object (for calls through `smd::sys`).
+            pub fn as_raw(&self) -> *mut $raw {
+                self.raw
+            }
+        }
         impl Drop for $name {
             fn drop(&mut self) {
                 // SAFETY: we own the handle; the _free functions accept NULL.
@@ -376,12 +382,12 @@ impl Hook {
         check(unsafe { sys::smd_hook_save_strings(self.raw, c.as_ptr(), p, l, strings.len(), cols.as_ptr(), cols.len()) })
     }
 
-    /// Saves a scalar as "scalar/<name>" (float64, shape [1]).
+    /// Saves a scalar as `"scalar/<name>"` (float64, shape `[1]`).
     pub fn save_scalar(&self, name: &str, value: f64) -> Result<()> {
         with_cstr(name, "scalar name", |c| check(unsafe { sys::smd_hook_save_scalar(self.raw, c, value) }))?
     }
 
-    /// Saves a scalar keeping its type ("scalar/<name>", shape [1]).
+    /// Saves a scalar keeping its type (`"scalar/<name>"`, shape `[1]`).
     pub fn save_scalar_typed<T: Element>(&self, name: &str, value: T) -> Result<()> {
         let p = (&value as *const T).cast();
         with_cstr(name, "scalar name", |c| {
