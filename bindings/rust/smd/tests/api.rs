@@ -423,3 +423,32 @@ fn handles_are_send_and_sync_as_documented() {
         }
     });
 }
+
+#[test]
+fn dlpack_export_and_save_without_copies_on_our_side() {
+    let t = TempDir::new("dlpack");
+    let hook = Hook::new(t.join("a"), Some(&every_step_options())).unwrap();
+    hook.begin_step().unwrap();
+    hook.save_tensor("m", &[2, 2], &[1.0f64, 2.0, 3.0, 4.0], &[]).unwrap();
+    hook.close().unwrap();
+    let trial = Trial::open(t.join("a"), None).unwrap();
+    let v = trial.tensor("m").unwrap().value(0, Mode::Global, None).unwrap();
+    let m = v.to_dlpack().unwrap();
+    // SAFETY: the library returned a live DLManagedTensorVersioned; we call its deleter once.
+    unsafe {
+        let dl = &(*m).dl_tensor;
+        assert_eq!(dl.ndim, 2);
+        assert_eq!(std::slice::from_raw_parts(dl.shape, 2), &[2, 2]);
+        assert_eq!((dl.dtype.code as i32, dl.dtype.bits), (smd::sys::kDLFloat, 64));
+        assert_eq!(dl.data.cast::<u8>().add(dl.byte_offset as usize) as *const u8, v.bytes().as_ptr(), "no copy");
+        let hook2 = Hook::new(t.join("b"), Some(&every_step_options())).unwrap();
+        hook2.begin_step().unwrap();
+        hook2.save_dlpack("m2", dl, &["mine"]).unwrap();
+        hook2.close().unwrap();
+        ((*m).deleter.unwrap())(m);
+    }
+    let back = Trial::open(t.join("b"), None).unwrap().tensor("m2").unwrap().value(0, Mode::Global, None).unwrap();
+    assert_eq!(back.as_slice::<f64>().unwrap(), &[1.0, 2.0, 3.0, 4.0]);
+    assert_eq!(back.shape(), &[2, 2]);
+    assert!(!hook.as_raw().is_null());
+}
