@@ -463,7 +463,7 @@ impl Value {
 
     /// The data as `&[T]` without a copy; `InvalidArgument` when `T` is not the value's dtype.
     pub fn as_slice<T: Element>(&self) -> Result<&[T]> {
-        if self.dtype() != T::DTYPE {
+        if unsafe { sys::smd_value_dtype(self.raw) } != T::DTYPE.raw() {
             return Err(Error::invalid(format!(
                 "value has dtype {}, not {}",
                 self.dtype().name(),
@@ -478,7 +478,16 @@ impl Value {
         if (p as usize) % std::mem::align_of::<T>() != 0 {
             return Err(Error::new(ErrorKind::Unsupported, "value data is not aligned for the element type"));
         }
-        // SAFETY: count elements of T's dtype, aligned, owned by the immutable value; bool data is 0/1.
+        if T::DTYPE == DType::Bool {
+            // A Rust bool must be 0 or 1: check rather than trust the bytes read from a file.
+            // SAFETY: n bytes owned by the immutable value.
+            let bytes = unsafe { std::slice::from_raw_parts(p.cast::<u8>(), n) };
+            if let Some(i) = bytes.iter().position(|b| *b > 1) {
+                return Err(Error::new(ErrorKind::Corrupt, format!("bool element {i} is {}, not 0 or 1", bytes[i])));
+            }
+        }
+        // SAFETY: count elements of T's dtype, aligned, owned by the immutable value, which
+        // outlives the borrow; bool bytes were checked above.
         Ok(unsafe { std::slice::from_raw_parts(p.cast(), n) })
     }
 
