@@ -59,4 +59,13 @@ if ! command -v versitygw >/dev/null 2>&1 && ! [ -x "$(go env GOPATH 2>/dev/null
     echo "setup: no Go toolchain: versitygw (the S3 tests' server) not installed" >&2
   fi
 fi
+# Rust (bindings/rust): cargo with clippy. Debian's rustc is too old (the crates need >= 1.70),
+# so the toolchain comes from rustup's official installer when no cargo is on PATH or in ~/.cargo.
+export PATH="$HOME/.cargo/bin:$PATH"
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "setup: installing the Rust toolchain (rustup, minimal profile + clippy)"
+  curl -sSf --proto '=https' --tlsv1.2 https://sh.rustup.rs |
+    sh -s -- -y -q --profile minimal -c clippy >/dev/null ||
+    echo "setup: installing Rust failed: the Rust suite (bindings/rust) will fail" >&2
+fi
 echo "setup: ok ($("$VENV/bin/python" -c 'import smdebug, numpy; print("smdebug", smdebug.__version__, "numpy", numpy.__version__)' 2>/dev/null))"

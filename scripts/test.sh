@@ -89,6 +89,36 @@ else
     SMD_BUILD_DIR="$0/build" "$0/.venv/bin/python" -m pytest . -q -p no:cacheprovider' "$PWD"
 fi
 
+echo "== Rust binding (bindings/rust): cargo test, clippy, doc"
+export PATH="$HOME/.cargo/bin:$PATH"
+rust_env=(env SMD_LIB_DIR="$PWD/build/capi" SMD_PYTHON="$PWD/.venv/bin/python" RUSTDOCFLAGS="-D warnings")
+set +e
+(cd bindings/rust && "${rust_env[@]}" cargo test --workspace --all-targets 2>&1 &&
+   "${rust_env[@]}" cargo test --workspace --doc 2>&1) | tee "$log"
+rc=${PIPESTATUS[0]}
+set -e
+p=$( (grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed' "$log" || true) | awk '{s+=$4} END {print s+0}')
+f=$( (grep -Eo '[0-9]+ failed;' "$log" || true) | awk '{s+=$1} END {print s+0}')
+passed=$((passed + p)); failed=$((failed + f))
+if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then failed=$((failed + 1)); echo "cargo test failed to build or crashed"; fi
+# The examples: train the MLP into saturation from Rust; the analysis finds vanishing gradients.
+rust_ex=$(mktemp -d)
+if (cd bindings/rust && "${rust_env[@]}" cargo run -q --example train_mlp -- "$rust_ex/run" --lr 1000 --steps 60 &&
+    "${rust_env[@]}" cargo run -q --example analyze -- "$rust_ex/run") 2>&1 | tee "$log" &&
+   grep -Eq '^VanishingGradient: [0-9]+ steps evaluated, condition met [1-9]' "$log"; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1)); echo "failed: the Rust examples (train_mlp, analyze)"
+fi
+rm -rf "$rust_ex"
+for check in "cargo clippy --workspace --all-targets -- -D warnings" "cargo doc --workspace --no-deps"; do
+  if (cd bindings/rust && "${rust_env[@]}" $check); then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1)); echo "failed: $check"
+  fi
+done
+
 if [ "${SMD_TEST_QUICK:-0}" != "1" ]; then
   echo "== C/C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer"
   build build-asan -DCMAKE_BUILD_TYPE=Debug -DSMD_SANITIZE=address,undefined -DSMD_BUILD_BENCH=OFF

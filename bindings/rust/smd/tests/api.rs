@@ -1,0 +1,454 @@
+//! Every public function of the safe API, on trials written and read from Rust.
+mod common;
+use common::{every_step_options, TempDir};
+use smd::{DType, ErrorKind, Hook, HookOptions, IncludeWorkers, Mode, ReductionConfig, SaveConfig, StepState, TensorFilter, Trial, TrialOptions};
+
+#[test]
+fn error_kinds_round_trip_every_code() {
+    for code in 1..=21 {
+        let k = ErrorKind::from_code(code);
+        assert_ne!(k, ErrorKind::Other(code), "code {code} has a variant");
+        assert_eq!(k.code(), code);
+        assert!(k.name().starts_with("SMD_E_"), "{}", k.name());
+    }
+    assert_eq!(ErrorKind::NotFound.name(), "SMD_E_NOT_FOUND");
+    assert_eq!(ErrorKind::from_code(99), ErrorKind::Other(99));
+    let e = smd::Error::new(ErrorKind::Io, "disk full");
+    assert_eq!(e.to_string(), "SMD_E_IO: disk full");
+    assert_eq!(e.kind(), ErrorKind::Io);
+    assert_eq!(e.message(), "disk full");
+}
+
+#[test]
+fn dtypes_modes_and_version() {
+    assert_eq!(DType::Float32.size(), 4);
+    assert_eq!(DType::Complex128.size(), 16);
+    assert_eq!(DType::String.size(), 0);
+    for d in DType::ALL {
+        assert_eq!(DType::from_name(d.name()).unwrap(), d, "{}", d.name());
+    }
+    assert_eq!(DType::BFloat16.name(), "bfloat16");
+    assert_eq!(DType::from_name("float128").unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(DType::from_name("float\0").unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(Mode::Train.name(), "TRAIN");
+    assert_eq!(Mode::from_name("eval").unwrap(), Mode::Eval);
+    assert_eq!(Mode::from_name("GLOBAL").unwrap(), Mode::Global);
+    assert_eq!(Mode::from_name("training").unwrap_err().kind(), ErrorKind::InvalidArgument);
+    let (a, b, c) = smd::version();
+    assert_eq!(smd::version_string(), format!("{a}.{b}.{c}"));
+}
+
+#[test]
+fn save_config() {
+    let mut c = SaveConfig::new().unwrap();
+    c.set(Mode::Train, 5, 10, 30, &[]).unwrap();
+    assert!(c.should_save(10, Mode::Train).unwrap());
+    assert!(!c.should_save(11, Mode::Train).unwrap());
+    assert!(c.should_save(25, Mode::Train).unwrap());
+    assert!(!c.should_save(30, Mode::Train).unwrap());
+    c.set(Mode::Eval, 100, 0, -1, &[3, 7]).unwrap();
+    assert!(c.should_save(7, Mode::Eval).unwrap());
+    assert!(!c.should_save(4, Mode::Eval).unwrap());
+    let copy = c.try_clone().unwrap();
+    c.set_interval(Mode::Train, 2).unwrap();
+    assert!(c.should_save(12, Mode::Train).unwrap());
+    assert!(!copy.should_save(12, Mode::Train).unwrap(), "the clone is independent");
+    c.unset(Mode::Train).unwrap();
+    assert_eq!(c.set(Mode::Train, 0, 0, -1, &[]).unwrap_err().kind(), ErrorKind::InvalidArgument);
+}
+
+#[test]
+fn reduction_config() {
+    let mut r = ReductionConfig::parse("min, abs_mean,l2_norm").unwrap();
+    let s = r.to_config_string().unwrap();
+    for n in ["min", "abs_mean", "l2_norm"] {
+        assert!(s.contains(n), "{s}");
+    }
+    r.add("max").unwrap().set_save_raw_tensor(true).unwrap().set_save_shape(true).unwrap();
+    assert!(r.to_config_string().unwrap().contains("max"));
+    let c = r.try_clone().unwrap();
+    assert_eq!(c.to_config_string().unwrap(), r.to_config_string().unwrap());
+    let mut e = ReductionConfig::new().unwrap();
+    assert_eq!(e.to_config_string().unwrap(), "");
+    assert_eq!(e.add("bogus").unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(ReductionConfig::parse("min,bogus").unwrap_err().kind(), ErrorKind::InvalidArgument);
+    let names = smd::reduction_names().unwrap();
+    assert!(names.iter().any(|n| n == "l2_norm") && names.iter().any(|n| n == "mean"), "{names:?}");
+}
+
+#[test]
+fn hook_options_setters() {
+    let mut o = HookOptions::new().unwrap();
+    let t = TempDir::new("opts");
+    o.set_save_config(&SaveConfig::new().unwrap())
+        .unwrap()
+        .set_reduction_config(&ReductionConfig::parse("max").unwrap())
+        .unwrap()
+        .add_include_regex("relu.*")
+        .unwrap()
+        .add_include_collection("weights")
+        .unwrap()
+        .set_save_all(false)
+        .unwrap()
+        .set_include_workers(IncludeWorkers::All)
+        .unwrap()
+        .set_worker("worker_3")
+        .unwrap()
+        .set_num_workers(4)
+        .unwrap()
+        .set_dry_run(false)
+        .unwrap()
+        .set_real_payload_crc(true)
+        .unwrap()
+        .set_wall_time_base(5.0)
+        .unwrap()
+        .set_memory_budget(1 << 20)
+        .unwrap()
+        .set_max_pending_steps(2)
+        .unwrap()
+        .set_write_end_marker(true)
+        .unwrap()
+        .set_export_tensorboard(false)
+        .unwrap()
+        .set_tensorboard_dir(t.join("tb"))
+        .unwrap();
+    assert_eq!(o.add_include_collection("").unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(o.add_include_regex("(").unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(o.set_worker("a\0b").unwrap_err().kind(), ErrorKind::InvalidArgument);
+    let hook = Hook::new(t.join("run"), Some(&o)).unwrap();
+    assert_eq!(hook.worker(), "worker_3");
+    hook.close().unwrap();
+}
+
+fn bytes_of<T>(v: &[T]) -> Vec<u8> {
+    unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)).to_vec() }
+}
+
+#[test]
+fn every_dtype_round_trips_with_identical_values() {
+    let t = TempDir::new("dtypes");
+    let hook = Hook::new(t.join("run"), Some(&every_step_options())).unwrap();
+    hook.begin_step().unwrap();
+    let f32s = [1.5f32, -2.25, 3.0e-8, f32::MAX, 0.0, -0.0];
+    let f64s = [1.0e-300f64, -7.5, std::f64::consts::PI];
+    hook.save_tensor("f32", &[2, 3], &f32s, &[]).unwrap();
+    hook.save_tensor("f64", &[3], &f64s, &[]).unwrap();
+    hook.save_tensor("i32", &[2], &[i32::MIN, i32::MAX], &[]).unwrap();
+    hook.save_tensor("u8", &[3], &[0u8, 128, 255], &[]).unwrap();
+    hook.save_tensor("i16", &[2], &[i16::MIN, 7i16], &[]).unwrap();
+    hook.save_tensor("i8", &[2], &[-128i8, 127], &[]).unwrap();
+    hook.save_tensor("i64", &[2], &[i64::MIN, 1i64 << 40], &[]).unwrap();
+    hook.save_tensor("bool", &[3], &[true, false, true], &[]).unwrap();
+    hook.save_tensor("u16", &[2], &[0u16, 65535], &[]).unwrap();
+    hook.save_tensor("u32", &[2], &[1u32, u32::MAX], &[]).unwrap();
+    hook.save_tensor("u64", &[2], &[2u64, u64::MAX], &[]).unwrap();
+    hook.save_tensor("scalar0d", &[], &[42.0f32], &[]).unwrap();
+    // dtypes without a Rust element type go in as bytes.
+    let f16 = [0x3c00u16, 0xc000]; // 1.0, -2.0
+    let bf16 = [0x3f80u16, 0x4040]; // 1.0, 3.0
+    let c64 = [1.0f32, 2.0, -3.0, 0.5];
+    let c128 = [1.0f64, -1.0];
+    hook.save_tensor_bytes("f16", DType::Float16, &[2], &bytes_of(&f16), &[]).unwrap();
+    hook.save_tensor_bytes("bf16", DType::BFloat16, &[2], &bytes_of(&bf16), &[]).unwrap();
+    hook.save_tensor_bytes("c64", DType::Complex64, &[2], &bytes_of(&c64), &[]).unwrap();
+    hook.save_tensor_bytes("c128", DType::Complex128, &[1], &bytes_of(&c128), &[]).unwrap();
+    hook.save_strings("words", &["alpha", "", "γράμμα"], &[]).unwrap();
+    hook.save_scalar("loss", 0.125).unwrap();
+    hook.save_scalar_typed("count", 7i64).unwrap();
+    hook.save_scalar_typed("flag", true).unwrap();
+    hook.close().unwrap();
+
+    let trial = Trial::open(t.join("run"), None).unwrap();
+    let v = |name: &str| trial.tensor(name).unwrap().value(0, Mode::Global, None).unwrap();
+    let f = v("f32");
+    assert_eq!(f.dtype(), DType::Float32);
+    assert_eq!(f.shape(), &[2, 3]);
+    assert_eq!(f.count(), 6);
+    assert_eq!(f.nbytes(), 24);
+    assert_eq!(f.as_slice::<f32>().unwrap(), &f32s);
+    assert_eq!(f.bytes(), bytes_of(&f32s).as_slice());
+    assert_eq!(v("f64").as_slice::<f64>().unwrap(), &f64s);
+    assert_eq!(v("i32").as_slice::<i32>().unwrap(), &[i32::MIN, i32::MAX]);
+    assert_eq!(v("u8").as_slice::<u8>().unwrap(), &[0, 128, 255]);
+    assert_eq!(v("i16").as_slice::<i16>().unwrap(), &[i16::MIN, 7]);
+    assert_eq!(v("i8").as_slice::<i8>().unwrap(), &[-128, 127]);
+    assert_eq!(v("i64").as_slice::<i64>().unwrap(), &[i64::MIN, 1 << 40]);
+    assert_eq!(v("bool").as_slice::<bool>().unwrap(), &[true, false, true]);
+    assert_eq!(v("u16").as_slice::<u16>().unwrap(), &[0, 65535]);
+    assert_eq!(v("u32").as_slice::<u32>().unwrap(), &[1, u32::MAX]);
+    assert_eq!(v("u64").as_slice::<u64>().unwrap(), &[2, u64::MAX]);
+    let s0 = v("scalar0d");
+    assert!(s0.shape().is_empty());
+    assert_eq!(s0.as_slice::<f32>().unwrap(), &[42.0]);
+    let h = v("f16");
+    assert_eq!(h.dtype(), DType::Float16);
+    assert_eq!(h.bytes(), bytes_of(&f16).as_slice());
+    assert_eq!(h.get_f64(1).unwrap(), -2.0);
+    let b = v("bf16");
+    assert_eq!(b.dtype(), DType::BFloat16);
+    assert_eq!(b.get_f64(1).unwrap(), 3.0);
+    assert_eq!(v("c64").bytes(), bytes_of(&c64).as_slice());
+    assert_eq!(v("c64").dtype(), DType::Complex64);
+    assert_eq!(v("c128").bytes(), bytes_of(&c128).as_slice());
+    let w = v("words");
+    assert_eq!(w.dtype(), DType::String);
+    assert_eq!(w.strings().unwrap(), vec!["alpha", "", "γράμμα"]);
+    assert_eq!(w.string(2).unwrap(), "γράμμα");
+    assert_eq!(w.string(3).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(v("scalar/loss").as_slice::<f64>().unwrap(), &[0.125]);
+    assert_eq!(v("scalar/count").as_slice::<i64>().unwrap(), &[7]);
+    assert_eq!(v("scalar/flag").as_slice::<bool>().unwrap(), &[true]);
+    // A view of the wrong type is an error, not a reinterpretation.
+    assert_eq!(f.as_slice::<i32>().unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(w.as_slice::<u8>().unwrap_err().kind(), ErrorKind::InvalidArgument);
+    // Values outlive their tensor and trial; clones share the data.
+    let kept = f.clone();
+    drop(f);
+    drop(trial);
+    assert_eq!(kept.as_slice::<f32>().unwrap(), &f32s);
+}
+
+#[test]
+fn hook_state_collections_and_trial_queries() {
+    let t = TempDir::new("queries");
+    let dir = t.join("run");
+    let mut opts = HookOptions::new().unwrap();
+    let mut every = SaveConfig::new().unwrap();
+    every.set(Mode::All, 1, 0, -1, &[]).unwrap();
+    opts.set_save_config(&every).unwrap().add_include_collection("weights").unwrap();
+    let hook = Hook::new(&dir, Some(&opts)).unwrap();
+    assert_eq!(hook.global_step(), -1);
+    let weights = hook.collection("weights").unwrap();
+    assert_eq!(weights.name(), "weights");
+    weights.add_include_regex("^w").unwrap();
+    weights.add_tensor_name("bias").unwrap();
+    weights.set_save_histogram(false).unwrap();
+    let mut red = ReductionConfig::parse("max,min").unwrap();
+    red.set_save_raw_tensor(true).unwrap().set_save_shape(true).unwrap();
+    weights.set_reduction_config(Some(&red)).unwrap();
+    weights.set_save_config(Some(&every)).unwrap();
+    let mine = hook.collection("mine").unwrap();
+    mine.add_tensor_name("other").unwrap();
+    hook.include_collection("mine").unwrap();
+    assert!(hook.collection_names().unwrap().iter().any(|n| n == "mine"));
+    assert_eq!(hook.collection("").unwrap_err().kind(), ErrorKind::InvalidArgument);
+
+    for step in 0..4i64 {
+        hook.set_mode(if step < 3 { Mode::Train } else { Mode::Eval }).unwrap();
+        hook.begin_step().unwrap();
+        assert_eq!(hook.global_step(), step);
+        assert!(hook.any_due());
+        assert!(hook.is_due("w1"));
+        assert!(!hook.is_due("unrelated"));
+        let x = step as f32;
+        hook.save_tensor("w1", &[2, 2], &[x, -x, 2.0 * x, 0.5], &[]).unwrap();
+        hook.save_tensor("bias", &[1], &[x], &[]).unwrap();
+        hook.save_tensor("other", &[1], &[x], &[]).unwrap();
+        hook.save_tensor("extra", &[1], &[x], &["custom"]).unwrap();
+        assert!(!hook.stop_requested().unwrap());
+        hook.flush().unwrap();
+    }
+    assert_eq!(hook.mode(), Mode::Eval);
+    assert_eq!(hook.mode_step(), 0);
+    let names = weights.tensor_names().unwrap();
+    assert!(names.contains(&"w1".to_string()) && names.contains(&"bias".to_string()), "{names:?}");
+    hook.close().unwrap();
+    let stats = hook.stats().unwrap();
+    assert!(stats.records > 0 && stats.bytes > 0, "{stats:?}");
+    assert_eq!(hook.begin_step().unwrap_err().kind(), ErrorKind::InvalidState);
+    assert_eq!(hook.save_tensor("w1", &[1], &[1.0f32], &[]).unwrap_err().kind(), ErrorKind::InvalidState);
+
+    let mut to = TrialOptions::new().unwrap();
+    to.set_range_steps(-1, -1).unwrap().set_auto_refresh(true).unwrap().set_collection_wait_ms(0).unwrap().set_cache_bytes(1 << 20).unwrap();
+    assert_eq!(to.set_range_steps(5, 2).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    let trial = Trial::open(&dir, Some(&to)).unwrap();
+    assert!(trial.path().ends_with("run"), "{}", trial.path());
+    trial.refresh().unwrap();
+    assert!(trial.set_auto_refresh(false).unwrap());
+    assert!(!trial.set_auto_refresh(true).unwrap());
+    assert!(trial.warnings().unwrap().is_empty());
+    assert!(trial.has_ended().unwrap());
+    assert_eq!(trial.num_workers(), 1);
+    assert_eq!(trial.workers().unwrap(), vec!["worker_0"]);
+    assert_eq!(trial.steps(Mode::Global, false).unwrap(), vec![0, 1, 2, 3]);
+    assert_eq!(trial.steps(Mode::Train, false).unwrap(), vec![0, 1, 2]);
+    assert_eq!(trial.modes().unwrap(), vec![Mode::Train, Mode::Eval]);
+    assert_eq!(trial.mode(3).unwrap(), Mode::Eval);
+    assert_eq!(trial.mode_step(3).unwrap(), 0);
+    assert_eq!(trial.global_step(0, Mode::Eval).unwrap(), 3);
+    assert_eq!(trial.has_passed_step(2, Mode::Global).unwrap(), StepState::Available);
+    assert_eq!(trial.has_passed_step(9, Mode::Global).unwrap(), StepState::Unavailable);
+    trial.wait_for_steps(&[0, 3], Mode::Global, 0).unwrap();
+    assert_eq!(trial.wait_for_steps(&[9], Mode::Global, 0).unwrap_err().kind(), ErrorKind::NoMoreData);
+    let all = trial.tensor_names(None).unwrap();
+    for n in ["w1", "bias", "other", "extra"] {
+        assert!(all.contains(&n.to_string()), "{n} in {all:?}");
+    }
+    let mut f = TensorFilter::new().unwrap();
+    f.set_collection("weights").unwrap();
+    let mut w = trial.tensor_names(Some(&f)).unwrap();
+    w.sort();
+    assert_eq!(w, vec!["bias", "w1"]);
+    let mut f2 = TensorFilter::new().unwrap();
+    f2.add_regex("^ext").unwrap().set_step(0).unwrap().set_mode(Mode::Eval).unwrap();
+    assert_eq!(trial.tensor_names(Some(&f2)).unwrap(), vec!["extra"]);
+    assert!(trial.has_tensor("w1").unwrap());
+    assert!(!trial.has_tensor("nope").unwrap());
+    assert!(trial.collection_names().unwrap().contains(&"custom".to_string()));
+    let info = trial.collection("weights").unwrap();
+    assert_eq!(info.name(), "weights");
+    assert!(info.include_regex().unwrap().contains(&"^w".to_string()));
+    assert!(info.tensor_names().unwrap().contains(&"w1".to_string()));
+    assert!(info.reductions().contains("max"), "{}", info.reductions());
+    assert!(info.save_raw_tensor());
+    assert!(info.save_shape());
+    assert!(!info.save_histogram());
+    assert_eq!(trial.collection("nope").unwrap_err().kind(), ErrorKind::NotFound);
+
+    let w1 = trial.tensor("w1").unwrap();
+    assert_eq!(w1.name(), "w1");
+    assert_eq!(w1.steps(Mode::Global, false).unwrap(), vec![0, 1, 2, 3]);
+    assert_eq!(w1.steps(Mode::Eval, false).unwrap(), vec![0]);
+    let vals = w1.values(Mode::Train, None).unwrap();
+    assert_eq!(vals.len(), 3);
+    for (s, v) in &vals {
+        let x = *s as f32;
+        assert_eq!(v.as_slice::<f32>().unwrap(), &[x, -x, 2.0 * x, 0.5]);
+    }
+    assert_eq!(w1.value(0, Mode::Eval, Some("worker_0")).unwrap().as_slice::<f32>().unwrap(), &[3.0, -3.0, 6.0, 0.5]);
+    assert_eq!(w1.shape(1, Mode::Global, None).unwrap(), vec![2, 2]);
+    assert_eq!(w1.value_info(1, Mode::Global, None).unwrap(), (DType::Float32, vec![2, 2]));
+    let shapes = w1.shapes(Mode::Global, None).unwrap();
+    assert_eq!(shapes.steps, vec![0, 1, 2, 3]);
+    assert!(shapes.shapes.iter().all(|s| s == &vec![2, 2]));
+    let mut rn = w1.reduction_names(2, Mode::Global, None).unwrap();
+    rn.sort();
+    assert_eq!(rn, vec!["max", "min"]);
+    assert_eq!(w1.reduction_value(2, Mode::Global, None, "max").unwrap().get_f64(0).unwrap(), 4.0);
+    let rv = w1.reduction_values(2, Mode::Global, None).unwrap();
+    let min = rv.iter().find(|(n, _)| n == "min").unwrap();
+    assert_eq!(min.1.get_f64(0).unwrap(), -2.0);
+    assert_eq!(w1.workers(1, Mode::Global).unwrap(), vec!["worker_0"]);
+    assert_eq!(w1.prev_steps(3, Mode::Global, 2).unwrap(), vec![2, 3]);
+
+    // Errors with smdebug's meanings, never a crash.
+    assert_eq!(trial.tensor("nope").unwrap_err().kind(), ErrorKind::TensorUnavailable);
+    assert_eq!(w1.value(9, Mode::Global, None).unwrap_err().kind(), ErrorKind::StepUnavailable);
+    assert_eq!(w1.value(1, Mode::Global, Some("worker_7")).unwrap_err().kind(), ErrorKind::InvalidWorker);
+    // A reduction not saved is computed from the raw value, as smdebug does.
+    assert_eq!(w1.reduction_value(1, Mode::Global, None, "l1").unwrap().get_f64(0).unwrap(), 4.5);
+    assert_eq!(w1.reduction_value(1, Mode::Global, None, "bogus").unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(Trial::open(t.join("missing"), None).unwrap_err().kind(), ErrorKind::NotFound);
+    assert_eq!(trial.tensor("a\0b").unwrap_err().kind(), ErrorKind::InvalidArgument);
+}
+
+#[test]
+fn bad_input_is_an_error_not_a_crash() {
+    let t = TempDir::new("bad");
+    let hook = Hook::new(t.join("run"), Some(&every_step_options())).unwrap();
+    hook.begin_step().unwrap();
+    // shape and data length disagree
+    let e = hook.save_tensor("x", &[3], &[1.0f32, 2.0], &[]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(!e.message().is_empty());
+    assert_eq!(hook.save_tensor("x", &[-1], &[1.0f32], &[]).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(hook.save_tensor_bytes("x", DType::String, &[1], &[0], &[]).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(hook.save_tensor_bytes("x", DType::Float64, &[1], &[0; 4], &[]).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(hook.save_tensor("x\0y", &[1], &[1.0f32], &[]).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    let long = "n".repeat(300) + "\0";
+    assert_eq!(hook.save_tensor(&long, &[1], &[1.0f32], &[]).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(hook.save_tensor("x", &[1], &[1.0f32], &[""]).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(hook.save_scalar("a\0", 1.0).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert!(!hook.is_due("a\0"));
+    assert_eq!(Hook::from_json("{not json", None).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(Hook::from_json_file(t.join("none.json"), None).unwrap_err().kind(), ErrorKind::NotFound);
+    hook.close().unwrap();
+    // A second close is harmless; drop after close too.
+    let _ = hook.close();
+}
+
+#[test]
+fn hook_from_json_config() {
+    let t = TempDir::new("json");
+    let dir = t.join("run");
+    let json = format!(
+        r#"{{"LocalPath": "{}", "HookParameters": {{"save_interval": "2", "include_regex": "x.*"}}}}"#,
+        dir.display()
+    );
+    let hook = Hook::from_json(&json, None).unwrap();
+    for _ in 0..4 {
+        hook.begin_step().unwrap();
+        hook.save_tensor("xa", &[1], &[1i32], &[]).unwrap();
+    }
+    hook.close().unwrap();
+    let path = t.join("cfg.json");
+    std::fs::write(&path, json.replace("\"run\"", "\"run2\"").replace(&dir.display().to_string(), &t.join("run2").display().to_string())).unwrap();
+    Hook::from_json_file(&path, None).unwrap().close().unwrap();
+    let trial = Trial::open(&dir, None).unwrap();
+    assert_eq!(trial.tensor("xa").unwrap().steps(Mode::Global, false).unwrap(), vec![0, 2]);
+}
+
+#[test]
+fn handles_are_send_and_sync_as_documented() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<Hook>();
+    send_sync::<smd::Collection>();
+    send_sync::<Trial>();
+    send_sync::<smd::Tensor>();
+    send_sync::<smd::Value>();
+    send::<smd::Rule>();
+    send::<SaveConfig>();
+    send::<HookOptions>();
+    send::<smd::TensorBoardWriter>();
+
+    let t = TempDir::new("threads");
+    let hook = std::sync::Arc::new(Hook::new(t.join("run"), Some(&every_step_options())).unwrap());
+    hook.begin_step().unwrap();
+    std::thread::scope(|s| {
+        for i in 0..4 {
+            let hook = hook.clone();
+            s.spawn(move || hook.save_tensor(&format!("t{i}"), &[2], &[i as f64, 1.0], &[]).unwrap());
+        }
+    });
+    hook.close().unwrap();
+    let trial = Trial::open(t.join("run"), None).unwrap();
+    std::thread::scope(|s| {
+        for i in 0..4 {
+            let trial = &trial;
+            s.spawn(move || {
+                let v = trial.tensor(&format!("t{i}")).unwrap().value(0, Mode::Global, None).unwrap();
+                assert_eq!(v.as_slice::<f64>().unwrap(), &[i as f64, 1.0]);
+            });
+        }
+    });
+}
+
+#[test]
+fn dlpack_export_and_save_without_copies_on_our_side() {
+    let t = TempDir::new("dlpack");
+    let hook = Hook::new(t.join("a"), Some(&every_step_options())).unwrap();
+    hook.begin_step().unwrap();
+    hook.save_tensor("m", &[2, 2], &[1.0f64, 2.0, 3.0, 4.0], &[]).unwrap();
+    hook.close().unwrap();
+    let trial = Trial::open(t.join("a"), None).unwrap();
+    let v = trial.tensor("m").unwrap().value(0, Mode::Global, None).unwrap();
+    let m = v.to_dlpack().unwrap();
+    // SAFETY: the library returned a live DLManagedTensorVersioned; we call its deleter once.
+    unsafe {
+        let dl = &(*m).dl_tensor;
+        assert_eq!(dl.ndim, 2);
+        assert_eq!(std::slice::from_raw_parts(dl.shape, 2), &[2, 2]);
+        assert_eq!((dl.dtype.code as i32, dl.dtype.bits), (smd::sys::kDLFloat, 64));
+        assert_eq!(dl.data.cast::<u8>().add(dl.byte_offset as usize) as *const u8, v.bytes().as_ptr(), "no copy");
+        let hook2 = Hook::new(t.join("b"), Some(&every_step_options())).unwrap();
+        hook2.begin_step().unwrap();
+        hook2.save_dlpack("m2", dl, &["mine"]).unwrap();
+        hook2.close().unwrap();
+        ((*m).deleter.unwrap())(m);
+    }
+    let back = Trial::open(t.join("b"), None).unwrap().tensor("m2").unwrap().value(0, Mode::Global, None).unwrap();
+    assert_eq!(back.as_slice::<f64>().unwrap(), &[1.0, 2.0, 3.0, 4.0]);
+    assert_eq!(back.shape(), &[2, 2]);
+    assert!(!hook.as_raw().is_null());
+}
