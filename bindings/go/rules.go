@@ -675,11 +675,18 @@ func InvokeMany(ctx context.Context, rules []*Rule, start, end int64, raiseEvalC
 	if len(rules) == 0 {
 		return argErr("InvokeMany: no rules")
 	}
-	ps := make([]*C.smd_rule, 0, len(rules))
+	seen := make(map[*Rule]bool, len(rules))
 	for i, r := range rules {
 		if r == nil {
 			return argErr("rule %d is nil", i)
 		}
+		if seen[r] {
+			return argErr("rule %d (%s) is given twice", i, r.Name())
+		}
+		seen[r] = true
+	}
+	ps := make([]*C.smd_rule, 0, len(rules))
+	for _, r := range rules {
 		p, done, err := r.get()
 		if err != nil {
 			return err

@@ -306,13 +306,6 @@ func (v *Value) Close() {
 	}
 }
 
-func (v *Value) get() *C.smd_value {
-	v.mu.RLock()
-	p := v.p
-	v.mu.RUnlock()
-	return p
-}
-
 // Ref returns another, independent reference to the same value.
 func (v *Value) Ref() (*Value, error) {
 	v.mu.RLock()
