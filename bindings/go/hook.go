@@ -1,6 +1,8 @@
 package smd
 
 /*
+#cgo noescape smd_hook_save_tensor
+#cgo nocallback smd_hook_save_tensor
 #include <stdlib.h>
 #include "smd/smd.h"
 */
@@ -8,6 +10,7 @@ import "C"
 
 import (
 	"runtime"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -673,10 +676,20 @@ func Save[T Elem](h *Hook, name string, shape []int64, data []T, collections ...
 }
 
 func (h *Hook) save(name string, dtype DType, shape []int64, data unsafe.Pointer, nbytes int, collections []string) error {
-	cs, err := cstr("tensor name", name)
-	if err != nil {
-		return err
+	// Short names go through a buffer on the stack (smd_hook_save_tensor is declared noescape:
+	// it keeps no pointer after the call), so that a save that is not due allocates nothing.
+	var buf [256]byte
+	var cs *C.char
+	if len(name) < len(buf) && strings.IndexByte(name, 0) < 0 {
+		copy(buf[:], name)
+		cs = (*C.char)(unsafe.Pointer(&buf[0]))
+	} else {
+		var err error
+		if cs, err = cstr("tensor name", name); err != nil {
+			return err
+		}
 	}
+	var err error
 	var colls **C.char
 	if len(collections) > 0 {
 		var free func()

@@ -951,8 +951,8 @@ func TestRules(t *testing.T) {
 	var progress int
 	msgFile := filepath.Join(t.TempDir(), "messages.txt")
 	must(t, az.Invoke(context.Background(), 0, -1, false, &InvokeOptions{
-		OnFinding:  func(f Finding) error { seen = append(seen, f); return nil },
-		OnProgress: func(rule string, step int64, o RuleOutcome) { progress++ },
+		OnFinding:   func(f Finding) error { seen = append(seen, f); return nil },
+		OnProgress:  func(rule string, step int64, o RuleOutcome) { progress++ },
 		MessageFile: msgFile,
 	}))
 	fs := az.Findings()

@@ -370,13 +370,13 @@ func (t *Trial) CollectionNames() ([]string, error) {
 
 // CollectionInfo is a collection as the trial's collections file describes it (a copy).
 type CollectionInfo struct {
-	Name            string
-	IncludeRegex    []string
-	TensorNames     []string
-	Reductions      string
-	SaveRawTensor   bool
-	SaveShape       bool
-	SaveHistogram   bool
+	Name          string
+	IncludeRegex  []string
+	TensorNames   []string
+	Reductions    string
+	SaveRawTensor bool
+	SaveShape     bool
+	SaveHistogram bool
 }
 
 // Collection describes one collection. Errors: ErrNotFound.
