@@ -5,6 +5,7 @@
 #   2. the C/C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the C API and C++ unit tests (the hook's writer threads, concurrent reads) under
 #      ThreadSanitizer;
+#   3b. (after 1) the Go binding's tests (scripts/test_go.sh);
 #   4. every libFuzzer target for SMD_FUZZ_SECONDS (default 60) seconds.
 # SMD_TEST_QUICK=1 skips the sanitizer builds and the fuzzing.
 set -euo pipefail
@@ -55,6 +56,16 @@ p=$( (grep -Eo '[0-9]+ passed' "$log" || true) | tail -1 | grep -Eo '[0-9]+' || 
 f=$( (grep -Eo '[0-9]+ (failed|error|errors)' "$log" || true) | awk '{s+=$1} END {print s+0}')
 passed=$((passed + p)); failed=$((failed + f))
 if [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then failed=$((failed + 1)); echo "pytest ran no test"; fi
+
+echo "== Go binding (bindings/go)"
+set +e
+./scripts/test_go.sh build 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+set -e
+p=$(grep -Ec '^--- PASS' "$log" || true)
+f=$(grep -Ec '^--- FAIL|^FAIL[[:space:]].*\[(build|setup) failed\]' "$log" || true)
+passed=$((passed + p)); failed=$((failed + f))
+if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then failed=$((failed + 1)); echo "the Go suite failed to run"; fi
 
 if [ "${SMD_TEST_QUICK:-0}" != "1" ]; then
   echo "== C/C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer"
