@@ -112,3 +112,16 @@ func BenchmarkReadValue(b *testing.B) {
 		v.Close()
 	}
 }
+
+// BenchmarkSaveTensorNotDueFromC is the same save made from C in a loop: the difference with
+// BenchmarkSaveTensorNotDue is the binding's cost (cgo call included).
+func BenchmarkSaveTensorNotDueFromC(b *testing.B) {
+	h, _ := benchHook(b, 1000000)
+	defer h.Close()
+	h.BeginStep()
+	h.BeginStep()
+	b.ResetTimer()
+	if err := benchSaveFromC(h, b.N); err != nil {
+		b.Fatal(err)
+	}
+}

@@ -1,9 +1,35 @@
 package smd
 
 /*
+#include <stdlib.h>
+#include "smd/smd.h"
+
 static void smdgo_noop(void) {}
+
+// The same save as BenchmarkSaveTensorNotDue, n times from C: the C baseline of the binding.
+static smd_error *smdgo_bench_save_c(smd_hook *hook, const float *data, long n) {
+  const int64_t shape[1] = {4};
+  for (long i = 0; i < n; ++i) {
+    smd_error *err = smd_hook_save_tensor(hook, "fc1.weight", SMD_DTYPE_FLOAT32, shape, 1, data,
+                                          4 * sizeof(float), NULL, 0);
+    if (err) return err;
+  }
+  return NULL;
+}
 */
 import "C"
 
 // cgoNoop is an empty cgo call: the benchmarks print its cost next to smd's calls.
 func cgoNoop() { C.smdgo_noop() }
+
+// benchSaveFromC runs n not-due saves from C (for the benchmarks only).
+func benchSaveFromC(h *Hook, n int) error {
+	p, err := h.lock()
+	if err != nil {
+		return err
+	}
+	defer h.mu.RUnlock()
+	data := C.malloc(16)
+	defer C.free(data)
+	return takeErr(C.smdgo_bench_save_c(p, (*C.float)(data), C.long(n)))
+}
