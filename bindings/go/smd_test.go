@@ -1248,3 +1248,34 @@ func fmtFloat(f float64) string {
 	// rules adjusted for the values used here (no exponent needed).
 	return strconvFormat(f)
 }
+
+func TestTrialOptions(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "opts")
+	writeTrial(t, dir, 4)
+	tr, err := OpenTrial(dir, &TrialOptions{RangeBegin: 1, RangeEnd: 3, NoAutoRefresh: true, CacheBytes: -1})
+	must(t, err)
+	defer tr.Close()
+	steps, err := tr.Steps(ModeGlobal, false)
+	must(t, err)
+	if !reflect.DeepEqual(steps, []int64{1, 2}) {
+		t.Fatalf("range_steps [1, 3) loaded %v", steps)
+	}
+	was, err := tr.SetAutoRefresh(true)
+	must(t, err)
+	if was {
+		t.Fatal("NoAutoRefresh left automatic refresh on")
+	}
+	ts, err := tr.Tensor("t_f64")
+	must(t, err)
+	v, err := ts.Value(2, ModeTrain, "")
+	must(t, err)
+	got, err := v.Float64s()
+	must(t, err)
+	if !reflect.DeepEqual(got, sample(2).f64) {
+		t.Fatalf("value without a cache: %v", got)
+	}
+	_, err = ts.Value(0, ModeTrain, "") // outside the range
+	if err == nil {
+		t.Fatal("a step outside range_steps was read")
+	}
+}
