@@ -81,8 +81,7 @@ func BenchmarkSaveTensor4MiB(b *testing.B) {
 	}
 }
 
-// BenchmarkReadValue is one per-value read of a cached value (Tensor.Value + Value.At + Close).
-func BenchmarkReadValue(b *testing.B) {
+func benchTensor(b *testing.B) (*Trial, *Tensor) {
 	h, dir := benchHook(b, 1)
 	h.BeginStep()
 	Save(h, "w", []int64{4}, []float32{1, 2, 3, 4})
@@ -93,11 +92,28 @@ func BenchmarkReadValue(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer tr.Close()
 	ts, err := tr.Tensor("w")
 	if err != nil {
 		b.Fatal(err)
 	}
+	return tr, ts
+}
+
+// BenchmarkReadValueFromC is the same read made from C in a loop, the binding's baseline.
+func BenchmarkReadValueFromC(b *testing.B) {
+	tr, ts := benchTensor(b)
+	defer tr.Close()
+	defer ts.Close()
+	b.ResetTimer()
+	if err := benchReadFromC(ts, b.N); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// BenchmarkReadValue is one per-value read of a cached value (Tensor.Value + Value.At + Close).
+func BenchmarkReadValue(b *testing.B) {
+	tr, ts := benchTensor(b)
+	defer tr.Close()
 	defer ts.Close()
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -16,6 +16,20 @@ static smd_error *smdgo_bench_save_c(smd_hook *hook, const float *data, long n) 
   }
   return NULL;
 }
+
+// The per-value read of BenchmarkReadValue, n times from C.
+static smd_error *smdgo_bench_read_c(const smd_tensor *tensor, long n) {
+  for (long i = 0; i < n; ++i) {
+    smd_value *v = NULL;
+    smd_error *err = smd_tensor_value(tensor, 0, SMD_MODE_GLOBAL, NULL, &v);
+    if (err) return err;
+    double x = 0;
+    err = smd_value_get_double(v, 1, &x);
+    smd_value_free(v);
+    if (err) return err;
+  }
+  return NULL;
+}
 */
 import "C"
 
@@ -32,4 +46,9 @@ func benchSaveFromC(h *Hook, n int) error {
 	data := C.malloc(16)
 	defer C.free(data)
 	return takeErr(C.smdgo_bench_save_c(p, (*C.float)(data), C.long(n)))
+}
+
+// benchReadFromC runs n per-value reads from C (for the benchmarks only).
+func benchReadFromC(t *Tensor, n int) error {
+	return t.call(func(p *C.smd_tensor) *C.smd_error { return C.smdgo_bench_read_c(p, C.long(n)) })
 }
