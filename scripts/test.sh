@@ -2,8 +2,8 @@
 # Installs what is missing, builds, and runs every test:
 #   1. the C/C++ tests (header, C API, impl unit tests, ABI, S3 against a local server), the
 #      interop tests against the real smdebug, the crash tests (tests/crash: kill -9, a full file
-#      system) and the Python binding's tests (after pip install ./bindings/python), on a normal
-#      build;
+#      system), and the bindings' suites: Python (after pip install ./bindings/python), Rust
+#      (cargo test, the examples, clippy, rustdoc) and Go (scripts/test_go.sh), on a normal build;
 #   2. the C/C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the C API and C++ unit tests (the hook's writer threads, concurrent reads) under
 #      ThreadSanitizer;
@@ -118,6 +118,16 @@ for check in "cargo clippy --workspace --all-targets -- -D warnings" "cargo doc 
     failed=$((failed + 1)); echo "failed: $check"
   fi
 done
+
+echo "== Go binding (bindings/go)"
+set +e
+./scripts/test_go.sh build 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+set -e
+p=$(grep -Ec '^--- PASS' "$log" || true)
+f=$(grep -Ec '^--- FAIL|^FAIL[[:space:]].*\[(build|setup) failed\]' "$log" || true)
+passed=$((passed + p)); failed=$((failed + f))
+if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then failed=$((failed + 1)); echo "the Go suite failed to run"; fi
 
 if [ "${SMD_TEST_QUICK:-0}" != "1" ]; then
   echo "== C/C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer"

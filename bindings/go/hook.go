@@ -1,0 +1,915 @@
+package smd
+
+/*
+#cgo noescape smd_hook_save_tensor
+#cgo nocallback smd_hook_save_tensor
+#include <stdlib.h>
+#include "smd/smd.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+// SaveConfig says when to save, per mode (smdebug's SaveConfig). A plain value: one goroutine at
+// a time.
+type SaveConfig struct{ p *C.smd_save_config }
+
+// NewSaveConfig returns a configuration with every mode unset.
+func NewSaveConfig() (*SaveConfig, error) {
+	c := &SaveConfig{}
+	if err := takeErr(C.smd_save_config_create(&c.p)); err != nil {
+		return nil, err
+	}
+	runtime.SetFinalizer(c, (*SaveConfig).Close)
+	return c, nil
+}
+
+// Close frees the configuration. It may be called more than once.
+func (c *SaveConfig) Close() {
+	if c != nil && c.p != nil {
+		C.smd_save_config_free(c.p)
+		c.p = nil
+		runtime.SetFinalizer(c, nil)
+	}
+}
+
+func (c *SaveConfig) ptr() (*C.smd_save_config, error) {
+	if c == nil || c.p == nil {
+		return nil, closedErr("SaveConfig")
+	}
+	return c.p, nil
+}
+
+// Clone returns an independent copy.
+func (c *SaveConfig) Clone() (*SaveConfig, error) {
+	p, err := c.ptr()
+	if err != nil {
+		return nil, err
+	}
+	n := &SaveConfig{}
+	if err := takeErr(C.smd_save_config_clone(p, &n.p)); err != nil {
+		return nil, err
+	}
+	runtime.SetFinalizer(n, (*SaveConfig).Close)
+	return n, nil
+}
+
+// Set sets a mode (or ModeAll): save every saveInterval steps from startStep to endStep
+// (exclusive; negative: no end), plus the steps in saveSteps.
+func (c *SaveConfig) Set(mode Mode, saveInterval, startStep, endStep int64, saveSteps ...int64) error {
+	p, err := c.ptr()
+	if err != nil {
+		return err
+	}
+	return takeErr(C.smd_save_config_set(p, C.smd_mode(mode), C.int64_t(saveInterval), C.int64_t(startStep),
+		C.int64_t(endStep), int64Ptr(saveSteps), C.size_t(len(saveSteps))))
+}
+
+// SetInterval sets only the save interval of a mode.
+func (c *SaveConfig) SetInterval(mode Mode, saveInterval int64) error {
+	p, err := c.ptr()
+	if err != nil {
+		return err
+	}
+	return takeErr(C.smd_save_config_set_interval(p, C.smd_mode(mode), C.int64_t(saveInterval)))
+}
+
+// Unset makes a mode (or ModeAll) unset again.
+func (c *SaveConfig) Unset(mode Mode) error {
+	p, err := c.ptr()
+	if err != nil {
+		return err
+	}
+	return takeErr(C.smd_save_config_unset(p, C.smd_mode(mode)))
+}
+
+// ShouldSave tells whether modeStep of mode is saved by this configuration.
+func (c *SaveConfig) ShouldSave(modeStep int64, mode Mode) (bool, error) {
+	p, err := c.ptr()
+	if err != nil {
+		return false, err
+	}
+	var out C.bool
+	if err := takeErr(C.smd_save_config_should_save(p, C.int64_t(modeStep), C.smd_mode(mode), &out)); err != nil {
+		return false, err
+	}
+	return bool(out), nil
+}
+
+// ReductionConfig says what to save of a tensor (smdebug's ReductionConfig). A plain value.
+type ReductionConfig struct{ p *C.smd_reduction_config }
+
+func wrapReductionConfig(p *C.smd_reduction_config) *ReductionConfig {
+	c := &ReductionConfig{p: p}
+	runtime.SetFinalizer(c, (*ReductionConfig).Close)
+	return c
+}
+
+// NewReductionConfig returns an empty configuration (no reductions, no raw tensor, no shape).
+func NewReductionConfig() (*ReductionConfig, error) {
+	var p *C.smd_reduction_config
+	if err := takeErr(C.smd_reduction_config_create(&p)); err != nil {
+		return nil, err
+	}
+	return wrapReductionConfig(p), nil
+}
+
+// ParseReductionConfig parses a comma-separated list ("min,abs_mean,l2_norm").
+func ParseReductionConfig(reductions string) (*ReductionConfig, error) {
+	cs, err := cstr("reductions", reductions)
+	if err != nil {
+		return nil, err
+	}
+	var p *C.smd_reduction_config
+	if err := takeErr(C.smd_reduction_config_parse(cs, &p)); err != nil {
+		return nil, err
+	}
+	return wrapReductionConfig(p), nil
+}
+
+// Close frees the configuration. It may be called more than once.
+func (c *ReductionConfig) Close() {
+	if c != nil && c.p != nil {
+		C.smd_reduction_config_free(c.p)
+		c.p = nil
+		runtime.SetFinalizer(c, nil)
+	}
+}
+
+func (c *ReductionConfig) ptr() (*C.smd_reduction_config, error) {
+	if c == nil || c.p == nil {
+		return nil, closedErr("ReductionConfig")
+	}
+	return c.p, nil
+}
+
+// Clone returns an independent copy.
+func (c *ReductionConfig) Clone() (*ReductionConfig, error) {
+	p, err := c.ptr()
+	if err != nil {
+		return nil, err
+	}
+	var n *C.smd_reduction_config
+	if err := takeErr(C.smd_reduction_config_clone(p, &n)); err != nil {
+		return nil, err
+	}
+	return wrapReductionConfig(n), nil
+}
+
+// Add adds one reduction by name ("mean", "abs_l2_norm", ...).
+func (c *ReductionConfig) Add(name string) error {
+	p, err := c.ptr()
+	if err != nil {
+		return err
+	}
+	cs, err := cstr("reduction", name)
+	if err != nil {
+		return err
+	}
+	return takeErr(C.smd_reduction_config_add(p, cs))
+}
+
+// SetSaveRawTensor sets whether the raw value is saved too.
+func (c *ReductionConfig) SetSaveRawTensor(save bool) error {
+	p, err := c.ptr()
+	if err != nil {
+		return err
+	}
+	return takeErr(C.smd_reduction_config_set_save_raw_tensor(p, C.bool(save)))
+}
+
+// SetSaveShape sets whether the shape is saved.
+func (c *ReductionConfig) SetSaveShape(save bool) error {
+	p, err := c.ptr()
+	if err != nil {
+		return err
+	}
+	return takeErr(C.smd_reduction_config_set_save_shape(p, C.bool(save)))
+}
+
+// String is the configuration as smdebug writes it in the collections file.
+func (c *ReductionConfig) String() string {
+	p, err := c.ptr()
+	if err != nil {
+		return "<closed>"
+	}
+	var out *C.char
+	if err := takeErr(C.smd_reduction_config_to_string(p, &out)); err != nil {
+		return "<" + err.Error() + ">"
+	}
+	s := C.GoString(out)
+	C.smd_free(unsafe.Pointer(out))
+	return s
+}
+
+// IncludeWorkers says which workers write tensors.
+type IncludeWorkers int
+
+// The choices of HookOptions.SetIncludeWorkers.
+const (
+	IncludeWorkersOne IncludeWorkers = C.SMD_INCLUDE_WORKERS_ONE
+	IncludeWorkersAll IncludeWorkers = C.SMD_INCLUDE_WORKERS_ALL
+)
+
+// HookOptions configure a hook (smdebug's hook arguments). A plain value.
+type HookOptions struct{ p *C.smd_hook_options }
+
+// NewHookOptions returns options with every default.
+func NewHookOptions() (*HookOptions, error) {
+	o := &HookOptions{}
+	if err := takeErr(C.smd_hook_options_create(&o.p)); err != nil {
+		return nil, err
+	}
+	runtime.SetFinalizer(o, (*HookOptions).Close)
+	return o, nil
+}
+
+// Close frees the options. It may be called more than once.
+func (o *HookOptions) Close() {
+	if o != nil && o.p != nil {
+		C.smd_hook_options_free(o.p)
+		o.p = nil
+		runtime.SetFinalizer(o, nil)
+	}
+}
+
+func (o *HookOptions) ptr() (*C.smd_hook_options, error) {
+	if o == nil || o.p == nil {
+		return nil, closedErr("HookOptions")
+	}
+	return o.p, nil
+}
+
+func (o *HookOptions) str(what, s string, f func(*C.smd_hook_options, *C.char) *C.smd_error) error {
+	p, err := o.ptr()
+	if err != nil {
+		return err
+	}
+	cs, err := cstr(what, s)
+	if err != nil {
+		return err
+	}
+	return takeErr(f(p, cs))
+}
+
+// SetSaveConfig sets the hook's save configuration (copied).
+func (o *HookOptions) SetSaveConfig(c *SaveConfig) error {
+	p, err := o.ptr()
+	if err != nil {
+		return err
+	}
+	cp, err := c.ptr()
+	if err != nil {
+		return err
+	}
+	return takeErr(C.smd_hook_options_set_save_config(p, cp))
+}
+
+// SetReductionConfig sets the hook's reduction configuration (copied).
+func (o *HookOptions) SetReductionConfig(c *ReductionConfig) error {
+	p, err := o.ptr()
+	if err != nil {
+		return err
+	}
+	cp, err := c.ptr()
+	if err != nil {
+		return err
+	}
+	return takeErr(C.smd_hook_options_set_reduction_config(p, cp))
+}
+
+// AddIncludeRegex saves tensors whose names match regex (Python re syntax).
+func (o *HookOptions) AddIncludeRegex(regex string) error {
+	return o.str("regex", regex, func(p *C.smd_hook_options, s *C.char) *C.smd_error {
+		return C.smd_hook_options_add_include_regex(p, s)
+	})
+}
+
+// AddIncludeCollection adds a collection to the saved ones.
+func (o *HookOptions) AddIncludeCollection(name string) error {
+	return o.str("collection", name, func(p *C.smd_hook_options, s *C.char) *C.smd_error {
+		return C.smd_hook_options_add_include_collection(p, s)
+	})
+}
+
+// SetWorker sets this process's worker name.
+func (o *HookOptions) SetWorker(worker string) error {
+	return o.str("worker", worker, func(p *C.smd_hook_options, s *C.char) *C.smd_error {
+		return C.smd_hook_options_set_worker(p, s)
+	})
+}
+
+// SetTensorBoardDir sets where the hook exports TensorBoard logs.
+func (o *HookOptions) SetTensorBoardDir(dir string) error {
+	return o.str("tensorboard dir", dir, func(p *C.smd_hook_options, s *C.char) *C.smd_error {
+		return C.smd_hook_options_set_tensorboard_dir(p, s)
+	})
+}
+
+func (o *HookOptions) flag(v bool, f func(*C.smd_hook_options, C.bool) *C.smd_error) error {
+	p, err := o.ptr()
+	if err != nil {
+		return err
+	}
+	return takeErr(f(p, C.bool(v)))
+}
+
+// SetSaveAll saves every tensor.
+func (o *HookOptions) SetSaveAll(on bool) error {
+	return o.flag(on, func(p *C.smd_hook_options, b C.bool) *C.smd_error { return C.smd_hook_options_set_save_all(p, b) })
+}
+
+// SetDryRun makes the hook decide everything but write nothing.
+func (o *HookOptions) SetDryRun(on bool) error {
+	return o.flag(on, func(p *C.smd_hook_options, b C.bool) *C.smd_error { return C.smd_hook_options_set_dry_run(p, b) })
+}
+
+// SetRealPayloadCRC writes real CRC32C payload checksums (smdebug's reader then refuses them).
+func (o *HookOptions) SetRealPayloadCRC(on bool) error {
+	return o.flag(on, func(p *C.smd_hook_options, b C.bool) *C.smd_error {
+		return C.smd_hook_options_set_real_payload_crc(p, b)
+	})
+}
+
+// SetWriteEndMarker sets whether Close writes training_job_end.ts (default true).
+func (o *HookOptions) SetWriteEndMarker(on bool) error {
+	return o.flag(on, func(p *C.smd_hook_options, b C.bool) *C.smd_error {
+		return C.smd_hook_options_set_write_end_marker(p, b)
+	})
+}
+
+// SetExportTensorBoard exports scalars and histograms to TensorBoard too.
+func (o *HookOptions) SetExportTensorBoard(on bool) error {
+	return o.flag(on, func(p *C.smd_hook_options, b C.bool) *C.smd_error {
+		return C.smd_hook_options_set_export_tensorboard(p, b)
+	})
+}
+
+// SetIncludeWorkers says which workers write tensors.
+func (o *HookOptions) SetIncludeWorkers(which IncludeWorkers) error {
+	p, err := o.ptr()
+	if err != nil {
+		return err
+	}
+	return takeErr(C.smd_hook_options_set_include_workers(p, C.smd_include_workers(which)))
+}
+
+// SetNumWorkers sets the number of workers of the job.
+func (o *HookOptions) SetNumWorkers(n int64) error {
+	p, err := o.ptr()
+	if err != nil {
+		return err
+	}
+	return takeErr(C.smd_hook_options_set_num_workers(p, C.int64_t(n)))
+}
+
+// SetWallTimeBase sets the wall time base (seconds since the epoch).
+func (o *HookOptions) SetWallTimeBase(base float64) error {
+	p, err := o.ptr()
+	if err != nil {
+		return err
+	}
+	return takeErr(C.smd_hook_options_set_wall_time_base(p, C.double(base)))
+}
+
+// SetMemoryBudget sets the bytes of tensor data the hook may hold waiting to be written.
+func (o *HookOptions) SetMemoryBudget(bytes uint64) error {
+	p, err := o.ptr()
+	if err != nil {
+		return err
+	}
+	return takeErr(C.smd_hook_options_set_memory_budget(p, C.size_t(bytes)))
+}
+
+// SetMaxPendingSteps bounds how many steps training may run ahead of the writer (-1: no bound).
+func (o *HookOptions) SetMaxPendingSteps(steps int64) error {
+	p, err := o.ptr()
+	if err != nil {
+		return err
+	}
+	return takeErr(C.smd_hook_options_set_max_pending_steps(p, C.int64_t(steps)))
+}
+
+// Hook writes one smdebug trial from a training program. Its methods may be called from any
+// goroutine; Close must not race with other calls' use of the handle (the binding guards this: a
+// call after Close returns ErrClosed).
+type Hook struct {
+	mu sync.RWMutex
+	p  *C.smd_hook
+}
+
+func wrapHook(p *C.smd_hook) *Hook {
+	h := &Hook{p: p}
+	runtime.SetFinalizer(h, func(h *Hook) {
+		if h.p != nil {
+			C.smd_hook_free(h.p)
+		}
+	})
+	return h
+}
+
+func optPtr(o *HookOptions) (*C.smd_hook_options, error) {
+	if o == nil {
+		return nil, nil
+	}
+	return o.ptr()
+}
+
+// NewHook creates a hook writing the trial folder outDir. options may be nil (defaults).
+func NewHook(outDir string, options *HookOptions) (*Hook, error) {
+	cs, err := cstr("out_dir", outDir)
+	if err != nil {
+		return nil, err
+	}
+	op, err := optPtr(options)
+	if err != nil {
+		return nil, err
+	}
+	var p *C.smd_hook
+	if err := takeErr(C.smd_hook_create(cs, op, &p)); err != nil {
+		return nil, err
+	}
+	return wrapHook(p), nil
+}
+
+// NewHookFromJSON creates a hook from SageMaker's debug hook configuration JSON.
+func NewHookFromJSON(json []byte, options *HookOptions) (*Hook, error) {
+	op, err := optPtr(options)
+	if err != nil {
+		return nil, err
+	}
+	var jp *C.char
+	if len(json) > 0 {
+		jp = (*C.char)(unsafe.Pointer(&json[0]))
+	}
+	var p *C.smd_hook
+	if err := takeErr(C.smd_hook_create_from_json(jp, C.size_t(len(json)), op, &p)); err != nil {
+		return nil, err
+	}
+	return wrapHook(p), nil
+}
+
+// NewHookFromJSONFile creates a hook from a JSON file ("" means $SMDEBUG_CONFIG_FILE_PATH, else
+// SageMaker's default path).
+func NewHookFromJSONFile(path string, options *HookOptions) (*Hook, error) {
+	var cs *C.char
+	if path != "" {
+		var err error
+		if cs, err = cstr("json path", path); err != nil {
+			return nil, err
+		}
+	}
+	op, err := optPtr(options)
+	if err != nil {
+		return nil, err
+	}
+	var p *C.smd_hook
+	if err := takeErr(C.smd_hook_create_from_json_file(cs, op, &p)); err != nil {
+		return nil, err
+	}
+	return wrapHook(p), nil
+}
+
+// Close drains everything, writes the collections file and the end marker, frees the hook and
+// returns the first error met since it was created. Later calls return nil.
+func (h *Hook) Close() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.p == nil {
+		return nil
+	}
+	err := takeErr(C.smd_hook_close(h.p))
+	C.smd_hook_free(h.p)
+	h.p = nil
+	runtime.SetFinalizer(h, nil)
+	return err
+}
+
+func (h *Hook) lock() (*C.smd_hook, error) {
+	h.mu.RLock()
+	if h.p == nil {
+		h.mu.RUnlock()
+		return nil, closedErr("Hook")
+	}
+	return h.p, nil
+}
+
+func (h *Hook) call(f func(*C.smd_hook) *C.smd_error) error {
+	p, err := h.lock()
+	if err != nil {
+		return err
+	}
+	defer h.mu.RUnlock()
+	return takeErr(f(p))
+}
+
+// Flush waits until everything queued is written to the current step's file.
+func (h *Hook) Flush() error {
+	return h.call(func(p *C.smd_hook) *C.smd_error { return C.smd_hook_flush(p) })
+}
+
+// SetMode sets the current mode.
+func (h *Hook) SetMode(mode Mode) error {
+	return h.call(func(p *C.smd_hook) *C.smd_error { return C.smd_hook_set_mode(p, C.smd_mode(mode)) })
+}
+
+// BeginStep ends the current step and starts the next (the first call starts step 0).
+func (h *Hook) BeginStep() error {
+	return h.call(func(p *C.smd_hook) *C.smd_error { return C.smd_hook_begin_step(p) })
+}
+
+// GlobalStep is the current global step (-1 before the first BeginStep, or when closed).
+func (h *Hook) GlobalStep() int64 {
+	p, err := h.lock()
+	if err != nil {
+		return -1
+	}
+	defer h.mu.RUnlock()
+	return int64(C.smd_hook_global_step(p))
+}
+
+// Mode is the current mode.
+func (h *Hook) Mode() Mode {
+	p, err := h.lock()
+	if err != nil {
+		return ModeGlobal
+	}
+	defer h.mu.RUnlock()
+	return Mode(C.smd_hook_mode(p))
+}
+
+// ModeStep is the current mode's step.
+func (h *Hook) ModeStep() int64 {
+	p, err := h.lock()
+	if err != nil {
+		return -1
+	}
+	defer h.mu.RUnlock()
+	return int64(C.smd_hook_mode_step(p))
+}
+
+// Worker is this hook's worker name ("" when closed).
+func (h *Hook) Worker() string {
+	p, err := h.lock()
+	if err != nil {
+		return ""
+	}
+	defer h.mu.RUnlock()
+	return C.GoString(C.smd_hook_worker(p))
+}
+
+// IsDue tells whether a tensor of this name would be saved now.
+func (h *Hook) IsDue(name string) bool {
+	p, err := h.lock()
+	if err != nil {
+		return false
+	}
+	defer h.mu.RUnlock()
+	cs, err := cstr("name", name)
+	if err != nil {
+		return false
+	}
+	return bool(C.smd_hook_is_due(p, cs))
+}
+
+// AnyDue tells whether any collection is due at the current step.
+func (h *Hook) AnyDue() bool {
+	p, err := h.lock()
+	if err != nil {
+		return false
+	}
+	defer h.mu.RUnlock()
+	return bool(C.smd_hook_any_due(p))
+}
+
+// StopRequested tells whether a rule asked this training job to stop.
+func (h *Hook) StopRequested() (bool, error) {
+	var out C.bool
+	err := h.call(func(p *C.smd_hook) *C.smd_error { return C.smd_hook_stop_requested(p, &out) })
+	return bool(out), err
+}
+
+// Elem is the Go element types that map to one smd data type.
+type Elem interface {
+	~float32 | ~float64 | ~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64 |
+		~bool | ~complex64 | ~complex128
+}
+
+// DTypeOf is the data type of T.
+func DTypeOf[T Elem]() DType {
+	var z T
+	switch any(z).(type) {
+	case float32:
+		return DTypeFloat32
+	case float64:
+		return DTypeFloat64
+	case int8:
+		return DTypeInt8
+	case int16:
+		return DTypeInt16
+	case int32:
+		return DTypeInt32
+	case int64:
+		return DTypeInt64
+	case uint8:
+		return DTypeUint8
+	case uint16:
+		return DTypeUint16
+	case uint32:
+		return DTypeUint32
+	case uint64:
+		return DTypeUint64
+	case bool:
+		return DTypeBool
+	case complex64:
+		return DTypeComplex64
+	case complex128:
+		return DTypeComplex128
+	}
+	// Named types (~T): fall back on the size and kind through a conversion table.
+	return dtypeOfNamed(z)
+}
+
+func elemCount(shape []int64) (int64, error) {
+	n := int64(1)
+	for i, d := range shape {
+		if d < 0 {
+			return 0, argErr("shape %v: dimension %d is negative", shape, i)
+		}
+		n *= d
+	}
+	return n, nil
+}
+
+// SaveTensor offers a tensor of data type dtype for the current step; data holds its elements
+// as raw little-endian bytes (for float16, bfloat16 and other types without a Go type). The
+// bytes are copied by smd before the call returns if anything is due, and not at all otherwise.
+func (h *Hook) SaveTensor(name string, dtype DType, shape []int64, data []byte, collections ...string) error {
+	var dp unsafe.Pointer
+	if len(data) > 0 {
+		dp = unsafe.Pointer(&data[0])
+	}
+	return h.save(name, dtype, shape, dp, len(data), collections)
+}
+
+// Save offers a tensor whose element type is T (Hook.SaveTensor for typed slices): data must
+// hold exactly the product of shape elements. No copy is made unless something is due.
+func Save[T Elem](h *Hook, name string, shape []int64, data []T, collections ...string) error {
+	n, err := elemCount(shape)
+	if err != nil {
+		return err
+	}
+	if n != int64(len(data)) {
+		return argErr("tensor %q: shape %v holds %d elements but data has %d", name, shape, n, len(data))
+	}
+	var dp unsafe.Pointer
+	if len(data) > 0 {
+		dp = unsafe.Pointer(&data[0])
+	}
+	var z T
+	return h.save(name, DTypeOf[T](), shape, dp, len(data)*int(unsafe.Sizeof(z)), collections)
+}
+
+func (h *Hook) save(name string, dtype DType, shape []int64, data unsafe.Pointer, nbytes int, collections []string) error {
+	// Short names go through a buffer on the stack (smd_hook_save_tensor is declared noescape:
+	// it keeps no pointer after the call), so that a save that is not due allocates nothing.
+	var buf [256]byte
+	var cs *C.char
+	if len(name) < len(buf) && strings.IndexByte(name, 0) < 0 {
+		copy(buf[:], name)
+		cs = (*C.char)(unsafe.Pointer(&buf[0]))
+	} else {
+		var err error
+		if cs, err = cstr("tensor name", name); err != nil {
+			return err
+		}
+	}
+	var err error
+	var colls **C.char
+	if len(collections) > 0 {
+		var free func()
+		colls, free, err = cstrArray("collection", collections)
+		if err != nil {
+			return err
+		}
+		defer free()
+	}
+	p, err := h.lock()
+	if err != nil {
+		return err
+	}
+	defer h.mu.RUnlock()
+	return takeErr(C.smd_hook_save_tensor(p, cs, C.smd_dtype(dtype), int64Ptr(shape), C.size_t(len(shape)),
+		data, C.size_t(nbytes), colls, C.size_t(len(collections))))
+}
+
+// SaveStrings saves a 1-D tensor of strings (smdebug reads it as a numpy str array).
+func (h *Hook) SaveStrings(name string, values []string, collections ...string) error {
+	cs, err := cstr("tensor name", name)
+	if err != nil {
+		return err
+	}
+	// Strings may hold NUL bytes here: they are passed with their lengths.
+	n := len(values)
+	var strs **C.char
+	var lens *C.size_t
+	if n > 0 {
+		ptrs := (*[1 << 28]*C.char)(C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof((*C.char)(nil)))))[:n:n]
+		ls := (*[1 << 28]C.size_t)(C.malloc(C.size_t(n) * C.size_t(unsafe.Sizeof(C.size_t(0)))))[:n:n]
+		for i, s := range values {
+			ptrs[i] = (*C.char)(C.CBytes(append([]byte(s), 0)))
+			ls[i] = C.size_t(len(s))
+		}
+		defer func() {
+			for _, q := range ptrs {
+				C.free(unsafe.Pointer(q))
+			}
+			C.free(unsafe.Pointer(&ptrs[0]))
+			C.free(unsafe.Pointer(&ls[0]))
+		}()
+		strs, lens = &ptrs[0], &ls[0]
+	}
+	colls, free, err := cstrArray("collection", collections)
+	if err != nil {
+		return err
+	}
+	defer free()
+	p, err := h.lock()
+	if err != nil {
+		return err
+	}
+	defer h.mu.RUnlock()
+	return takeErr(C.smd_hook_save_strings(p, cs, strs, lens, C.size_t(n), colls, C.size_t(len(collections))))
+}
+
+// SaveScalar saves a scalar as "scalar/<name>" (float64) in the current step, whatever the save
+// configuration says.
+func (h *Hook) SaveScalar(name string, value float64) error {
+	cs, err := cstr("scalar name", name)
+	if err != nil {
+		return err
+	}
+	return h.call(func(p *C.smd_hook) *C.smd_error { return C.smd_hook_save_scalar(p, cs, C.double(value)) })
+}
+
+// SaveScalarOf saves a scalar keeping its type (int64, bool, float32, ...), as smdebug does for
+// numpy scalars.
+func SaveScalarOf[T Elem](h *Hook, name string, value T) error {
+	cs, err := cstr("scalar name", name)
+	if err != nil {
+		return err
+	}
+	v := [1]T{value}
+	return h.call(func(p *C.smd_hook) *C.smd_error {
+		return C.smd_hook_save_scalar_typed(p, cs, C.smd_dtype(DTypeOf[T]()), unsafe.Pointer(&v[0]), C.size_t(unsafe.Sizeof(value)))
+	})
+}
+
+// HookStats is what the hook's writer has done so far.
+type HookStats struct {
+	Records, Bytes, Steps, BudgetWaits, PeakPendingBytes uint64
+	EncoderCPUSeconds, CommitterCPUSeconds               float64
+}
+
+// Stats reports what the writer has done so far.
+func (h *Hook) Stats() (HookStats, error) {
+	var s C.smd_hook_stats
+	s.struct_size = C.size_t(unsafe.Sizeof(s))
+	err := h.call(func(p *C.smd_hook) *C.smd_error { return C.smd_hook_get_stats(p, &s) })
+	if err != nil {
+		return HookStats{}, err
+	}
+	return HookStats{uint64(s.records), uint64(s.bytes), uint64(s.steps), uint64(s.budget_waits),
+		uint64(s.peak_pending_bytes), float64(s.encoder_cpu_seconds), float64(s.committer_cpu_seconds)}, nil
+}
+
+// Collection gets (creating if needed) the hook's collection of that name.
+func (h *Hook) Collection(name string) (*Collection, error) {
+	cs, err := cstr("collection name", name)
+	if err != nil {
+		return nil, err
+	}
+	var c *C.smd_collection
+	if err := h.call(func(p *C.smd_hook) *C.smd_error { return C.smd_hook_get_collection(p, cs, &c) }); err != nil {
+		return nil, err
+	}
+	col := &Collection{p: c}
+	runtime.SetFinalizer(col, (*Collection).Close)
+	return col, nil
+}
+
+// CollectionNames lists the hook's collections in creation order.
+func (h *Hook) CollectionNames() ([]string, error) {
+	var a C.smd_strarray
+	if err := h.call(func(p *C.smd_hook) *C.smd_error { return C.smd_hook_collection_names(p, &a) }); err != nil {
+		return nil, err
+	}
+	return takeStrArray(&a), nil
+}
+
+// IncludeCollection adds a collection to the saved ones.
+func (h *Hook) IncludeCollection(name string) error {
+	cs, err := cstr("collection name", name)
+	if err != nil {
+		return err
+	}
+	return h.call(func(p *C.smd_hook) *C.smd_error { return C.smd_hook_include_collection(p, cs) })
+}
+
+// Collection is a named group of tensors with its own configuration. Safe for concurrent use;
+// once the hook is closed, changes fail with ErrInvalidState.
+type Collection struct {
+	mu sync.RWMutex
+	p  *C.smd_collection
+}
+
+// Close releases the handle (the collection stays in the hook). It may be called more than once.
+func (c *Collection) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.p != nil {
+		C.smd_collection_free(c.p)
+		c.p = nil
+		runtime.SetFinalizer(c, nil)
+	}
+}
+
+func (c *Collection) call(f func(*C.smd_collection) *C.smd_error) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.p == nil {
+		return closedErr("Collection")
+	}
+	return takeErr(f(c.p))
+}
+
+// Name is the collection's name ("" when closed).
+func (c *Collection) Name() string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.p == nil {
+		return ""
+	}
+	return C.GoString(C.smd_collection_name(c.p))
+}
+
+// AddIncludeRegex adds a regex (Python re syntax, search semantics).
+func (c *Collection) AddIncludeRegex(regex string) error {
+	cs, err := cstr("regex", regex)
+	if err != nil {
+		return err
+	}
+	return c.call(func(p *C.smd_collection) *C.smd_error { return C.smd_collection_add_include_regex(p, cs) })
+}
+
+// AddTensorName adds an exact tensor name.
+func (c *Collection) AddTensorName(name string) error {
+	cs, err := cstr("tensor name", name)
+	if err != nil {
+		return err
+	}
+	return c.call(func(p *C.smd_collection) *C.smd_error { return C.smd_collection_add_tensor_name(p, cs) })
+}
+
+// SetSaveConfig sets the collection's own save configuration (copied); nil removes it.
+func (c *Collection) SetSaveConfig(sc *SaveConfig) error {
+	var sp *C.smd_save_config
+	if sc != nil {
+		var err error
+		if sp, err = sc.ptr(); err != nil {
+			return err
+		}
+	}
+	return c.call(func(p *C.smd_collection) *C.smd_error { return C.smd_collection_set_save_config(p, sp) })
+}
+
+// SetReductionConfig sets the collection's own reduction configuration (copied); nil removes it.
+func (c *Collection) SetReductionConfig(rc *ReductionConfig) error {
+	var rp *C.smd_reduction_config
+	if rc != nil {
+		var err error
+		if rp, err = rc.ptr(); err != nil {
+			return err
+		}
+	}
+	return c.call(func(p *C.smd_collection) *C.smd_error { return C.smd_collection_set_reduction_config(p, rp) })
+}
+
+// SetSaveHistogram sets whether TensorBoard histograms are exported for the collection.
+func (c *Collection) SetSaveHistogram(save bool) error {
+	return c.call(func(p *C.smd_collection) *C.smd_error { return C.smd_collection_set_save_histogram(p, C.bool(save)) })
+}
+
+// TensorNames lists the tensor names the collection holds so far, sorted.
+func (c *Collection) TensorNames() ([]string, error) {
+	var a C.smd_strarray
+	if err := c.call(func(p *C.smd_collection) *C.smd_error { return C.smd_collection_tensor_names(p, &a) }); err != nil {
+		return nil, err
+	}
+	return takeStrArray(&a), nil
+}

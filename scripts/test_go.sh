@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds and tests the Go binding (bindings/go) against libsmd installed from a build folder:
+#   scripts/test_go.sh [BUILD_DIR] [go test args...]   (default build; e.g. -bench . -run XXX)
+# Installs the build into BUILD_DIR/go-prefix, points pkg-config and the loader at it and runs
+# `go test -v ./...` in bindings/go. The real smdebug of .venv (scripts/setup.sh) is used for the
+# cross-checks; SMD_PYTHON selects another Python.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+shift || true
+if ! command -v go >/dev/null; then
+  if [ -x /usr/local/go/bin/go ]; then export PATH=/usr/local/go/bin:$PATH
+  else echo "test_go.sh: no Go toolchain (install Go >= 1.24, https://go.dev/dl/)" >&2; exit 2; fi
+fi
+prefix=$(cd "$build" && pwd)/go-prefix
+cmake --install "$build" --prefix "$prefix" >/dev/null
+pc=$(ls "$prefix"/lib*/pkgconfig/smd.pc | head -1)
+# smd.pc names the configured prefix; make it name the one installed here.
+sed -i "s#^prefix=.*#prefix=$prefix#" "$pc"
+export PKG_CONFIG_PATH=$(dirname "$pc")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+export LD_LIBRARY_PATH=$(dirname "$(dirname "$pc")")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+cd bindings/go
+go vet ./...
+if [ $# -gt 0 ]; then exec go test "$@" ./...; fi
+exec go test -count=1 -v ./...
