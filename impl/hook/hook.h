@@ -20,6 +20,7 @@
 #include "impl/hook/collection.h"
 #include "impl/hook/config.h"
 #include "impl/hook/writer.h"
+#include "impl/storage/open.h"
 #include "impl/storage/storage.h"
 #include "impl/core/dlpack_owned.h"
 
@@ -48,6 +49,9 @@ struct HookOptions {
   // if export_tensorboard.
   bool export_tensorboard = false;
   std::optional<std::string> tensorboard_dir;
+  // How to reach out_dir and tensorboard_dir when they are s3:// URIs (endpoint, region,
+  // credentials, ...); empty fields come from the AWS configuration chain.
+  io::StorageOptions storage;
 };
 
 // The worker name and count the launcher's environment gives (OpenMPI, torch.distributed,

@@ -41,7 +41,7 @@ Trial::~Trial() = default;
 Result<std::shared_ptr<Trial>> Trial::Open(const std::string& raw_path, const TrialOptions& options) {
   std::string path(StripAscii(raw_path));
   if (path.empty()) return InvalidArgument("empty trial path");
-  SMD_ASSIGN_OR_RETURN(std::unique_ptr<io::Storage> storage, io::OpenStorage(path));
+  SMD_ASSIGN_OR_RETURN(std::unique_ptr<io::Storage> storage, io::OpenStorage(path, options.storage));
   return Open(std::move(storage), options);
 }
 

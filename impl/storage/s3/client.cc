@@ -181,9 +181,11 @@ std::string HomePath(const char* rel) {
 
 }  // namespace
 
-Result<Config> ConfigFromEnvironment() {
+Result<Config> ConfigFromEnvironment() { return ConfigFromEnvironment("", nullptr); }
+
+Result<Config> ConfigFromEnvironment(const std::string& given_profile, const Credentials* given) {
   Config c;
-  std::string profile = Env("AWS_PROFILE");
+  std::string profile = given_profile.empty() ? Env("AWS_PROFILE") : given_profile;
   if (profile.empty()) profile = "default";
   std::string cred_file = Env("AWS_SHARED_CREDENTIALS_FILE");
   if (cred_file.empty()) cred_file = HomePath(".aws/credentials");
@@ -199,7 +201,11 @@ Result<Config> ConfigFromEnvironment() {
     return it != conf_ini.end() ? it->second : std::string();
   };
 
-  if (!Env("AWS_ACCESS_KEY_ID").empty() || !Env("AWS_SECRET_ACCESS_KEY").empty()) {
+  if (given != nullptr) {
+    c.credentials = *given;
+  } else if (given_profile.empty() &&
+             (!Env("AWS_ACCESS_KEY_ID").empty() || !Env("AWS_SECRET_ACCESS_KEY").empty())) {
+    // A profile named by the caller wins over the environment's keys (as `aws --profile`).
     c.credentials.access_key_id = Env("AWS_ACCESS_KEY_ID");
     c.credentials.secret_access_key = Env("AWS_SECRET_ACCESS_KEY");
     c.credentials.session_token = Env("AWS_SESSION_TOKEN");
