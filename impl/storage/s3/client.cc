@@ -872,7 +872,17 @@ Result<ObjectInfo> Client::Head(const std::string& bucket, const std::string& ke
   SMD_RETURN_IF_ERROR(ValidateBucketName(bucket));
   Request r{"HEAD", bucket, key, {}, {}, {}};
   r.head = true;
-  SMD_ASSIGN_OR_RETURN(Response res, impl_->Execute(r, "HEAD"));
+  Result<Response> head = impl_->Execute(r, "HEAD");
+  if (!head.ok() && head.status().code() == Code::kHttp) {
+    // A HEAD answer has no body, so no S3 error code: a 400 may be an invalid session token, a
+    // bad request... A one-key listing of the same key tells which (its error has a body).
+    ListOptions lo;
+    lo.prefix = key;
+    lo.max_keys = 1;
+    Result<ListPage> probe = ListPageV2(bucket, lo);
+    if (!probe.ok() && probe.status().code() != Code::kHttp) return probe.status();
+  }
+  SMD_ASSIGN_OR_RETURN(Response res, std::move(head));
   ObjectInfo info;
   info.key = key;
   auto it = res.headers.find("content-length");
