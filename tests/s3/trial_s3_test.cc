@@ -84,6 +84,8 @@ class S3Trial : public ::testing::Test {
   smd_trial_options* TrialOptions() {
     smd_trial_options* o = nullptr;
     EXPECT_SMD_OK(smd_trial_options_create(&o));
+    // A live job writes its collections file from its writer thread: wait for it (polling S3).
+    EXPECT_SMD_OK(smd_trial_options_set_collection_wait_ms(o, 10000));
     EXPECT_SMD_OK(smd_trial_options_set_s3_endpoint(o, cfg_.endpoint.c_str()));
     EXPECT_SMD_OK(smd_trial_options_set_s3_region(o, cfg_.region.c_str()));
     EXPECT_SMD_OK(smd_trial_options_set_s3_credentials(o, cfg_.credentials.access_key_id.c_str(),
