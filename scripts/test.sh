@@ -47,9 +47,14 @@ build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 echo "== C/C++ tests"
 run_ctest build -LE interop
 
-echo "== interop tests against the real smdebug"
+echo "== interop tests against the real smdebug (and a local S3 server for the s3:// ones)"
 set +e
-SMD_BUILD_DIR=$PWD/build .venv/bin/python -m pytest tests/interop -q -p no:cacheprovider 2>&1 | tee "$log"
+s3state=$(mktemp -d "${TMPDIR:-/tmp}/smd-s3-interop.XXXXXX")
+s3env=
+if scripts/s3-server.sh start "$s3state" >/dev/null; then s3env=$s3state/env; fi
+SMD_S3_ENV_FILE=$s3env SMD_BUILD_DIR=$PWD/build .venv/bin/python -m pytest tests/interop -q -p no:cacheprovider 2>&1 | tee "$log"
+scripts/s3-server.sh stop "$s3state" >/dev/null 2>&1
+rm -rf "$s3state"
 set -e
 p=$( (grep -Eo '[0-9]+ passed' "$log" || true) | tail -1 | grep -Eo '[0-9]+' || echo 0)
 f=$( (grep -Eo '[0-9]+ (failed|error|errors)' "$log" || true) | awk '{s+=$1} END {print s+0}')

@@ -34,7 +34,7 @@ def _read_env(path):
 def s3(tmp_path_factory):
     """The server's settings; the AWS variables point this process and its children at it."""
     started = None
-    env_file = os.environ.get("SMD_S3_ENV_FILE")
+    env_file = os.environ.get("SMD_S3_ENV_FILE")  # empty: this module starts its own
     if not env_file:
         state = tmp_path_factory.mktemp("s3-server")
         r = subprocess.run([str(SERVER), "start", str(state)], capture_output=True, text=True)
