@@ -338,6 +338,42 @@ TEST_F(S3Tool, LsCatDumpRulesAndExportTakeAnS3Path) {
   EXPECT_TRUE(events) << "no TensorBoard event object under " << tb;
 }
 
+TEST_F(S3Tool, RulesFollowARunningJobOnS3UntilItEnds) {
+  const std::string uri = Uri(UniquePrefix("follow"));
+  smd_hook_options* ho = HookOptions();
+  EXPECT_SMD_OK(smd_hook_options_set_max_pending_steps(ho, 0));
+  smd_hook* h = nullptr;
+  ASSERT_SMD_OK(smd_hook_create(uri.c_str(), ho, &h));
+  for (int s = 0; s < 3; ++s) SaveStep(h, s);
+  ASSERT_SMD_OK(smd_hook_flush(h));
+
+  // The rule starts on a running job (steps 0..1 complete), then the job writes steps with an
+  // all-zero tensor at step 5 and ends: --follow polls S3 (no change notification there), finds
+  // it and stops with the end-of-job marker.
+  const std::string cmd = "timeout 120 " + std::string(SMD_TOOL_PATH) + " rules " + uri +
+                          " --rule AllZero:tensor_regex=layer1.* --follow --no-progress 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  ::usleep(500 * 1000);
+  for (int s = 3; s < 6; ++s) SaveStep(h, s);
+  const float zeros[4] = {0, 0, 0, 0};
+  const int64_t shape[1] = {4};
+  ASSERT_SMD_OK(smd_hook_save_tensor(h, "layer1/zero", SMD_DTYPE_FLOAT32, shape, 1, zeros,
+                                     sizeof zeros, nullptr, 0));
+  SaveStep(h, 6);
+  ASSERT_SMD_OK(smd_hook_close(h));
+  smd_hook_free(h);
+  smd_hook_options_free(ho);
+  std::string out;
+  char buf[4096];
+  for (size_t k; (k = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, k);
+  const int st = ::pclose(p);
+  ASSERT_TRUE(WIFEXITED(st));
+  EXPECT_EQ(WEXITSTATUS(st), 6) << out;  // IssuesFound (124 would be the timeout)
+  EXPECT_NE(out.find("layer1/zero"), std::string::npos) << out;
+  EXPECT_NE(out.find("IssuesFound"), std::string::npos) << out;
+}
+
 // ---- bad input: distinct codes, messages that name the bucket/key and never the secret -------
 
 TEST_F(S3Trial, BadInputGetsDistinctCodesAndNeverShowsTheSecret) {
