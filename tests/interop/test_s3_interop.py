@@ -110,3 +110,57 @@ def test_smd_reads_what_smdebug_wrote_to_s3(s3, name, smd_bin, tmp_path):
     for out in (uri, local):
         _run_all(name, out, run_oracle, tmp_path)
     assert _smd_dump(smd_bin, uri) == _smd_dump(smd_bin, local)
+
+
+def test_many_workers_one_prefix_while_a_reader_follows(s3, smd_scenario_bin, smd_bin, tmp_path):
+    """N writer processes, torchrun-style (RANK / WORLD_SIZE, no worker option), write one job
+    under one S3 prefix while a reader follows it; every worker's every step is read back."""
+    import hashlib
+    import json
+    import time
+
+    import numpy as np
+
+    from conftest import LIBSMD
+    import smdlib
+
+    n_workers, n_steps = 4, 12
+    uri = _uri(s3, "workers")
+
+    def value(rank, step):
+        return np.arange(6, dtype=np.float32) + np.float32(rank * 1000 + step)
+
+    procs = []
+    for rank in range(n_workers):
+        lines = ["option\tsave_config\tall\t1\t0\t-\t-", "option\tsave_all\t1",
+                 "option\tinclude_workers\tall", f"create\t{uri}"]
+        for step in range(n_steps):
+            lines.append("step")
+            lines.append("tensor\tw\tfloat32\t2x3\t" + value(rank, step).tobytes().hex())
+        lines.append("close")
+        script = tmp_path / f"rank{rank}.script"
+        script.write_text("\n".join(lines) + "\n")
+        env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(n_workers))
+        procs.append(subprocess.Popen([str(smd_scenario_bin), str(script)], env=env,
+                                      stderr=subprocess.PIPE, text=True))
+
+    # The reader: opens the running job (waiting for its collections file) and follows it until
+    # every step is complete, by polling (S3 cannot notify).
+    lib = smdlib.Lib(LIBSMD)
+    with lib.open(uri, collection_wait_ms=60000) as t:
+        t.wait_for_steps(list(range(n_steps)), timeout_ms=120000)
+        for p in procs:
+            assert p.wait(timeout=120) == 0, p.stderr.read()
+        t.refresh()
+        assert t.steps() == list(range(n_steps))
+
+    doc = json.loads(_smd_dump(smd_bin, uri))
+    assert doc["workers"] == [f"worker_{r}" for r in range(n_workers)]
+    at = doc["tensors"]["w"]["at"]
+    for step in range(n_steps):
+        workers = at[str(step)]["workers"]
+        assert sorted(workers) == [f"worker_{r}" for r in range(n_workers)], step
+        for rank in range(n_workers):
+            got = workers[f"worker_{rank}"]["value"]
+            assert got["sha256"] == hashlib.sha256(value(rank, step).tobytes()).hexdigest(), \
+                (step, rank)
