@@ -163,6 +163,25 @@ TEST_F(S3Trial, HookWritesAndTrialReadsBackEveryValue) {
   smd_trial_options_free(to);
 }
 
+TEST_F(S3Trial, JsonHookConfigurationWithAnS3LocalPath) {
+  // smdebug's JSON has no key for the endpoint or credentials: they come with the options.
+  const std::string uri = Uri(UniquePrefix("json"));
+  const std::string json = "{\"LocalPath\": \"" + uri + "\"}";
+  smd_hook_options* ho = HookOptions();
+  smd_hook* h = nullptr;
+  ASSERT_SMD_OK(smd_hook_create_from_json(json.data(), json.size(), ho, &h));
+  for (int s = 0; s < 2; ++s) SaveStep(h, s);
+  ASSERT_SMD_OK(smd_hook_close(h));
+  smd_hook_free(h);
+  smd_hook_options_free(ho);
+  smd_trial_options* to = TrialOptions();
+  smd_trial* t = nullptr;
+  ASSERT_SMD_OK(smd_trial_open(uri.c_str(), to, &t));
+  CheckValues(t, 2);
+  smd_trial_free(t);
+  smd_trial_options_free(to);
+}
+
 TEST_F(S3Trial, ARunningJobIsFollowedByPolling) {
   const std::string uri = Uri(UniquePrefix("live"));
   smd_hook_options* ho = HookOptions();
