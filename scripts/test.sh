@@ -65,8 +65,14 @@ build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 echo "== C/C++ tests"
 run_ctest build -LE interop
 
-echo "== interop tests against the real smdebug"
-run_pytest "interop" env SMD_BUILD_DIR="$PWD/build" .venv/bin/python -m pytest tests/interop -q -p no:cacheprovider
+echo "== interop tests against the real smdebug (and a local S3 server for the s3:// ones)"
+s3state=$(mktemp -d "${TMPDIR:-/tmp}/smd-s3-interop.XXXXXX")
+s3env=
+if scripts/s3-server.sh start "$s3state" >/dev/null; then s3env=$s3state/env; fi
+run_pytest "interop" env SMD_S3_ENV_FILE="$s3env" SMD_BUILD_DIR="$PWD/build" \
+  .venv/bin/python -m pytest tests/interop -q -p no:cacheprovider
+scripts/s3-server.sh stop "$s3state" >/dev/null 2>&1
+rm -rf "$s3state"
 
 echo "== crash tests: kill -9 at random moments and file operations, a full file system"
 run_pytest "crash" env SMD_BUILD_DIR="$PWD/build" .venv/bin/python -m pytest tests/crash -q -p no:cacheprovider

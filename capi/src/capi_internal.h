@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "impl/core/status.h"
+#include "impl/storage/open.h"
 #include "smd/smd.h"
 
 struct smd_error {
@@ -22,6 +23,12 @@ smd_error* MakeError(smd_code code, std::string message) noexcept;
 // The static SMD_E_OUT_OF_MEMORY error: never freed (smd_error_free ignores it).
 smd_error* OutOfMemoryError() noexcept;
 smd_error* FromStatus(const Status& st) noexcept;
+
+// The S3 settings of hook and trial options (smd_*_options_set_s3_*). `which` is one of
+// "endpoint", "region", "profile", "addressing_style", "ca_bundle"; NULL or "" unsets it.
+smd_error* SetS3Setting(io::StorageOptions* o, const char* which, const char* value);
+smd_error* SetS3Credentials(io::StorageOptions* o, const char* access_key_id,
+                            const char* secret_access_key, const char* session_token);
 char* DupString(const std::string& s);  // malloc'd copy, freed with smd_free
 // Copies strings into an smd_strarray (malloc'd; the caller frees it with smd_strarray_free).
 void FillStrArray(const std::vector<std::string>& in, smd_strarray* out);

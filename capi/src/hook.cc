@@ -370,12 +370,53 @@ smd_error* smd_hook_options_set_tensorboard_dir(smd_hook_options* options, const
     options->opts.tensorboard_dir.reset();
     return nullptr;
   }
-  if (std::strncmp(dir, "s3://", 5) == 0) {
-    return MakeError(SMD_E_UNSUPPORTED, std::string("TensorBoard export to S3 ('") + dir +
-                                            "') is not supported; give a local folder");
-  }
   options->opts.tensorboard_dir = dir;
   return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_options_set_s3_endpoint(smd_hook_options* options, const char* endpoint) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(options != nullptr, "options is NULL");
+  return smd::capi::SetS3Setting(&options->opts.storage, "endpoint", endpoint);
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_options_set_s3_region(smd_hook_options* options, const char* region) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(options != nullptr, "options is NULL");
+  return smd::capi::SetS3Setting(&options->opts.storage, "region", region);
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_options_set_s3_profile(smd_hook_options* options, const char* profile) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(options != nullptr, "options is NULL");
+  return smd::capi::SetS3Setting(&options->opts.storage, "profile", profile);
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_options_set_s3_addressing_style(smd_hook_options* options, const char* style) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(options != nullptr, "options is NULL");
+  return smd::capi::SetS3Setting(&options->opts.storage, "addressing_style", style);
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_options_set_s3_ca_bundle(smd_hook_options* options, const char* path) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(options != nullptr, "options is NULL");
+  return smd::capi::SetS3Setting(&options->opts.storage, "ca_bundle", path);
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_options_set_s3_credentials(smd_hook_options* options, const char* access_key_id,
+                                       const char* secret_access_key,
+                                       const char* session_token) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(options != nullptr, "options is NULL");
+  return smd::capi::SetS3Credentials(&options->opts.storage, access_key_id, secret_access_key,
+                                     session_token);
   SMD_CAPI_END
 }
 

@@ -48,10 +48,6 @@ smd_error* smd_tensorboard_writer_create(const char* dir, smd_tensorboard_writer
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(dir != nullptr && dir[0] != '\0', "dir is NULL or empty");
   SMD_CHECK_ARG(out != nullptr, "out is NULL");
-  if (std::string(dir).rfind("s3://", 0) == 0) {
-    return MakeError(SMD_E_UNSUPPORTED, std::string("TensorBoard logs on S3 ('") + dir +
-                                            "') are not supported; give a local folder");
-  }
   auto w = std::make_unique<smd_tensorboard_writer>();
   w->files = std::make_unique<smd::tensorboard::EventFileSet>(dir);
   *out = w.release();

@@ -87,6 +87,51 @@ smd_error* smd_trial_options_set_cache_bytes(smd_trial_options* options, size_t 
   SMD_CAPI_END
 }
 
+smd_error* smd_trial_options_set_s3_endpoint(smd_trial_options* options, const char* endpoint) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(options != nullptr, "options is NULL");
+  return smd::capi::SetS3Setting(&options->options.storage, "endpoint", endpoint);
+  SMD_CAPI_END
+}
+
+smd_error* smd_trial_options_set_s3_region(smd_trial_options* options, const char* region) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(options != nullptr, "options is NULL");
+  return smd::capi::SetS3Setting(&options->options.storage, "region", region);
+  SMD_CAPI_END
+}
+
+smd_error* smd_trial_options_set_s3_profile(smd_trial_options* options, const char* profile) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(options != nullptr, "options is NULL");
+  return smd::capi::SetS3Setting(&options->options.storage, "profile", profile);
+  SMD_CAPI_END
+}
+
+smd_error* smd_trial_options_set_s3_addressing_style(smd_trial_options* options, const char* style) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(options != nullptr, "options is NULL");
+  return smd::capi::SetS3Setting(&options->options.storage, "addressing_style", style);
+  SMD_CAPI_END
+}
+
+smd_error* smd_trial_options_set_s3_ca_bundle(smd_trial_options* options, const char* path) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(options != nullptr, "options is NULL");
+  return smd::capi::SetS3Setting(&options->options.storage, "ca_bundle", path);
+  SMD_CAPI_END
+}
+
+smd_error* smd_trial_options_set_s3_credentials(smd_trial_options* options, const char* access_key_id,
+                                       const char* secret_access_key,
+                                       const char* session_token) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(options != nullptr, "options is NULL");
+  return smd::capi::SetS3Credentials(&options->options.storage, access_key_id, secret_access_key,
+                                     session_token);
+  SMD_CAPI_END
+}
+
 // ---- trial ----------------------------------------------------------------------------------
 
 smd_error* smd_trial_open(const char* path, const smd_trial_options* options,

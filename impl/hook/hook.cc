@@ -45,7 +45,7 @@ int64_t NumWorkersFromEnvironment() { return env::LauncherWorldSize().value_or(1
 
 Result<std::shared_ptr<Hook>> Hook::Create(const std::string& out_dir, const HookOptions& opts) {
   if (out_dir.empty()) return InvalidArgument("out_dir is empty");
-  SMD_ASSIGN_OR_RETURN(std::unique_ptr<io::Storage> storage, io::OpenStorage(out_dir));
+  SMD_ASSIGN_OR_RETURN(std::unique_ptr<io::Storage> storage, io::OpenStorage(out_dir, opts.storage));
   return Create(std::shared_ptr<io::Storage>(std::move(storage)), opts);
 }
 
@@ -87,7 +87,7 @@ Status Hook::Init(std::shared_ptr<io::Storage> storage, const HookOptions& opts)
       tb_storage = storage_;
       tb_prefix = "tensorboard/";
     } else {
-      Result<std::unique_ptr<io::Storage>> tb = io::OpenStorage(*tensorboard_dir_);
+      Result<std::unique_ptr<io::Storage>> tb = io::OpenStorage(*tensorboard_dir_, opts.storage);
       if (!tb.ok()) return tb.status().WithContext("the TensorBoard folder");
       tb_storage = std::move(tb).value();
     }

@@ -20,6 +20,7 @@
 #include "impl/hook/collection.h"
 #include "impl/hook/config.h"
 #include "impl/hook/writer.h"
+#include "impl/storage/open.h"
 #include "impl/storage/storage.h"
 #include "impl/core/dlpack_owned.h"
 
@@ -51,6 +52,9 @@ struct HookOptions {
   // fsync every event, index and collections file and training_job_end.ts before its rename,
   // and its folder after it (smdebug does not; off by default).
   bool fsync = false;
+  // How to reach out_dir and tensorboard_dir when they are s3:// URIs (endpoint, region,
+  // credentials, ...); empty fields come from the AWS configuration chain.
+  io::StorageOptions storage;
 };
 
 // The worker name and count the launcher's environment gives (OpenMPI, torch.distributed,

@@ -5,6 +5,8 @@
 #include <utility>
 
 #include "impl/storage/environment.h"
+#include "impl/storage/s3/client.h"
+#include "impl/storage/s3_storage.h"
 
 namespace smd::io {
 namespace {
@@ -27,6 +29,59 @@ std::string SchemeOf(const std::string& uri) {
   return uri.substr(0, sep);
 }
 
+// The S3 client configuration: the AWS chain, then what `o` sets.
+Result<s3::Config> S3ConfigFor(const std::string& uri, const StorageOptions& o) {
+  if (o.s3_access_key_id.empty() != o.s3_secret_access_key.empty()) {
+    return InvalidArgument("S3 options for '" + uri +
+                           "': give both the access key id and the secret access key, or neither");
+  }
+  if (!o.s3_session_token.empty() && o.s3_access_key_id.empty()) {
+    return InvalidArgument("S3 options for '" + uri +
+                           "': a session token needs the access key id and secret access key");
+  }
+  if (!o.s3_addressing_style.empty() && o.s3_addressing_style != "path" &&
+      o.s3_addressing_style != "virtual") {
+    return InvalidArgument("S3 options for '" + uri + "': addressing style '" +
+                           o.s3_addressing_style + "' is neither 'path' nor 'virtual'");
+  }
+  s3::Credentials given;
+  given.access_key_id = o.s3_access_key_id;
+  given.secret_access_key = o.s3_secret_access_key;
+  given.session_token = o.s3_session_token;
+  Result<s3::Config> chain =
+      s3::ConfigFromEnvironment(o.s3_profile, given.access_key_id.empty() ? nullptr : &given);
+  if (!chain.ok()) return chain.status().WithContext("opening '" + uri + "'");
+  s3::Config c = std::move(chain).value();
+  if (!o.s3_region.empty()) {
+    // A region given here also moves the default AWS endpoint to that region.
+    if (c.endpoint == "https://s3." + c.region + ".amazonaws.com" && o.s3_endpoint.empty())
+      c.endpoint = "https://s3." + o.s3_region + ".amazonaws.com";
+    c.region = o.s3_region;
+  }
+  if (!o.s3_endpoint.empty()) {
+    std::string e = o.s3_endpoint;
+    while (!e.empty() && e.back() == '/') e.pop_back();
+    if (e.rfind("http://", 0) != 0 && e.rfind("https://", 0) != 0) {
+      return InvalidArgument("S3 options for '" + uri + "': endpoint '" + o.s3_endpoint +
+                             "' must start with http:// or https://");
+    }
+    c.endpoint = e;
+    if (o.s3_addressing_style.empty()) c.path_style = true;  // not AWS: path style
+  }
+  if (o.s3_addressing_style == "path") c.path_style = true;
+  if (o.s3_addressing_style == "virtual") c.path_style = false;
+  if (!o.s3_ca_bundle.empty()) c.ca_bundle = o.s3_ca_bundle;
+  return c;
+}
+
+Result<std::unique_ptr<Storage>> OpenS3(const std::string& uri, const StorageOptions& o) {
+  SMD_RETURN_IF_ERROR(ParseS3Uri(uri).status());  // URI errors before configuration ones
+  SMD_ASSIGN_OR_RETURN(s3::Config cfg, S3ConfigFor(uri, o));
+  Result<std::unique_ptr<s3::Client>> client = s3::Client::Create(std::move(cfg));
+  if (!client.ok()) return client.status().WithContext("opening '" + uri + "'");
+  return MakeS3Storage(uri, std::shared_ptr<s3::Client>(std::move(client).value()));
+}
+
 }  // namespace
 
 std::string ExpandHome(const std::string& path) {
@@ -44,21 +99,22 @@ std::pair<std::string, std::string> SplitFilePath(const std::string& path) {
 }
 
 Result<std::unique_ptr<Storage>> OpenStorage(const std::string& uri, const StorageOptions& options) {
-  (void)options;  // nothing a local folder needs
   if (uri.empty()) return InvalidArgument("empty storage path");
   std::string root;
   const std::string scheme = SchemeOf(uri);
+  std::unique_ptr<Storage> storage;
   if (scheme == "s3") {
-    return Unsupported("S3 storage is not supported yet: '" + uri + "' (give a local folder)");
+    SMD_ASSIGN_OR_RETURN(storage, OpenS3(uri, options));
   } else if (scheme == "file") {
     root = uri.substr(7);
     if (root.empty()) return InvalidArgument("empty storage path in '" + uri + "'");
   } else if (!scheme.empty()) {
-    return InvalidArgument("unsupported storage URI '" + uri + "': give a local folder");
+    return InvalidArgument("unsupported storage URI '" + uri +
+                           "': give a local folder or s3://bucket/prefix");
   } else {
     root = ExpandHome(uri);
   }
-  std::unique_ptr<Storage> storage = MakeLocalStorage(root);
+  if (!storage) storage = MakeLocalStorage(root);
   std::lock_guard<std::mutex> lock(g_wrap_mu);
   if (Wrapper()) storage = Wrapper()(std::move(storage));
   return storage;

@@ -1,5 +1,5 @@
 // Opening a storage: the one place that decides what a root may be (a local folder, "~" for the
-// home folder; s3:// later) and refuses the rest.
+// home folder, s3://bucket/prefix) and refuses the rest.
 #pragma once
 
 #include <functional>
@@ -11,16 +11,33 @@
 
 namespace smd::io {
 
-// How to reach the storage. Local folders need nothing; an S3 backend will take its endpoint,
-// region and credentials from here.
+// How to reach the storage. Local folders need nothing. For s3:// every field left empty comes
+// from the AWS configuration chain (environment, then profile, docs/s3.md "Configuration order");
+// a field set here wins over it.
 struct StorageOptions {
-  std::string s3_endpoint;  // empty: the default for the region
-  std::string s3_region;    // empty: the SDK's default chain
+  std::string s3_endpoint;          // "http://127.0.0.1:9000", "https://s3.eu-west-1.amazonaws.com"
+  std::string s3_region;            // "eu-west-1"
+  std::string s3_profile;           // profile of ~/.aws/credentials and ~/.aws/config (AWS_PROFILE)
+  std::string s3_addressing_style;  // "path", "virtual" or "" (virtual on AWS, path elsewhere)
+  std::string s3_ca_bundle;         // PEM file of the CAs that TLS certificates are checked against
+  // Static credentials: both keys or neither (then the chain); the token for temporary ones.
+  std::string s3_access_key_id;
+  std::string s3_secret_access_key;
+  std::string s3_session_token;
+
+  bool has_s3_settings() const {
+    return !s3_endpoint.empty() || !s3_region.empty() || !s3_profile.empty() ||
+           !s3_addressing_style.empty() || !s3_ca_bundle.empty() || !s3_access_key_id.empty() ||
+           !s3_secret_access_key.empty() || !s3_session_token.empty();
+  }
 };
 
 // Opens the storage at `uri`: a local path ("~" and "~/..." are the home folder, "file://" is
-// dropped), created lazily by writers. Errors: kInvalidArgument for an empty path or a scheme
-// smd does not know, naming the URI; kUnsupported for s3:// (not built into this version).
+// dropped), created lazily by writers; or an S3 prefix "s3://bucket/prefix" (one S3 client per
+// storage, shared by everything the storage opens). Errors: kInvalidArgument naming the URI for
+// an empty path, a scheme smd does not know, an S3 URI without a bucket or without a prefix
+// ("s3://bucket" alone is refused: a trial is a prefix, never a whole bucket), a bad bucket name,
+// or a bad S3 option; kAuth when no S3 credentials are found.
 Result<std::unique_ptr<Storage>> OpenStorage(const std::string& uri,
                                              const StorageOptions& options = StorageOptions());
 

@@ -41,7 +41,7 @@ Trial::~Trial() = default;
 Result<std::shared_ptr<Trial>> Trial::Open(const std::string& raw_path, const TrialOptions& options) {
   std::string path(StripAscii(raw_path));
   if (path.empty()) return InvalidArgument("empty trial path");
-  SMD_ASSIGN_OR_RETURN(std::unique_ptr<io::Storage> storage, io::OpenStorage(path));
+  SMD_ASSIGN_OR_RETURN(std::unique_ptr<io::Storage> storage, io::OpenStorage(path, options.storage));
   return Open(std::move(storage), options);
 }
 
@@ -59,6 +59,18 @@ Result<std::shared_ptr<Trial>> Trial::Open(std::unique_ptr<io::Storage> storage,
     return InvalidArgument("the collection file wait must be >= 0 ms (waits are never unbounded)");
   }
   SMD_ASSIGN_OR_RETURN(bool exists, storage->Exists(""));
+  // On S3 a prefix exists only once an object is under it, so a job that has just started looks
+  // like no trial at all: with a collection wait, wait for its first object (polling) too.
+  if (!exists && options.collection_wait_ms > 0 && storage->root().rfind("s3://", 0) == 0) {
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::milliseconds(options.collection_wait_ms);
+    std::chrono::milliseconds pause(50);
+    while (!exists && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::milliseconds(1000));
+      SMD_ASSIGN_OR_RETURN(exists, storage->Exists(""));
+    }
+  }
   if (!exists) return NotFound("trial folder '" + storage->root() + "' does not exist");
   std::string root = storage->root();
   std::shared_ptr<Trial> t(new Trial(root, std::move(storage), options));

@@ -30,6 +30,7 @@
 
 #include "impl/core/mode.h"
 #include "impl/core/status.h"
+#include "impl/storage/open.h"
 #include "impl/storage/storage.h"
 #include "impl/format/collections_file.h"
 #include "impl/trial/value.h"
@@ -58,6 +59,9 @@ struct TrialOptions {
   // Use file-system change notification (inotify) to skip listings when nothing changed and to
   // wake waits; off, every refresh lists and waits short-poll.
   bool watch = true;
+  // How to reach an s3:// trial (endpoint, region, credentials, ...); empty fields come from the
+  // AWS configuration chain.
+  io::StorageOptions storage;
 };
 
 struct TensorFilter {
@@ -71,7 +75,7 @@ class Trial : public std::enable_shared_from_this<Trial> {
  public:
   // Opens the trial at `path` (a local folder; "~" is expanded, surrounding whitespace dropped).
   // Errors: kNotFound (no such folder), kMissingCollectionFiles, kCorrupt (a malformed
-  // collections file), kIO, kUnsupported (s3://), kInvalidArgument (bad options).
+  // collections file), kIO, kAuth (S3 credentials refused or missing), kInvalidArgument (bad options or URI).
   static Result<std::shared_ptr<Trial>> Open(const std::string& path, const TrialOptions& options);
   // The same over a given storage (tests use it to count listings and reads).
   static Result<std::shared_ptr<Trial>> Open(std::unique_ptr<io::Storage> storage,

@@ -183,20 +183,48 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_export_tensorboard(smd_hook
                                                                        bool on) SMD_NOEXCEPT;
 /* The TensorBoard log folder (copied; "~" is $HOME). Setting it turns the export on even
  * without smd_hook_options_set_export_tensorboard, as smdebug does; NULL or "" unsets it.
- * Errors: SMD_E_INVALID_ARGUMENT (NULL options), SMD_E_UNSUPPORTED (an s3:// folder). */
+ * An s3://bucket/prefix folder is written with the hook's S3 settings (below).
+ * Errors: SMD_E_INVALID_ARGUMENT (NULL options). */
 SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_tensorboard_dir(smd_hook_options *options,
                                                                     const char *dir) SMD_NOEXCEPT;
+/* S3 settings for an s3://bucket/prefix out_dir (and TensorBoard folder), each copied; NULL or "" unsets
+ * one. A setting left unset comes from the AWS configuration chain (AWS_* environment variables,
+ * then ~/.aws/credentials and ~/.aws/config; docs/s3.md); one set here wins. Local paths ignore
+ * them. The endpoint is "http[s]://host[:port]" (an endpoint given here implies path-style
+ * addressing unless an addressing style is set); the addressing style is "path" or "virtual";
+ * the CA bundle is a PEM file that TLS certificates are checked against.
+ * Errors: SMD_E_INVALID_ARGUMENT (NULL options; an endpoint without http:// or https://; an
+ * addressing style other than "path" or "virtual"). */
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_s3_endpoint(smd_hook_options *options,
+                                                           const char *endpoint) SMD_NOEXCEPT;
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_s3_region(smd_hook_options *options,
+                                                         const char *region) SMD_NOEXCEPT;
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_s3_profile(smd_hook_options *options,
+                                                          const char *profile) SMD_NOEXCEPT;
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_s3_addressing_style(smd_hook_options *options,
+                                                                   const char *style) SMD_NOEXCEPT;
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_s3_ca_bundle(smd_hook_options *options,
+                                                            const char *path) SMD_NOEXCEPT;
+/* Static S3 credentials (copied; never echoed in any message): both keys, or both NULL to go
+ * back to the chain; session_token may be NULL (permanent keys).
+ * Errors: SMD_E_INVALID_ARGUMENT (NULL options, one key without the other, a token without keys). */
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_s3_credentials(smd_hook_options *options,
+                                                              const char *access_key_id,
+                                                              const char *secret_access_key,
+                                                              const char *session_token) SMD_NOEXCEPT;
 
 /* ---------------------------------------------------------------------------------------------
  * Hook.
  * ------------------------------------------------------------------------------------------- */
 typedef struct smd_hook smd_hook;
 
-/* Creates a hook writing into out_dir (a local folder, created if missing). options may be NULL
- * (all defaults); it is copied.
- * Errors: SMD_E_INVALID_ARGUMENT (NULL or empty out_dir, bad worker name), SMD_E_ALREADY_EXISTS
- * (out_dir already holds training_job_end.ts: a finished run), SMD_E_IO (out_dir cannot be
- * created or written), SMD_E_UNSUPPORTED (an s3:// out_dir in a build without S3). */
+/* Creates a hook writing into out_dir (a local folder, created if missing, or s3://bucket/prefix:
+ * each file becomes an object when it is complete). options may be NULL (all defaults); it is
+ * copied.
+ * Errors: SMD_E_INVALID_ARGUMENT (NULL or empty out_dir, bad worker name, a malformed s3:// URI or
+ * bucket name, no such bucket), SMD_E_ALREADY_EXISTS (out_dir already holds training_job_end.ts:
+ * a finished run), SMD_E_IO (out_dir cannot be created or written, an S3 endpoint that cannot be
+ * reached), SMD_E_AUTH (S3 credentials missing or refused), SMD_E_HTTP (another S3 error). */
 SMD_API SMD_MUST_USE smd_error *smd_hook_create(const char *out_dir, const smd_hook_options *options,
                                                 smd_hook **out) SMD_NOEXCEPT;
 

@@ -27,10 +27,12 @@ extern "C" {
 
 typedef struct smd_tensorboard_writer smd_tensorboard_writer;
 
-/* Creates a writer of the log folder `dir` (created with its parents when the first file is).
+/* Creates a writer of the log folder `dir` (created with its parents when the first file is), or
+ * of s3://bucket/prefix (S3 settings from the AWS configuration chain; each event file becomes an
+ * object when the writer is closed).
  * Nothing is written until the first record. *out is the caller's, freed with
  * smd_tensorboard_writer_free().
- * Errors: SMD_E_INVALID_ARGUMENT (NULL or empty dir), SMD_E_UNSUPPORTED (an s3:// dir). */
+ * Errors: SMD_E_INVALID_ARGUMENT (NULL or empty dir). */
 SMD_API SMD_MUST_USE smd_error *smd_tensorboard_writer_create(const char *dir,
                                                               smd_tensorboard_writer **out) SMD_NOEXCEPT;
 

@@ -60,19 +60,46 @@ SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_range_steps(smd_trial_opti
 SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_auto_refresh(smd_trial_options *options,
                                                                    bool on) SMD_NOEXCEPT;
 /* How long smd_trial_open waits for the collections file(s) of a job that has not ended yet
- * (default 0: not at all). Waits are always bounded. Errors: SMD_E_INVALID_ARGUMENT if < 0. */
+ * (default 0: not at all); on S3 also for the job's first object under the prefix (a prefix
+ * exists only once an object is under it). Waits are always bounded. Errors: SMD_E_INVALID_ARGUMENT if < 0. */
 SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_collection_wait_ms(smd_trial_options *options,
                                                                          int64_t wait_ms) SMD_NOEXCEPT;
 /* Bytes of decoded values and event-file blocks the trial keeps cached (default 64 MiB; 0
  * disables the cache). */
 SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_cache_bytes(smd_trial_options *options,
                                                                   size_t bytes) SMD_NOEXCEPT;
+/* S3 settings for an s3://bucket/prefix trial, each copied; NULL or "" unsets
+ * one. A setting left unset comes from the AWS configuration chain (AWS_* environment variables,
+ * then ~/.aws/credentials and ~/.aws/config; docs/s3.md); one set here wins. Local paths ignore
+ * them. The endpoint is "http[s]://host[:port]" (an endpoint given here implies path-style
+ * addressing unless an addressing style is set); the addressing style is "path" or "virtual";
+ * the CA bundle is a PEM file that TLS certificates are checked against.
+ * Errors: SMD_E_INVALID_ARGUMENT (NULL options; an endpoint without http:// or https://; an
+ * addressing style other than "path" or "virtual"). */
+SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_s3_endpoint(smd_trial_options *options,
+                                                            const char *endpoint) SMD_NOEXCEPT;
+SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_s3_region(smd_trial_options *options,
+                                                          const char *region) SMD_NOEXCEPT;
+SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_s3_profile(smd_trial_options *options,
+                                                           const char *profile) SMD_NOEXCEPT;
+SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_s3_addressing_style(smd_trial_options *options,
+                                                                    const char *style) SMD_NOEXCEPT;
+SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_s3_ca_bundle(smd_trial_options *options,
+                                                             const char *path) SMD_NOEXCEPT;
+/* Static S3 credentials (copied; never echoed in any message): both keys, or both NULL to go
+ * back to the chain; session_token may be NULL (permanent keys).
+ * Errors: SMD_E_INVALID_ARGUMENT (NULL options, one key without the other, a token without keys). */
+SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_s3_credentials(smd_trial_options *options,
+                                                               const char *access_key_id,
+                                                               const char *secret_access_key,
+                                                               const char *session_token) SMD_NOEXCEPT;
 
 /* ---------------------------------------------------------------------------------------------
  * Opening and refreshing.
  * ------------------------------------------------------------------------------------------- */
 
-/* Opens the trial in folder `path` ("~" expanded, surrounding whitespace ignored). options may be
+/* Opens the trial in folder `path` ("~" expanded, surrounding whitespace ignored) or under
+ * s3://bucket/prefix (listed page by page; values read with ranged GETs). options may be
  * NULL (defaults); it is copied. Reads the first collections file (collections and
  * _meta.num_workers) and every index file; index files that cannot be parsed are skipped and
  * reported by smd_trial_warnings().
@@ -80,7 +107,8 @@ SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_cache_bytes(smd_trial_opti
  * SMD_E_MISSING_COLLECTION_FILES (no collections file: the job ended without one, or it has not
  * written one within the collection wait; or the job ended with fewer collection files than
  * _meta.num_workers), SMD_E_CORRUPT (a malformed collections file), SMD_E_IO,
- * SMD_E_UNSUPPORTED (s3:// paths in a build without S3). */
+ * SMD_E_AUTH (S3 credentials missing or refused), SMD_E_HTTP (another S3 error); a malformed
+ * s3:// URI or bucket name, or no such bucket, is SMD_E_INVALID_ARGUMENT. */
 SMD_API SMD_MUST_USE smd_error *smd_trial_open(const char *path, const smd_trial_options *options,
                                                smd_trial **out) SMD_NOEXCEPT;
 

@@ -181,9 +181,11 @@ std::string HomePath(const char* rel) {
 
 }  // namespace
 
-Result<Config> ConfigFromEnvironment() {
+Result<Config> ConfigFromEnvironment() { return ConfigFromEnvironment("", nullptr); }
+
+Result<Config> ConfigFromEnvironment(const std::string& given_profile, const Credentials* given) {
   Config c;
-  std::string profile = Env("AWS_PROFILE");
+  std::string profile = given_profile.empty() ? Env("AWS_PROFILE") : given_profile;
   if (profile.empty()) profile = "default";
   std::string cred_file = Env("AWS_SHARED_CREDENTIALS_FILE");
   if (cred_file.empty()) cred_file = HomePath(".aws/credentials");
@@ -199,7 +201,11 @@ Result<Config> ConfigFromEnvironment() {
     return it != conf_ini.end() ? it->second : std::string();
   };
 
-  if (!Env("AWS_ACCESS_KEY_ID").empty() || !Env("AWS_SECRET_ACCESS_KEY").empty()) {
+  if (given != nullptr) {
+    c.credentials = *given;
+  } else if (given_profile.empty() &&
+             (!Env("AWS_ACCESS_KEY_ID").empty() || !Env("AWS_SECRET_ACCESS_KEY").empty())) {
+    // A profile named by the caller wins over the environment's keys (as `aws --profile`).
     c.credentials.access_key_id = Env("AWS_ACCESS_KEY_ID");
     c.credentials.secret_access_key = Env("AWS_SECRET_ACCESS_KEY");
     c.credentials.session_token = Env("AWS_SESSION_TOKEN");
@@ -866,7 +872,17 @@ Result<ObjectInfo> Client::Head(const std::string& bucket, const std::string& ke
   SMD_RETURN_IF_ERROR(ValidateBucketName(bucket));
   Request r{"HEAD", bucket, key, {}, {}, {}};
   r.head = true;
-  SMD_ASSIGN_OR_RETURN(Response res, impl_->Execute(r, "HEAD"));
+  Result<Response> head = impl_->Execute(r, "HEAD");
+  if (!head.ok() && head.status().code() == Code::kHttp) {
+    // A HEAD answer has no body, so no S3 error code: a 400 may be an invalid session token, a
+    // bad request... A one-key listing of the same key tells which (its error has a body).
+    ListOptions lo;
+    lo.prefix = key;
+    lo.max_keys = 1;
+    Result<ListPage> probe = ListPageV2(bucket, lo);
+    if (!probe.ok() && probe.status().code() != Code::kHttp) return probe.status();
+  }
+  SMD_ASSIGN_OR_RETURN(Response res, std::move(head));
   ObjectInfo info;
   info.key = key;
   auto it = res.headers.find("content-length");

@@ -66,6 +66,10 @@ struct Config {
 // AWS_CA_BUNDLE or the profile's ca_bundle. Errors: kAuth when no credentials are found,
 // kInvalidArgument for a malformed endpoint.
 Result<Config> ConfigFromEnvironment();
+// The same with profile `profile` instead of AWS_PROFILE (when not empty; its keys then win over
+// AWS_ACCESS_KEY_ID, as with `aws --profile`), and with `given` credentials (when not null)
+// instead of the credentials chain.
+Result<Config> ConfigFromEnvironment(const std::string& profile, const Credentials* given);
 
 // One object of a listing.
 struct ObjectInfo {

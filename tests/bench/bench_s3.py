@@ -1,0 +1,252 @@
+"""S3 workloads: smd (libsmd through ctypes) next to the real smdebug (boto3), in one run,
+against the same local S3 server (scripts/s3-server.sh, started here unless SMD_S3_ENV_FILE
+names a running one's env file).
+
+    SMD_BUILD_DIR=build .venv/bin/python tests/bench/bench_s3.py [REPEATS]
+
+  S1  write 100 steps x 50 float32 tensors of 1 KiB (hook create .. close)
+  S2  write 20 steps x 10 float32 tensors of 4 MiB
+  S3  open the S1 trial (smd: smd_trial_open; smdebug: create_trial + steps())
+  S4  read one tensor of the S1 trial at every step
+  S5  refresh a running 1,000-step trial after 10 new steps (both read the trial smd writes;
+      smd's files are smdebug's, byte for byte)
+
+Times are the best of REPEATS runs (default 3). For smd's writes, "train wait" is the time the
+training thread spent inside begin_step/save calls (ctypes overhead included).
+"""
+import ctypes as C
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+
+import numpy as np
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+BUILD = pathlib.Path(os.environ.get("SMD_BUILD_DIR", REPO / "build"))
+sys.path.insert(0, str(REPO / "tests" / "interop"))
+
+FLOAT32, MODE_ALL, GLOBAL = 1, 0, 4
+
+
+def server_env():
+    env_file = os.environ.get("SMD_S3_ENV_FILE")
+    state = None
+    if not env_file:
+        state = tempfile.mkdtemp(prefix="smd-bench-s3.")
+        subprocess.run([str(REPO / "scripts" / "s3-server.sh"), "start", state], check=True,
+                       capture_output=True)
+        env_file = os.path.join(state, "env")
+    cfg = {}
+    for line in pathlib.Path(env_file).read_text().splitlines():
+        k, _, v = line.removeprefix("export ").partition("=")
+        cfg[k] = v
+    os.environ.update({
+        "AWS_ENDPOINT_URL_S3": cfg["SMD_S3_ENDPOINT"], "AWS_ACCESS_KEY_ID": cfg["SMD_S3_ACCESS_KEY"],
+        "AWS_SECRET_ACCESS_KEY": cfg["SMD_S3_SECRET_KEY"], "AWS_REGION": cfg["SMD_S3_REGION"],
+        "AWS_DEFAULT_REGION": cfg["SMD_S3_REGION"], "AWS_EC2_METADATA_DISABLED": "true"})
+    return cfg, state
+
+
+class Smd:
+    def __init__(self):
+        L = self.L = C.CDLL(str(BUILD / "capi" / "libsmd.so"))
+        P = C.c_void_p
+        for name, (res, args) in {
+            "smd_error_message": (C.c_char_p, [P]), "smd_error_free": (None, [P]),
+            "smd_hook_options_create": (P, [C.POINTER(P)]), "smd_hook_options_free": (None, [P]),
+            "smd_save_config_create": (P, [C.POINTER(P)]), "smd_save_config_free": (None, [P]),
+            "smd_save_config_set": (P, [P, C.c_int, C.c_int64, C.c_int64, C.c_int64, P, C.c_size_t]),
+            "smd_hook_options_set_save_config": (P, [P, P]),
+            "smd_hook_options_set_save_all": (P, [P, C.c_bool]),
+            "smd_hook_create": (P, [C.c_char_p, P, C.POINTER(P)]),
+            "smd_hook_begin_step": (P, [P]), "smd_hook_close": (P, [P]), "smd_hook_free": (None, [P]),
+            "smd_hook_flush": (P, [P]),
+            "smd_hook_save_tensor": (P, [P, C.c_char_p, C.c_int, C.POINTER(C.c_int64), C.c_size_t,
+                                         C.c_void_p, C.c_size_t, P, C.c_size_t]),
+            "smd_trial_options_create": (P, [C.POINTER(P)]), "smd_trial_options_free": (None, [P]),
+            "smd_trial_open": (P, [C.c_char_p, P, C.POINTER(P)]), "smd_trial_free": (None, [P]),
+            "smd_trial_refresh": (P, [P]),
+            "smd_trial_tensor": (P, [P, C.c_char_p, C.POINTER(P)]), "smd_tensor_free": (None, [P]),
+            "smd_tensor_value": (P, [P, C.c_int64, C.c_int, C.c_char_p, C.POINTER(P)]),
+            "smd_value_free": (None, [P]),
+        }.items():
+            f = getattr(L, name)
+            f.restype, f.argtypes = res, args
+
+    def ok(self, err):
+        if err:
+            msg = self.L.smd_error_message(err).decode()
+            self.L.smd_error_free(err)
+            raise RuntimeError(msg)
+
+    def hook(self, uri):
+        L, P = self.L, C.c_void_p
+        o, sc, h = P(), P(), P()
+        self.ok(L.smd_hook_options_create(C.byref(o)))
+        self.ok(L.smd_save_config_create(C.byref(sc)))
+        self.ok(L.smd_save_config_set(sc, MODE_ALL, 1, 0, -1, None, 0))
+        self.ok(L.smd_hook_options_set_save_config(o, sc))
+        self.ok(L.smd_hook_options_set_save_all(o, True))
+        self.ok(L.smd_hook_create(uri.encode(), o, C.byref(h)))
+        L.smd_save_config_free(sc)
+        L.smd_hook_options_free(o)
+        return h
+
+    def write(self, uri, steps, arrays, hook=None, close=True):
+        """(wall seconds, seconds inside begin_step/save calls)."""
+        L = self.L
+        t0 = time.perf_counter()
+        h = hook or self.hook(uri)
+        waited = 0.0
+        shape = (C.c_int64 * 1)(arrays[0].size)
+        names = [f"layer{i}/weight".encode() for i in range(len(arrays))]
+        for _ in range(steps):
+            a = time.perf_counter()
+            self.ok(L.smd_hook_begin_step(h))
+            for n, arr in zip(names, arrays):
+                self.ok(L.smd_hook_save_tensor(h, n, FLOAT32, shape, 1, arr.ctypes.data,
+                                               arr.nbytes, None, 0))
+            waited += time.perf_counter() - a
+        if close:
+            self.ok(L.smd_hook_close(h))
+            L.smd_hook_free(h)
+        return time.perf_counter() - t0, waited
+
+    def open(self, uri):
+        t = C.c_void_p()
+        self.ok(self.L.smd_trial_open(uri.encode(), None, C.byref(t)))
+        return t
+
+    def read_all_steps(self, t, name, steps):
+        L = self.L
+        x = C.c_void_p()
+        self.ok(L.smd_trial_tensor(t, name.encode(), C.byref(x)))
+        for s in range(steps):
+            v = C.c_void_p()
+            self.ok(L.smd_tensor_value(x, s, GLOBAL, None, C.byref(v)))
+            L.smd_value_free(v)
+        L.smd_tensor_free(x)
+
+
+def smdebug_write(uri, steps, arrays):
+    import smdebug_hook
+    from smdebug import SaveConfig
+    t0 = time.perf_counter()
+    hook = smdebug_hook.NumpyHook(uri, save_config=SaveConfig(save_interval=1), save_all=True)
+    for _ in range(steps):
+        hook.begin_step()
+        for i, arr in enumerate(arrays):
+            hook.record(f"layer{i}/weight", arr)
+    hook.close()
+    return time.perf_counter() - t0
+
+
+def best(fn, repeats):
+    return min(fn() for _ in range(repeats))
+
+
+def main():
+    repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    cfg, state = server_env()
+    import smdebug_env  # noqa: F401  (before smdebug)
+    from smdebug.trials import create_trial
+    bucket = cfg["SMD_S3_BUCKET"]
+    uri = lambda name: f"s3://{bucket}/bench-{uuid.uuid4().hex[:8]}/{name}"  # noqa: E731
+    smd = Smd()
+    rows = []
+    small = [np.full(256, i, np.float32) for i in range(50)]  # 1 KiB each
+    big = [np.full(1 << 20, i, np.float32) for i in range(10)]  # 4 MiB each
+
+    waits = []
+
+    def s1_smd():
+        wall, waited = smd.write(uri("s1"), 100, small)
+        waits.append(waited)
+        return wall
+    rows.append(("S1 write 100 x 50 x 1 KiB", best(s1_smd, repeats),
+                 best(lambda: smdebug_write(uri("s1"), 100, small), repeats)))
+    s1_wait = min(waits)
+    waits.clear()
+
+    def s2_smd():
+        wall, waited = smd.write(uri("s2"), 20, big)
+        waits.append(waited)
+        return wall
+    rows.append(("S2 write 20 x 10 x 4 MiB", best(s2_smd, repeats),
+                 best(lambda: smdebug_write(uri("s2"), 20, big), max(1, repeats // 3)), ))
+    s2_wait = min(waits)
+
+    trial = uri("s1-trial")
+    smd.write(trial, 100, small)
+
+    def s3_smd():
+        t0 = time.perf_counter()
+        t = smd.open(trial)
+        dt = time.perf_counter() - t0
+        smd.L.smd_trial_free(t)
+        return dt
+
+    def s3_smdebug():
+        t0 = time.perf_counter()
+        tr = create_trial(trial)
+        tr.steps()
+        return time.perf_counter() - t0
+    rows.append(("S3 open the S1 trial", best(s3_smd, repeats), best(s3_smdebug, repeats)))
+
+    def s4_smd():
+        t = smd.open(trial)
+        t0 = time.perf_counter()
+        smd.read_all_steps(t, "layer7/weight", 100)
+        dt = time.perf_counter() - t0
+        smd.L.smd_trial_free(t)
+        return dt
+
+    def s4_smdebug():
+        tr = create_trial(trial)
+        tr.steps()
+        t0 = time.perf_counter()
+        x = tr.tensor("layer7/weight")
+        for s in range(100):
+            x.value(s)
+        return time.perf_counter() - t0
+    rows.append(("S4 one tensor, all 100 steps", best(s4_smd, repeats), best(s4_smdebug, repeats)))
+
+    # S5: a running job of 1,000 steps (2 tensors), then 10 more steps, then one refresh.
+    live = uri("s5")
+    tiny = small[:2]
+    h = smd.hook(live)
+    smd.write(live, 1000, tiny, hook=h, close=False)
+    smd.ok(smd.L.smd_hook_flush(h))
+    t = smd.open(live)
+    tr = create_trial(live)
+    tr.steps()
+    smd.write(live, 11, tiny, hook=h, close=False)  # the 11th begin_step ends step 1009
+    smd.ok(smd.L.smd_hook_flush(h))
+    time.sleep(0.5)
+    t0 = time.perf_counter()
+    smd.ok(smd.L.smd_trial_refresh(t))
+    smd_s5 = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    tr.refresh_data() if hasattr(tr, "refresh_data") else tr.steps()
+    smdebug_s5 = time.perf_counter() - t0
+    rows.append(("S5 refresh after 10 new steps (1,000)", smd_s5, smdebug_s5))
+    smd.ok(smd.L.smd_hook_close(h))
+    smd.L.smd_hook_free(h)
+    smd.L.smd_trial_free(t)
+
+    print(f"S3 server: versitygw at {cfg['SMD_S3_ENDPOINT']}; best of {repeats}")
+    print(f"{'workload':40} {'smd ms':>10} {'smdebug ms':>12} {'speed-up':>9}")
+    for name, a, b in rows:
+        print(f"{name:40} {a * 1e3:10.1f} {b * 1e3:12.1f} {b / a:8.1f}x")
+    print(f"training thread inside smd's begin_step/save calls: S1 {s1_wait * 1e3:.1f} ms, "
+          f"S2 {s2_wait * 1e3:.1f} ms")
+    if state:
+        subprocess.run([str(REPO / "scripts" / "s3-server.sh"), "stop", state], capture_output=True)
+
+
+if __name__ == "__main__":
+    main()
