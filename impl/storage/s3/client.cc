@@ -375,6 +375,7 @@ struct Client::Impl {
   std::atomic<uint64_t> n_requests{0}, n_connections{0}, n_retries{0};
   // Current credentials (replaced by refreshes of temporary ones) and when they expire.
   mutable std::mutex creds_mu;
+  std::mutex refresh_mu;  // one credential refresh at a time
   Credentials creds;
   std::time_t creds_expire = 0;  // 0: never
   // Seconds to add to our clock, learnt from a server that answered RequestTimeTooSkewed.
@@ -425,7 +426,9 @@ struct Client::Impl {
     Credentials c = Current();
     for (const std::string* secret : {&c.secret_access_key, &c.session_token}) {
       if (secret->empty()) continue;
-      for (size_t p; (p = s.find(*secret)) != std::string::npos;) s.replace(p, secret->size(), "***");
+      for (size_t p = 0; (p = s.find(*secret, p)) != std::string::npos; p += 3) {
+        s.replace(p, secret->size(), "***");  // go on after the mask: a secret of '*' ends too
+      }
     }
     return s;
   }
@@ -510,16 +513,28 @@ struct Client::Impl {
     return Status::Ok();
   }
 
-  // Credentials for a request: refreshed first when they expire within 5 minutes.
+  // Credentials for a request: refreshed first when they expire within 5 minutes. One thread
+  // refreshes at a time (the others then find fresh credentials). An early refresh that fails
+  // while the credentials in hand are still valid is not an error: they are used (as the AWS SDKs
+  // do), and the next request tries again.
   Result<Credentials> ForRequest(bool force_refresh) {
     if (cfg.credential_source != Config::CredentialSource::kStatic) {
-      bool stale;
-      {
+      auto state = [&](bool* stale, bool* usable) {
         std::lock_guard<std::mutex> l(creds_mu);
-        stale = creds.access_key_id.empty() ||
-                (creds_expire != 0 && std::time(nullptr) + 300 >= creds_expire);
+        const std::time_t now = std::time(nullptr);
+        *usable = !creds.access_key_id.empty() && (creds_expire == 0 || now < creds_expire);
+        *stale = creds.access_key_id.empty() || (creds_expire != 0 && now + 300 >= creds_expire);
+      };
+      bool stale, usable;
+      state(&stale, &usable);
+      if (stale || force_refresh) {
+        std::lock_guard<std::mutex> one(refresh_mu);
+        if (!force_refresh) state(&stale, &usable);  // another thread may have refreshed
+        if (stale || force_refresh) {
+          Status st = Refresh();
+          if (!st.ok() && (force_refresh || !usable)) return st;
+        }
       }
-      if (stale || force_refresh) SMD_RETURN_IF_ERROR(Refresh());
     }
     return Current();
   }
@@ -795,7 +810,6 @@ Result<std::unique_ptr<Client>> Client::Create(Config config) {
   curl_share_setopt(impl->share, CURLSHOPT_LOCKFUNC, &Impl::Lock);
   curl_share_setopt(impl->share, CURLSHOPT_UNLOCKFUNC, &Impl::Unlock);
   curl_share_setopt(impl->share, CURLSHOPT_USERDATA, impl.get());
-  curl_share_setopt(impl->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
   curl_share_setopt(impl->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
   curl_share_setopt(impl->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
   return std::unique_ptr<Client>(new Client(std::move(impl)));

@@ -1,7 +1,9 @@
 // A small S3 client: libcurl for transport, our own SigV4 signing (impl/storage/s3/sigv4.h).
 // PUT, GET (whole or a byte range), HEAD, DELETE, ListObjectsV2 (paginated, start-after) and
 // multipart upload (parts in parallel, abort on failure) above a threshold. Connections are kept
-// alive and shared between the requests of one client (a curl share handle). Failed requests are
+// alive by the client's pooled curl handles (DNS and TLS sessions are shared through a curl share
+// handle; connections are not, since libcurl does not support one connection cache used by
+// concurrent threads). Failed requests are
 // retried with exponential backoff and full jitter (docs/s3.md).
 //
 // Errors (Status codes): kAuth (403: SignatureDoesNotMatch, InvalidAccessKeyId, AccessDenied,

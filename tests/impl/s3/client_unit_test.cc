@@ -506,6 +506,44 @@ TEST(S3Credentials, InstanceMetadataV2AndRefreshBeforeExpiry) {
   EXPECT_NE(reqs[6].find("Credential=AKIDB/"), std::string::npos) << reqs[6];
 }
 
+TEST(S3Credentials, FailedEarlyRefreshKeepsTheValidCredentials) {
+  // Credentials valid for 2 more minutes are refreshed early; the credential service fails that
+  // refresh, and the request goes out with the credentials in hand instead of failing.
+  ScriptedServer srv({{Act::kRespond, 200, CredsJson("AKIDA", "TA", 120)},
+                      {Act::kRespond, 500, "credential service down"},
+                      {Act::kRespond, 200, "data"}});
+  Config cfg;
+  cfg.endpoint = srv.endpoint();
+  cfg.credential_source = Config::CredentialSource::kContainer;
+  cfg.credentials_url = srv.endpoint() + "/creds";
+  cfg.backoff_base_ms = 1;
+  auto c = Client::Create(cfg);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  auto got = (*c)->Get("bucket", "k");
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(*got, "data");
+  auto reqs = srv.requests();
+  ASSERT_EQ(reqs.size(), 3u);
+  EXPECT_NE(reqs[1].find("GET /creds "), std::string::npos) << reqs[1];
+  EXPECT_NE(reqs[2].find("Credential=AKIDA/"), std::string::npos) << reqs[2];
+}
+
+TEST(S3Retry, SecretsOfMaskCharactersAreScrubbedWithoutLooping) {
+  // The mask is "***": a secret made of '*' must not be found again inside it.
+  ScriptedServer srv({{Act::kRespond, 400,
+                       "<Error><Code>InvalidArgument</Code><Message>key * here</Message></Error>"}});
+  Config cfg;
+  cfg.endpoint = srv.endpoint();
+  cfg.credentials = {"AK", "*", ""};
+  cfg.max_attempts = 1;
+  auto c = Client::Create(cfg);
+  ASSERT_TRUE(c.ok());
+  auto got = (*c)->Get("bucket", "k");
+  ASSERT_FALSE(got.ok());
+  EXPECT_NE(got.status().message().find("key *** here"), std::string::npos)
+      << got.status().message();
+}
+
 TEST(S3Credentials, UnreachableCredentialServiceIsAnAuthError) {
   Config cfg;
   cfg.endpoint = "http://127.0.0.1:9";
