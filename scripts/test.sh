@@ -99,7 +99,7 @@ echo "== Rust binding (bindings/rust): cargo test, clippy, doc"
 export PATH="$HOME/.cargo/bin:$PATH"
 rust_env=(env SMD_LIB_DIR="$PWD/build/capi" SMD_PYTHON="$PWD/.venv/bin/python" RUSTDOCFLAGS="-D warnings")
 set +e
-(cd bindings/rust && "${rust_env[@]}" cargo test --workspace --all-targets 2>&1 &&
+(cd bindings/rust && "${rust_env[@]}" cargo test --workspace --all-targets --no-fail-fast 2>&1 &&
    "${rust_env[@]}" cargo test --workspace --doc 2>&1) | tee "$log"
 rc=${PIPESTATUS[0]}
 set -e

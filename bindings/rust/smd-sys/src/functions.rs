@@ -51,8 +51,15 @@ extern "C" {
     pub fn smd_hook_options_set_memory_budget(options: *mut smd_hook_options, bytes: usize) -> *mut smd_error;
     pub fn smd_hook_options_set_max_pending_steps(options: *mut smd_hook_options, steps: i64) -> *mut smd_error;
     pub fn smd_hook_options_set_write_end_marker(options: *mut smd_hook_options, write: bool) -> *mut smd_error;
+    pub fn smd_hook_options_set_fsync(options: *mut smd_hook_options, on: bool) -> *mut smd_error;
     pub fn smd_hook_options_set_export_tensorboard(options: *mut smd_hook_options, on: bool) -> *mut smd_error;
     pub fn smd_hook_options_set_tensorboard_dir(options: *mut smd_hook_options, dir: *const c_char) -> *mut smd_error;
+    pub fn smd_hook_options_set_s3_endpoint(options: *mut smd_hook_options, endpoint: *const c_char) -> *mut smd_error;
+    pub fn smd_hook_options_set_s3_region(options: *mut smd_hook_options, region: *const c_char) -> *mut smd_error;
+    pub fn smd_hook_options_set_s3_profile(options: *mut smd_hook_options, profile: *const c_char) -> *mut smd_error;
+    pub fn smd_hook_options_set_s3_addressing_style(options: *mut smd_hook_options, style: *const c_char) -> *mut smd_error;
+    pub fn smd_hook_options_set_s3_ca_bundle(options: *mut smd_hook_options, path: *const c_char) -> *mut smd_error;
+    pub fn smd_hook_options_set_s3_credentials(options: *mut smd_hook_options, access_key_id: *const c_char, secret_access_key: *const c_char, session_token: *const c_char) -> *mut smd_error;
     pub fn smd_hook_create(out_dir: *const c_char, options: *const smd_hook_options, out: *mut *mut smd_hook) -> *mut smd_error;
     pub fn smd_hook_create_from_json_file(json_path: *const c_char, options: *const smd_hook_options, out: *mut *mut smd_hook) -> *mut smd_error;
     pub fn smd_hook_create_from_json(json: *const c_char, len: usize, options: *const smd_hook_options, out: *mut *mut smd_hook) -> *mut smd_error;
@@ -174,6 +181,12 @@ extern "C" {
     pub fn smd_trial_options_set_auto_refresh(options: *mut smd_trial_options, on: bool) -> *mut smd_error;
     pub fn smd_trial_options_set_collection_wait_ms(options: *mut smd_trial_options, wait_ms: i64) -> *mut smd_error;
     pub fn smd_trial_options_set_cache_bytes(options: *mut smd_trial_options, bytes: usize) -> *mut smd_error;
+    pub fn smd_trial_options_set_s3_endpoint(options: *mut smd_trial_options, endpoint: *const c_char) -> *mut smd_error;
+    pub fn smd_trial_options_set_s3_region(options: *mut smd_trial_options, region: *const c_char) -> *mut smd_error;
+    pub fn smd_trial_options_set_s3_profile(options: *mut smd_trial_options, profile: *const c_char) -> *mut smd_error;
+    pub fn smd_trial_options_set_s3_addressing_style(options: *mut smd_trial_options, style: *const c_char) -> *mut smd_error;
+    pub fn smd_trial_options_set_s3_ca_bundle(options: *mut smd_trial_options, path: *const c_char) -> *mut smd_error;
+    pub fn smd_trial_options_set_s3_credentials(options: *mut smd_trial_options, access_key_id: *const c_char, secret_access_key: *const c_char, session_token: *const c_char) -> *mut smd_error;
     pub fn smd_trial_open(path: *const c_char, options: *const smd_trial_options, out: *mut *mut smd_trial) -> *mut smd_error;
     pub fn smd_trial_free(trial: *mut smd_trial);
     pub fn smd_trial_path(trial: *const smd_trial) -> *const c_char;
