@@ -5,7 +5,7 @@
 #      system), and the bindings' suites: Python (after pip install ./bindings/python), Rust
 #      (cargo test, the examples, clippy, rustdoc) and Go (scripts/test_go.sh), on a normal build;
 #   2. the C/C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
-#   3. the C API and C++ unit tests (the hook's writer threads, concurrent reads) under
+#   3. the C API, C++ unit and S3 tests (the hook's writer threads, concurrent reads, uploads) under
 #      ThreadSanitizer;
 #   4. every libFuzzer target for SMD_FUZZ_SECONDS (default 60) seconds.
 # SMD_TEST_QUICK=1 skips the sanitizer builds and the fuzzing.
@@ -139,9 +139,9 @@ if [ "${SMD_TEST_QUICK:-0}" != "1" ]; then
   echo "== C/C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer"
   build build-asan -DCMAKE_BUILD_TYPE=Debug -DSMD_SANITIZE=address,undefined -DSMD_BUILD_BENCH=OFF
   ASAN_OPTIONS=detect_leaks=1 run_ctest build-asan -LE 'interop|abi'
-  echo "== C API tests (hook writer threads) under ThreadSanitizer"
+  echo "== C API, unit and S3 tests (writer threads, uploads) under ThreadSanitizer"
   build build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSMD_SANITIZE=thread -DSMD_BUILD_BENCH=OFF
-  TSAN_OPTIONS=halt_on_error=1 run_ctest build-tsan -L 'capi|hook|impl'
+  TSAN_OPTIONS=halt_on_error=1 run_ctest build-tsan -L 'capi|hook|impl|s3'
   echo "== fuzzing: every libFuzzer target for ${SMD_FUZZ_SECONDS:-60} s"
   set +e
   tests/fuzz/run.sh "${SMD_FUZZ_SECONDS:-60}" 2>&1 | tee "$log"
