@@ -85,7 +85,10 @@ inline bool SmdRejectsOnPurpose(const Smd__Event* e) {
 // value's tag, kind, tensor fields and plugin metadata, the event's wall time and step.
 inline std::string Compare(const Smd__Event* pb, const io::DecodedEvent& ev) {
   uint64_t a, b;
-  std::memcpy(&a, &pb->wall_time, 8);
+  // protoc-c's canonical encoding (proto3) leaves out a wall time that compares equal to zero,
+  // -0.0 included, so smd decodes +0.0 from it where protoc-c's own struct kept -0.0.
+  const double pb_wall = pb->wall_time == 0 ? 0.0 : pb->wall_time;
+  std::memcpy(&a, &pb_wall, 8);
   std::memcpy(&b, &ev.wall_time, 8);
   if (a != b) return "wall_time";
   if (pb->step != ev.step) return "step";
