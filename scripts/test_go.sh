@@ -15,8 +15,6 @@ fi
 prefix=$(cd "$build" && pwd)/go-prefix
 cmake --install "$build" --prefix "$prefix" >/dev/null
 pc=$(ls "$prefix"/lib*/pkgconfig/smd.pc | head -1)
-# smd.pc names the configured prefix; make it name the one installed here.
-sed -i "s#^prefix=.*#prefix=$prefix#" "$pc"
 export PKG_CONFIG_PATH=$(dirname "$pc")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 export LD_LIBRARY_PATH=$(dirname "$(dirname "$pc")")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 cd bindings/go

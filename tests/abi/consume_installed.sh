@@ -4,7 +4,8 @@
 # (`pkg-config --cflags --libs smd`) and, when libsmd.a is installed, once statically
 # (`pkg-config --static --cflags --libs smd`, which must name every library smd_impl needs). Both
 # programs must run; then a CMake project that uses find_package(smd). Also checks that smd.pc
-# names no include folder but the prefix's own.
+# names no include folder but the prefix's own, and that it is relocatable (installed into a
+# prefix other than the configured one, it names that prefix).
 #   consume_installed.sh BUILD_DIR SOURCE_DIR SCRATCH_DIR
 set -euo pipefail
 build=$1 src=$2 scratch=$3
@@ -18,11 +19,10 @@ libdir=$(dirname "$(find "$prefix" -name smd.pc -path '*/pkgconfig/*' | head -1)
 [ -n "$libdir" ] || { echo "no smd.pc installed under $prefix"; exit 1; }
 libdir=$(dirname "$libdir")
 
-# The .pc was generated for the configured prefix; point it at the scratch one.
-pcdir="$scratch/pc"
-mkdir -p "$pcdir"
-sed "s|^prefix=.*|prefix=$prefix|" "$libdir/pkgconfig/smd.pc" >"$pcdir/smd.pc"
-export PKG_CONFIG_PATH="$pcdir"
+# smd.pc names its prefix relative to its own folder: installed anywhere, it needs no editing.
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+[ "$(pkg-config --variable=includedir smd)" -ef "$prefix/include" ] ||
+  { echo "smd.pc's includedir is not $prefix/include: $(pkg-config --variable=includedir smd)"; exit 1; }
 cflags=$(pkg-config --cflags smd)
 for flag in $cflags; do
   case $flag in
