@@ -35,6 +35,9 @@ type TrialOptions struct {
 	CollectionWait time.Duration
 	// CacheBytes is the value cache size; 0 keeps the default (64 MiB), negative disables it.
 	CacheBytes int64
+	// S3 says how to reach an s3://bucket/prefix trial; nil leaves everything to the AWS
+	// configuration chain. Local paths ignore it.
+	S3 *S3Settings
 }
 
 func (o *TrialOptions) build() (*C.smd_trial_options, error) {
@@ -66,6 +69,9 @@ func (o *TrialOptions) build() (*C.smd_trial_options, error) {
 			if err := takeErr(C.smd_trial_options_set_cache_bytes(p, C.size_t(b))); err != nil {
 				return err
 			}
+		}
+		if o.S3 != nil {
+			return o.S3.apply(trialS3Setters(p))
 		}
 		return nil
 	}()
