@@ -98,11 +98,18 @@ fi
 echo "== Rust binding (bindings/rust): cargo test, clippy, doc"
 export PATH="$HOME/.cargo/bin:$PATH"
 rust_env=(env SMD_LIB_DIR="$PWD/build/capi" SMD_PYTHON="$PWD/.venv/bin/python" RUSTDOCFLAGS="-D warnings")
+s3state=$(mktemp -d "${TMPDIR:-/tmp}/smd-s3-rust.XXXXXX")
+s3vars=()
+if scripts/s3-server.sh start "$s3state" >/dev/null; then
+  s3vars=($(sed -n 's/^export //p' "$s3state/env") SMD_RUST_REQUIRE_S3=1)
+fi
 set +e
-(cd bindings/rust && "${rust_env[@]}" cargo test --workspace --all-targets --no-fail-fast 2>&1 &&
+(cd bindings/rust && "${rust_env[@]}" "${s3vars[@]}" cargo test --workspace --all-targets --no-fail-fast 2>&1 &&
    "${rust_env[@]}" cargo test --workspace --doc 2>&1) | tee "$log"
 rc=${PIPESTATUS[0]}
 set -e
+scripts/s3-server.sh stop "$s3state" >/dev/null 2>&1
+rm -rf "$s3state"
 p=$( (grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed' "$log" || true) | awk '{s+=$4} END {print s+0}')
 f=$( (grep -Eo '[0-9]+ failed;' "$log" || true) | awk '{s+=$1} END {print s+0}')
 passed=$((passed + p)); failed=$((failed + f))

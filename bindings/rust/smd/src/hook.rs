@@ -251,6 +251,25 @@ impl HookOptions {
         set_write_end_marker(write: bool) => smd_hook_options_set_write_end_marker;
         /// TensorBoard export of scalar collections and histograms.
         set_export_tensorboard(on: bool) => smd_hook_options_set_export_tensorboard;
+        /// fsync every file before its rename and its folder after it, so that a step visible
+        /// in the index survives a power loss (default off, as in smdebug; docs/durability.md).
+        set_fsync(on: bool) => smd_hook_options_set_fsync;
+    }
+
+    /// How to reach an `s3://` out_dir or TensorBoard folder (local paths ignore it).
+    pub fn set_s3(&mut self, settings: &crate::S3Settings) -> Result<&mut Self> {
+        settings.apply(
+            self.raw,
+            crate::s3::S3Setters {
+                endpoint: sys::smd_hook_options_set_s3_endpoint,
+                region: sys::smd_hook_options_set_s3_region,
+                profile: sys::smd_hook_options_set_s3_profile,
+                addressing_style: sys::smd_hook_options_set_s3_addressing_style,
+                ca_bundle: sys::smd_hook_options_set_s3_ca_bundle,
+                credentials: sys::smd_hook_options_set_s3_credentials,
+            },
+        )?;
+        Ok(self)
     }
 }
 

@@ -25,6 +25,7 @@
 mod error;
 mod hook;
 mod rules;
+mod s3;
 mod tensorboard;
 mod trial;
 mod types;
@@ -33,6 +34,7 @@ mod util;
 pub use error::{Error, ErrorKind, Result};
 pub use hook::{reduction_names, Collection, Hook, HookOptions, HookStats, IncludeWorkers, ReductionConfig, SaveConfig};
 pub use rules::{builtin_names, builtin_params, builtin_summary, BuiltinParam, Finding, InvokeOptions, Outcome, Rule, RuleContext, RuleEnd, TrialRef};
+pub use s3::{S3Credentials, S3Settings};
 pub use smd_sys as sys;
 pub use tensorboard::TensorBoardWriter;
 pub use trial::{CollectionInfo, Shapes, StepState, Tensor, TensorFilter, Trial, TrialOptions, Value};

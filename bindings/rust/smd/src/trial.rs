@@ -21,6 +21,22 @@ impl TrialOptions {
         Ok(TrialOptions { raw: create(|o| unsafe { sys::smd_trial_options_create(o) })? })
     }
 
+    /// How to reach an `s3://bucket/prefix` trial (local paths ignore it).
+    pub fn set_s3(&mut self, settings: &crate::S3Settings) -> Result<&mut Self> {
+        settings.apply(
+            self.raw,
+            crate::s3::S3Setters {
+                endpoint: sys::smd_trial_options_set_s3_endpoint,
+                region: sys::smd_trial_options_set_s3_region,
+                profile: sys::smd_trial_options_set_s3_profile,
+                addressing_style: sys::smd_trial_options_set_s3_addressing_style,
+                ca_bundle: sys::smd_trial_options_set_s3_ca_bundle,
+                credentials: sys::smd_trial_options_set_s3_credentials,
+            },
+        )?;
+        Ok(self)
+    }
+
     /// Load only global steps `begin <= step < end` (-1: no bound).
     pub fn set_range_steps(&mut self, begin: i64, end: i64) -> Result<&mut Self> {
         check(unsafe { sys::smd_trial_options_set_range_steps(self.raw, begin, end) })?;
