@@ -28,12 +28,13 @@ namespace smd::trial {
 // ---------------------------------------------------------------------------------------------
 // Opening
 
-Trial::Trial(std::string path, std::unique_ptr<io::Storage> storage, const TrialOptions& options)
+Trial::Trial(std::string path, std::unique_ptr<io::Storage> storage, const TrialOptions& options,
+             bool ended)
     : path_(std::move(path)), storage_(std::move(storage)), options_(options) {
   window_ = options.incomplete_step_window >= 0 ? options.incomplete_step_window : WindowFromEnv();
   auto_refresh_ = options.auto_refresh;
   cache_ = std::make_unique<RecordCache>(options.cache_bytes);
-  if (options.watch) watcher_ = storage_->WatchChanges();
+  if (options.watch && !ended) watcher_ = storage_->WatchChanges();
 }
 
 Trial::~Trial() = default;
@@ -72,8 +73,9 @@ Result<std::shared_ptr<Trial>> Trial::Open(std::unique_ptr<io::Storage> storage,
     }
   }
   if (!exists) return NotFound("trial folder '" + storage->root() + "' does not exist");
+  SMD_ASSIGN_OR_RETURN(bool ended, storage->Exists(io::kEndOfJobFile));
   std::string root = storage->root();
-  std::shared_ptr<Trial> t(new Trial(root, std::move(storage), options));
+  std::shared_ptr<Trial> t(new Trial(root, std::move(storage), options, ended));
   SMD_RETURN_IF_ERROR(t->LoadCollections());
   {
     std::lock_guard<std::mutex> lock(t->refresh_mu_);

@@ -175,7 +175,10 @@ class Trial : public std::enable_shared_from_this<Trial> {
   struct PendingFile;
   struct Prediction;
 
-  Trial(std::string path, std::unique_ptr<io::Storage> storage, const TrialOptions& options);
+  // ended: training_job_end.ts was there at open, so the trial will not change and needs no
+  // change watch (closing an inotify descriptor costs a kernel grace period, ~10 ms).
+  Trial(std::string path, std::unique_ptr<io::Storage> storage, const TrialOptions& options,
+        bool ended);
 
   Status LoadCollections();
   Status ReadCollectionsFile(const std::string& rel);
