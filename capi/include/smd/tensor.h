@@ -7,9 +7,10 @@
  * the step is not known, and fail with smdebug's meanings:
  *   SMD_E_TENSOR_UNAVAILABLE_FOR_STEP  the step exists but this tensor (or this part of it) was
  *                                      not saved there, or its event file is missing;
- *   SMD_E_STEP_UNAVAILABLE             the step was not saved at all;
+ *   SMD_E_STEP_UNAVAILABLE             the step was not saved at all, or the job ended before
+ *                                      it (smdebug's reads say StepUnavailable there too; its
+ *                                      NoMoreData comes from smd_trial_wait_for_steps only);
  *   SMD_E_STEP_NOT_YET_AVAILABLE       the job is running and has not written the step yet;
- *   SMD_E_NO_MORE_DATA                 the job ended before that step;
  *   SMD_E_INVALID_WORKER               the named worker did not save the tensor at that step;
  *   SMD_E_INVALID_ARGUMENT             NULL pointers, an unknown mode;
  *   SMD_E_CORRUPT / SMD_E_IO           the event file is damaged or unreadable (the message names
