@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 venv=.venv-tf
-pins=(tensorflow-cpu==2.21.0 tf-keras==2.21.0 pytest==8.3.4)
+pins=(tensorflow-cpu==2.21.0 keras==3.15.1 tf-keras==2.21.0 numpy==2.4.6 pytest==9.2.0)
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi

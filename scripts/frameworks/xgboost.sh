@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 venv=.venv-xgboost
-pins=(xgboost==3.4.1 numpy==2.2.6 scipy==1.15.3 pytest==8.3.4)
+pins=(xgboost==3.2.0 numpy==2.4.6 scipy==1.17.1 pytest==9.2.0)
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
 fi

@@ -70,26 +70,37 @@ def _load_data(data, argument):
             raise ValueError(f"{argument}: {path} needs a label column and at least one feature")
         return xgb.DMatrix(arr[:, 1:], label=arr[:, 0])
     if content_type in ("libsvm", "text/libsvm", "text/x-libsvm"):
-        try:
-            return xgb.DMatrix(f"{path}?format=libsvm")
-        except xgb.core.XGBoostError as e:
-            raise ValueError(f"{argument}: {path} is not a LIBSVM file: {e}") from None
+        return _read_libsvm(path, argument)
     raise ValueError(f"{argument}: content type {data[1]!r} is not one of csv, text/csv, libsvm, "
                      "text/libsvm, text/x-libsvm")
 
 
-def _included_from_json(path):
-    """Collection names and save_all of smdebug's JSON hook configuration at `path` (the C
-    library parses the rest)."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
-    except (OSError, ValueError):
-        return [], False  # the C library reports what is wrong with the file
-    names = [c.get("CollectionName") for c in doc.get("CollectionConfigurations") or []
-             if isinstance(c, dict) and isinstance(c.get("CollectionName"), str)]
-    save_all = str((doc.get("HookParameters") or {}).get("save_all", "false")).lower() == "true"
-    return names, save_all
+def _read_libsvm(path, argument):
+    """A DMatrix of a LIBSVM text file ("label index:value ...", 0- or 1-based indices kept as
+    written, "qid:" fields and "#" comments ignored)."""
+    import scipy.sparse
+
+    labels, rows, cols, vals = [], [], [], []
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            fields = line.split("#", 1)[0].split()
+            if not fields:
+                continue
+            try:
+                labels.append(float(fields[0]))
+                for field in fields[1:]:
+                    key, _, value = field.partition(":")
+                    if key == "qid":
+                        continue
+                    cols.append(int(key))
+                    vals.append(float(value))
+                    rows.append(len(labels) - 1)
+            except ValueError:
+                raise ValueError(f"{argument}: {path} line {lineno} is not LIBSVM "
+                                 f"(label index:value ...): {line.strip()[:80]!r}") from None
+    width = max(cols) + 1 if cols else 0
+    matrix = scipy.sparse.csr_matrix((vals, (rows, cols)), shape=(len(labels), width))
+    return xgb.DMatrix(matrix, label=np.array(labels))
 
 
 class Hook(xgb.callback.TrainingCallback, _Hook):
@@ -230,7 +241,7 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
         if not any(self._due(n) for n in full + avg):
             return
         contribs = model.predict(self.train_data, pred_contribs=True)
-        mean = np.mean(contribs, axis=tuple(range(contribs.ndim - 1)))
+        mean = np.mean(contribs, axis=tuple(range(contribs.ndim - 1)), dtype=np.float64)
         for i in range(len(names)):
             if self._due(full[i]):
                 self._save(full[i], np.ascontiguousarray(contribs[..., i]))
