@@ -357,7 +357,9 @@ class KerasHook(_Callback, Hook):
         self._register_variables()
         for v in getattr(model, "weights", []) if model is not None else []:
             self._save_value(variable_name(v), v)
-        if mode is ModeKeys.TRAIN:
+        if mode is ModeKeys.TRAIN and self._wants(CollectionKeys.OPTIMIZER_VARIABLES):
+            # offered only when wanted: slot names like "SGD/m/dense/bias:0" also match the
+            # biases regex, which must not save them on its own
             opt = self._optimizer or getattr(model, "optimizer", None)
             for v in getattr(opt, "variables", []) if opt is not None else []:
                 self._save_value(variable_name(v), v)
