@@ -323,3 +323,20 @@ def test_model_without_weights_saves_losses_only(tmp_path):
     trial = create_trial(out)
     assert trial.tensor_names() == ["loss"]
     assert trial.steps(mode=st.modes.EVAL) == [0, 1]
+
+
+def test_xla_model_warns_and_saves_what_it_can(tmp_path):
+    x, y = dataset()
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2), keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.SGD(LR), loss="mse", jit_compile=True)
+    out = str(tmp_path / "run")
+    hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1),
+                        include_collections=["weights", "gradients"])
+    with pytest.warns(RuntimeWarning, match="jit_compile=True.*gradients.*not saved"):
+        model.fit(x, y, batch_size=32, epochs=1, verbose=0, callbacks=[hook])
+    hook.close()
+    trial = create_trial(out)
+    assert trial.tensor_names(collection="gradients") == []
+    np.testing.assert_array_equal(trial.tensor(model.layers[0].kernel.path).value(1),
+                                  model.layers[0].kernel.numpy())

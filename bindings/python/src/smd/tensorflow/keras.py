@@ -12,6 +12,7 @@ import atexit
 import functools
 import inspect
 import re
+import warnings
 import weakref
 
 import numpy as np
@@ -105,6 +106,7 @@ class KerasHook(_Callback, Hook):
         self._custom = {}              # name -> variable (collection.add / add_to_collection)
         self._optimizer = None
         self._model_ref = None
+        self._xla = False
         self._in_batch = None
         self._saved_now = set()        # names saved in this step outside the compiled function
         self._current_mode = None
@@ -143,6 +145,13 @@ class KerasHook(_Callback, Hook):
         if self._model_ref is not None and self._model_ref() is model:
             return
         self._model_ref = weakref.ref(model)
+        self._xla = getattr(model, "jit_compile", False) is True
+        if self._xla and self._wants(CollectionKeys.GRADIENTS, LAYERS, CollectionKeys.INPUTS,
+                                     CollectionKeys.OUTPUTS):
+            warnings.warn("KerasHook: the model is compiled with XLA (jit_compile=True), which cannot "
+                          "hand tensors out of the train step: gradients, layer and model inputs/"
+                          "outputs are not saved; compile(..., jit_compile=False) to save them",
+                          RuntimeWarning, stacklevel=2)
         opt = getattr(model, "optimizer", None)
         if opt is not None and getattr(opt, "_smd_hook", None) is not self:
             if getattr(opt, "_smd_hook", None) is None:
@@ -280,6 +289,8 @@ class KerasHook(_Callback, Hook):
             for n, t in zip(names, tensors):
                 self._save_value(n, t)
             return
+        if self._xla:
+            return  # XLA cannot run a numpy_function (warned in set_model)
         self._ensure_flags()
         flags = self._flags
 
