@@ -382,9 +382,12 @@ class KerasHook(_Callback, Hook):
             if key in _SKIPPED_LOG_KEYS or (only_prefix and not key.startswith(only_prefix)):
                 continue
             try:
-                number = float(to_numpy(value))
+                flat = np.asarray(to_numpy(value), dtype=np.float64).reshape(-1)
             except (TypeError, ValueError):
-                continue  # not a scalar: Keras logs only scalars for losses and metrics
+                continue  # not numeric: Keras logs numbers for losses and metrics
+            if flat.size != 1:
+                continue
+            number = flat[0]
             if key not in self._registered:
                 self._registered.add(key)
                 coll = CollectionKeys.LOSSES if key in ("loss", "val_loss") else CollectionKeys.METRICS
