@@ -340,3 +340,22 @@ def test_xla_model_warns_and_saves_what_it_can(tmp_path):
     assert trial.tensor_names(collection="gradients") == []
     np.testing.assert_array_equal(trial.tensor(model.layers[0].kernel.path).value(1),
                                   model.layers[0].kernel.numpy())
+
+
+def test_second_hook_on_a_wrapped_optimizer_warns(tmp_path):
+    x, y = dataset()
+    model = mlp()
+    first = st.KerasHook(str(tmp_path / "first"), include_collections=["gradients"])
+    model.fit(x, y, batch_size=32, epochs=1, verbose=0, callbacks=[first])
+    first.close()
+    second = st.KerasHook(str(tmp_path / "second"), include_collections=["gradients"])
+    with pytest.warns(RuntimeWarning, match="wrapped by another smd hook"):
+        model.fit(x, y, batch_size=32, epochs=1, verbose=0, callbacks=[second])
+    second.close()
+    # a recompiled model's new optimizer is wrapped by the hook it trains with
+    model.compile(optimizer=keras.optimizers.SGD(LR), loss="mse")
+    third = st.KerasHook(str(tmp_path / "third"), save_config=st.SaveConfig(save_interval=1),
+                         include_collections=["gradients"])
+    model.fit(x, y, batch_size=32, epochs=1, verbose=0, callbacks=[third])
+    third.close()
+    assert len(create_trial(str(tmp_path / "third")).tensor_names(collection="gradients")) == 4

@@ -3,6 +3,7 @@ the default collections of smdebug's TensorFlow hooks, and reading the JSON conf
 collection list."""
 import json
 import os
+import weakref
 
 import tensorflow as tf
 
@@ -71,3 +72,19 @@ def json_collections(json_file_path):
 def include_defaults(hook_handle):
     for name in DEFAULT_INCLUDE_COLLECTIONS:
         _smd.smd_hook_include_collection(hook_handle, name)
+
+
+# optimizer -> weakref of the hook that wrapped it (no attribute is added to framework objects)
+_WRAPPED = weakref.WeakKeyDictionary()
+
+
+def wrapper_of(optimizer):
+    try:
+        ref = _WRAPPED.get(optimizer)
+    except TypeError:  # not weak-referenceable: not an optimizer either
+        return None
+    return ref() if ref is not None else None
+
+
+def set_wrapper(optimizer, hook):
+    _WRAPPED[optimizer] = weakref.ref(hook)

@@ -23,7 +23,8 @@ from smd.collection_keys import CollectionKeys
 from smd.hook import Collection, Hook
 from smd.modes import ModeKeys
 from smd.tensorflow._common import (LAYERS, gradient_name, include_defaults, is_keras3_object,
-                                    json_collections, to_numpy, variable_name)
+                                    json_collections, set_wrapper, to_numpy, variable_name,
+                                    wrapper_of)
 
 _Callback = tf.keras.callbacks.Callback
 _GRADS, _LAYERS, _IO = 0, 1, 2
@@ -102,6 +103,7 @@ class KerasHook(_Callback, Hook):
         self._grad_names = None        # names of the gradients the optimizer produced
         self._layer_names = []         # layers whose call is captured
         self._watched = {}             # id(layer) -> layer
+        self._patched = {}             # id -> layer or model whose call/compute_loss is wrapped
         self._registered = set()       # variable names added to weights/biases/optimizer_variables
         self._custom = {}              # name -> variable (collection.add / add_to_collection)
         self._optimizer = None
@@ -142,6 +144,13 @@ class KerasHook(_Callback, Hook):
     # -- wiring into the model -----------------------------------------------------------------
     def set_model(self, model):
         super().set_model(model)
+        opt = getattr(model, "optimizer", None)
+        if opt is not None and wrapper_of(opt) is None:
+            self.wrap_optimizer(opt)  # also a new optimizer of a recompiled model
+        elif opt is not None and wrapper_of(opt) is not self:
+            warnings.warn("KerasHook: the model's optimizer is wrapped by another smd hook, so this "
+                          "hook does not see its gradients; use one hook per model",
+                          RuntimeWarning, stacklevel=2)
         if self._model_ref is not None and self._model_ref() is model:
             return
         self._model_ref = weakref.ref(model)
@@ -152,10 +161,6 @@ class KerasHook(_Callback, Hook):
                           "hand tensors out of the train step: gradients, layer and model inputs/"
                           "outputs are not saved; compile(..., jit_compile=False) to save them",
                           RuntimeWarning, stacklevel=2)
-        opt = getattr(model, "optimizer", None)
-        if opt is not None and getattr(opt, "_smd_hook", None) is not self:
-            if getattr(opt, "_smd_hook", None) is None:
-                self.wrap_optimizer(opt)
         if self._wants(LAYERS):
             for layer in getattr(model, "layers", []):
                 self._watch_layer(layer)
@@ -169,7 +174,7 @@ class KerasHook(_Callback, Hook):
     def wrap_optimizer(self, optimizer):
         """smdebug's wrap_optimizer: returns the same optimizer, whose gradients the hook now
         sees (saved in the "gradients" collection as "gradients/<variable>Grad")."""
-        owner = getattr(optimizer, "_smd_hook", None)
+        owner = wrapper_of(optimizer)
         if owner is self:
             return optimizer
         if owner is not None:
@@ -199,7 +204,7 @@ class KerasHook(_Callback, Hook):
             optimizer.apply_gradients = apply_gradients
         else:
             raise TypeError(f"wrap_optimizer takes a Keras optimizer, not {type(optimizer).__name__}")
-        optimizer._smd_hook = self
+        set_wrapper(optimizer, self)
         self._optimizer = optimizer
         return optimizer
 
@@ -218,7 +223,7 @@ class KerasHook(_Callback, Hook):
                 self._patch_layer(layer)
 
     def _patch_layer(self, layer):
-        if getattr(layer, "_smd_hook_patched", None) is self:
+        if id(layer) in self._patched:
             return
         original = layer.call
         name = layer.name
@@ -231,12 +236,12 @@ class KerasHook(_Callback, Hook):
             return outputs
 
         layer.call = call
-        layer._smd_hook_patched = self
+        self._patched[id(layer)] = layer
         self._layer_names.append(name)
 
     def _patch_compute_loss(self, model):
         original = getattr(model, "compute_loss", None)
-        if original is None or getattr(model, "_smd_hook_patched", None) is self:
+        if original is None or id(model) in self._patched:
             return
         signature = inspect.signature(original)
 
@@ -252,7 +257,7 @@ class KerasHook(_Callback, Hook):
             return original(*args, **kwargs)
 
         model.compute_loss = compute_loss
-        model._smd_hook_patched = self
+        self._patched[id(model)] = model
 
     # -- capture -------------------------------------------------------------------------------
     def _ensure_flags(self):

@@ -16,7 +16,8 @@ import tensorflow as tf
 from smd import smdc as _smd
 from smd.collection_keys import CollectionKeys
 from smd.hook import Hook
-from smd.tensorflow._common import gradient_name, include_defaults, json_collections
+from smd.tensorflow._common import (gradient_name, include_defaults, json_collections,
+                                    set_wrapper, wrapper_of)
 
 _v1 = tf.compat.v1
 
@@ -68,9 +69,9 @@ class SessionHook(_v1.train.SessionRunHook, Hook):
         if not isinstance(optimizer, _v1.train.Optimizer):
             raise TypeError("SessionHook.wrap_optimizer takes a tf.compat.v1.train.Optimizer, not "
                             f"{type(optimizer).__name__}")
-        if getattr(optimizer, "_smd_hook", None) not in (None, self):
+        if wrapper_of(optimizer) not in (None, self):
             raise ValueError("this optimizer is already wrapped by another smd hook")
-        if getattr(optimizer, "_smd_hook", None) is self:
+        if wrapper_of(optimizer) is self:
             return optimizer
         original = optimizer.compute_gradients
 
@@ -85,7 +86,7 @@ class SessionHook(_v1.train.SessionRunHook, Hook):
             return pairs
 
         optimizer.compute_gradients = compute_gradients
-        optimizer._smd_hook = self
+        set_wrapper(optimizer, self)
         self._optimizer = optimizer
         return optimizer
 
