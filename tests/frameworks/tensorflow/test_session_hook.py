@@ -63,3 +63,27 @@ def test_session_hook_bad_input(tmp_path):
     with pytest.raises(TypeError, match="add_to_collection takes a graph tensor or variable, not list"):
         hook.add_to_collection("custom", [1, 2])
     hook.close()
+
+
+def test_session_hook_from_json(tmp_path, monkeypatch):
+    import json
+    out = tmp_path / "run"
+    cfg = tmp_path / "hook.json"
+    cfg.write_text(json.dumps({"LocalPath": str(out), "HookParameters": {"save_steps": "1,2"},
+                               "CollectionConfigurations": [{"CollectionName": "weights"}]}))
+    monkeypatch.setenv("SMDEBUG_CONFIG_FILE_PATH", str(cfg))
+    g = tf.Graph()
+    with g.as_default():
+        w = v1.get_variable("w/kernel", [2], initializer=v1.ones_initializer())
+        loss = v1.losses.absolute_difference(tf.constant([0.0, 0.0]), w)
+        hook = st.SessionHook.create_from_json_file()
+        train = v1.train.GradientDescentOptimizer(0.5).minimize(loss)
+        with v1.train.MonitoredTrainingSession(hooks=[hook]) as sess:
+            for _ in range(3):
+                sess.run(train)
+    hook.close()
+    trial = create_trial(str(out))
+    assert trial.steps() == [0, 1, 2]  # step 0: every 500 from 0; 1 and 2: save_steps
+    assert trial.tensor_names(collection="weights") == ["w/kernel:0"]
+    # |w| descends by lr * sign(w) / 2 per step: 1 -> 0.75 -> 0.5 -> 0.25
+    np.testing.assert_allclose(trial.tensor("w/kernel:0").value(2), [0.25, 0.25], rtol=1e-6)

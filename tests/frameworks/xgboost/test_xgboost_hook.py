@@ -233,3 +233,15 @@ def test_linear_booster_skips_tree_collections(tmp_path):
     names = set(create_trial(str(tmp_path / "run")).tensor_names())
     assert "predictions" in names and "validation-logloss" in names
     assert not any(n.startswith(("trees/", "feature_importance/")) for n in names)
+
+
+def test_importing_smd_imports_no_framework():
+    import subprocess
+    import sys
+    code = ("import sys, smd, smd.trials, smd.hook; "
+            "print(sorted(m for m in ('xgboost', 'tensorflow', 'torch', 'mxnet') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "[]"
+    r = subprocess.run([sys.executable, "-c", "import sys, smd.xgboost; print('xgboost' in sys.modules)"],
+                       capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "True"
