@@ -359,3 +359,20 @@ def test_second_hook_on_a_wrapped_optimizer_warns(tmp_path):
     model.fit(x, y, batch_size=32, epochs=1, verbose=0, callbacks=[third])
     third.close()
     assert len(create_trial(str(tmp_path / "third")).tensor_names(collection="gradients")) == 4
+
+
+def test_fit_after_an_interrupted_fit(tmp_path):
+    x, y = dataset()
+    model = mlp()
+
+    class Boom(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            raise KeyError("boom")
+
+    out = str(tmp_path / "run")
+    hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1))
+    with pytest.raises(KeyError, match="boom"):
+        model.fit(x, y, batch_size=32, epochs=1, verbose=0, callbacks=[Boom(), hook])
+    model.fit(x, y, batch_size=32, epochs=1, verbose=0, callbacks=[hook])
+    hook.close()
+    assert create_trial(out).steps() == [1, 2]  # step 0 was interrupted before its end

@@ -403,6 +403,18 @@ class KerasHook(_Callback, Hook):
             self.save_tensor(key, np.array([number], dtype=np.float64), [])
 
     # -- Keras callback methods ----------------------------------------------------------------
+    def _any_begin(self):
+        self._in_batch = None  # a batch that an exception interrupted never ended
+
+    def on_train_begin(self, logs=None):
+        self._any_begin()
+
+    def on_test_begin(self, logs=None):
+        self._any_begin()
+
+    def on_predict_begin(self, logs=None):
+        self._any_begin()
+
     def on_train_batch_begin(self, batch, logs=None):
         self._begin(ModeKeys.TRAIN)
 
