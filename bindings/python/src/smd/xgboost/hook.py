@@ -1,7 +1,7 @@
 """smd.xgboost.Hook: smdebug's XGBoost hook as an ``xgboost.callback.TrainingCallback``.
 
-One boosting round is one step (global step = mode step = the round, in TRAIN mode... as in smdebug
-the hook's mode stays GLOBAL unless the caller sets another). After each round the hook offers
+Boosting round r is step r (in the GLOBAL mode unless the caller sets another, as in smdebug).
+After each round the hook offers
 what its collections ask for: the evaluation metrics of that round (``<data>-<metric>``), the
 hyperparameters, the predictions and labels of ``validation_data``, the normalized feature
 importances of every importance type, the SHAP values of ``train_data`` (per feature, and averaged)
@@ -9,6 +9,7 @@ and the round's trees as columns.
 """
 import json
 import os
+import warnings
 
 import numpy as np
 import xgboost as xgb
@@ -116,15 +117,16 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
     def __init__(self, out_dir=None, export_tensorboard=False, tensorboard_dir=None, dry_run=False,
                  reduction_config=None, save_config=None, include_regex=None,
                  include_collections=None, save_all=False, include_workers="one",
-                 hyperparameters=None, train_data=None, validation_data=None, *, _handle=None,
-                 _json_included=None):
+                 hyperparameters=None, train_data=None, validation_data=None, *, _handle=None):
         xgb.callback.TrainingCallback.__init__(self)
         if hyperparameters is not None and not isinstance(hyperparameters, dict):
             raise TypeError(f"hyperparameters must be a dict, not {type(hyperparameters).__name__}")
         self.hyperparameters = hyperparameters
         self.train_data = _load_data(train_data, "train_data")
         self.validation_data = _load_data(validation_data, "validation_data")
-        self.reduction_config_ignored = reduction_config is not None
+        if reduction_config is not None:
+            warnings.warn("smd.xgboost.Hook: reduction_config is not supported and is ignored "
+                          "(as in smdebug)", UserWarning, stacklevel=2)
         if _handle is None:
             if save_config is None:
                 save_config = SaveConfig(save_interval=DEFAULT_SAVE_INTERVAL)
@@ -138,7 +140,6 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
         for name in DEFAULT_INCLUDE_COLLECTIONS:
             _smd.smd_hook_include_collection(self._hook, name)
         self._last_epoch = None
-        self._shap = None
 
     @classmethod
     def create_from_json_file(cls, json_file_path=None, hyperparameters=None, train_data=None,
