@@ -107,7 +107,8 @@ fi
 
 echo "== XGBoost hook (scripts/frameworks/xgboost.sh makes .venv-xgboost with the smd wheel)"
 if scripts/frameworks/xgboost.sh; then
-  run_pytest "xgboost hooks" .venv-xgboost/bin/python -m pytest tests/frameworks/xgboost -q -p no:cacheprovider
+  run_pytest "xgboost hooks" env SMD_BUILD_DIR="$PWD/build" \
+    .venv-xgboost/bin/python -m pytest tests/frameworks/xgboost -q -p no:cacheprovider
 else
   failed=$((failed + 1)); echo "scripts/frameworks/xgboost.sh failed"
 fi

@@ -245,3 +245,17 @@ def test_importing_smd_imports_no_framework():
     r = subprocess.run([sys.executable, "-c", "import sys, smd.xgboost; print('xgboost' in sys.modules)"],
                        capture_output=True, text=True, check=True)
     assert r.stdout.strip() == "True"
+
+
+def test_loss_not_decreasing_fires_when_the_model_does_not_learn(tmp_path):
+    from conftest import run_rule
+    _, _, dtrain, dval = data()
+    status = {}
+    for kind, eta in (("learning", 0.3), ("stuck", 0.0)):
+        out = tmp_path / kind
+        hook = sx.Hook(str(out), save_config=sx.SaveConfig(save_interval=1))
+        train(hook, dtrain, dval, 30, dict(PARAMS, eta=eta))
+        status[kind] = run_rule(out, "LossNotDecreasing:num_steps=5,diff_percent=1")
+    assert status["learning"][0] == 0
+    assert status["stuck"][0] == 6
+    assert any(line.get("tensor") in ("validation-logloss", "train-logloss") for line in status["stuck"][1])
