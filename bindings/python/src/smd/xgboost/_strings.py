@@ -33,9 +33,6 @@ def _libsmd():
 
 def save_strings(hook, name, values, collections):
     """Offers the strings `values` as the 1-D string tensor `name` of smd.Hook `hook`."""
-    save = getattr(hook, "save_strings", None)
-    if save is not None and callable(save):  # a binding that has it natively
-        return save(name, values, collections)
     lib = _libsmd()
     data = [str(v).encode("utf-8") for v in values]
     n = len(data)
