@@ -3,7 +3,9 @@
 #   1. the C/C++ tests (header, C API, impl unit tests, ABI, S3 against a local server), the
 #      interop tests against the real smdebug, the crash tests (tests/crash: kill -9, a full file
 #      system), and the bindings' suites: Python (after pip install ./bindings/python), Rust
-#      (cargo test, the examples, clippy, rustdoc) and Go (scripts/test_go.sh), on a normal build;
+#      (cargo test, the examples, clippy, rustdoc) and Go (scripts/test_go.sh), and the framework
+#      hooks (tests/frameworks, each framework set in its own scripts/frameworks/*.sh venv), on a
+#      normal build;
 #   2. the C/C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the C API, C++ unit and S3 tests (the hook's writer threads, concurrent reads, uploads) under
 #      ThreadSanitizer;
@@ -93,6 +95,22 @@ else
   # From the tests' folder, so that `import smd` finds the installed package, not the sources.
   run_pytest "Python binding" bash -c 'cd bindings/python/tests &&
     SMD_BUILD_DIR="$0/build" "$0/.venv/bin/python" -m pytest . -q -p no:cacheprovider' "$PWD"
+fi
+
+echo "== TensorFlow/Keras hooks (scripts/frameworks/tf.sh makes .venv-tf with the smd wheel)"
+if scripts/frameworks/tf.sh; then
+  run_pytest "tensorflow hooks" env SMD_BUILD_DIR="$PWD/build" \
+    .venv-tf/bin/python -m pytest tests/frameworks/tensorflow -q -p no:cacheprovider
+else
+  failed=$((failed + 1)); echo "scripts/frameworks/tf.sh failed"
+fi
+
+echo "== XGBoost hook (scripts/frameworks/xgboost.sh makes .venv-xgboost with the smd wheel)"
+if scripts/frameworks/xgboost.sh; then
+  run_pytest "xgboost hooks" env SMD_BUILD_DIR="$PWD/build" \
+    .venv-xgboost/bin/python -m pytest tests/frameworks/xgboost -q -p no:cacheprovider
+else
+  failed=$((failed + 1)); echo "scripts/frameworks/xgboost.sh failed"
 fi
 
 echo "== Rust binding (bindings/rust): cargo test, clippy, doc"

@@ -1,0 +1,507 @@
+"""smd.tensorflow.KerasHook: smdebug's Keras hook as a Keras callback (Keras 3 and Keras 2).
+
+Steps: every train, test and predict batch is one step (its mode is TRAIN, EVAL or PREDICT);
+the step starts at on_*_batch_begin and what the batch produced is saved at on_*_batch_end:
+losses and metrics from Keras' logs, weights and biases after the batch's update, optimizer
+variables, and the custom tensors of collections. Values that only exist inside the compiled
+train step (gradients, layer inputs/outputs, model inputs, labels and predictions) are handed out
+of it by a tf.numpy_function that runs only when one of them is due at that step (a tf.cond on a
+flag the hook sets at batch begin): steps that save nothing pay one cond per captured point.
+"""
+import atexit
+import functools
+import inspect
+import re
+import warnings
+import weakref
+
+import numpy as np
+import tensorflow as tf
+
+from smd import smdc as _smd
+from smd.collection_keys import CollectionKeys
+from smd.hook import Collection, Hook
+from smd.modes import ModeKeys
+from smd.tensorflow._common import (LAYERS, gradient_name, include_defaults, is_keras3_object,
+                                    json_collections, set_wrapper, to_numpy, variable_name,
+                                    wrapper_of)
+
+_Callback = tf.keras.callbacks.Callback
+_GRADS, _LAYERS, _IO = 0, 1, 2
+_SKIPPED_LOG_KEYS = {"outputs", "batch", "size"}
+
+
+def _close_at_exit(ref):
+    hook = ref()
+    if hook is not None:
+        try:
+            hook.close()
+        except Exception:  # noqa: BLE001 - nothing left to report to at exit
+            pass
+
+
+class KerasCollection(Collection):
+    """A collection of a KerasHook: smd.Collection plus smdebug's add_keras_layer and add."""
+
+    def __init__(self, handle, hook):
+        super().__init__(handle)
+        self._keras_hook = weakref.ref(hook)
+
+    def add_keras_layer(self, layer, inputs=False, outputs=True):
+        """Saves the layer's outputs (and inputs with inputs=True) in this collection, as
+        "<layer>/outputs" and "<layer>/inputs" ("_<i>" appended for several tensors)."""
+        if not (hasattr(layer, "name") and callable(getattr(layer, "call", None))):
+            raise TypeError(f"add_keras_layer takes a Keras layer, not {type(layer).__name__}")
+        name = re.escape(layer.name)
+        if inputs:
+            self.include(f"^{name}/inputs(_\\d+)?$")
+        if outputs:
+            self.include(f"^{name}/outputs(_\\d+)?$")
+        self._keras_hook()._watch_layer(layer)
+
+    def add(self, variable):
+        """Saves a tf.Variable (or Keras variable) in this collection at every due batch end."""
+        self._keras_hook()._add_variable(self.name, variable)
+
+
+class KerasHook(_Callback, Hook):
+    """smdebug's KerasHook: ``model.fit(..., callbacks=[hook])`` (also evaluate and predict).
+
+    Constructor arguments are smdebug's (seed 002). As in smdebug, the losses, metrics and
+    sm_metrics collections are always saved; weights, biases, gradients, optimizer_variables,
+    inputs, outputs and layers when include_collections names them (or save_all). Gradients come
+    from the model's optimizer, which the hook wraps itself when the model is set (calling
+    ``wrap_optimizer`` yourself, as smdebug asks, works too).
+    """
+
+    def __init__(self, out_dir=None, export_tensorboard=False, tensorboard_dir=None, dry_run=False,
+                 reduction_config=None, save_config=None, include_regex=None,
+                 include_collections=None, save_all=False, include_workers="one", *, _handle=None,
+                 _json=None):
+        _Callback.__init__(self)
+        if _handle is None:
+            if out_dir is None:
+                raise TypeError("KerasHook needs out_dir (or use KerasHook.create_from_json_file())")
+            Hook.__init__(self, out_dir, export_tensorboard, tensorboard_dir, dry_run,
+                          reduction_config, save_config, include_regex, include_collections,
+                          save_all, include_workers)
+            wanted, any_regex = list(include_collections or []), bool(include_regex)
+        else:
+            Hook.__init__(self, None, _handle=_handle)
+            wanted, save_all, any_regex = _json
+        include_defaults(self._hook)
+        self._wanted = set(wanted)
+        self._save_all = bool(save_all)
+        self._any_regex = any_regex
+        self.get_collection(LAYERS).include(r"^[^/]+/(inputs|outputs)(_\d+)?$")
+        self.get_collection(CollectionKeys.OUTPUTS).include(r"^(labels|predictions)(_\d+)?$")
+        self.get_collection(CollectionKeys.INPUTS).include(r"^inputs(_\d+)?$")
+        self._colls = {n: self.get_collection(n) for n in
+                       (CollectionKeys.WEIGHTS, CollectionKeys.BIASES, CollectionKeys.OPTIMIZER_VARIABLES)}
+        self._flags = None             # tf.Variable([grads, layers, io]) read by the captured points
+        self._flag_values = None
+        self._grad_names = None        # names of the gradients the optimizer produced
+        self._layer_names = []         # layers whose call is captured
+        self._watched = {}             # id(layer) -> layer
+        self._patched = {}             # id -> layer or model whose call/compute_loss is wrapped
+        self._registered = set()       # variable names added to weights/biases/optimizer_variables
+        self._custom = {}              # name -> variable (collection.add / add_to_collection)
+        self._optimizer = None
+        self._model_ref = None
+        self._xla = False
+        self._in_batch = None
+        self._saved_now = set()        # names saved in this step outside the compiled function
+        self._current_mode = None
+        atexit.register(_close_at_exit, weakref.ref(self))
+
+    @classmethod
+    def create_from_json_file(cls, json_file_path=None):
+        """The hook of smdebug's JSON hook configuration (None: $SMDEBUG_CONFIG_FILE_PATH, else
+        /opt/ml/input/config/debughookconfig.json), as SageMaker starts it."""
+        handle = _smd.smd_hook_create_from_json_file(json_file_path, None)
+        return cls(_handle=handle, _json=json_collections(json_file_path))
+
+    # -- collections ---------------------------------------------------------------------------
+    def get_collection(self, name, create=True):
+        base = Hook.get_collection(self, name, create)
+        return KerasCollection(base._c, self)
+
+    def add_to_collection(self, collection_name, variable):
+        """smdebug's add_to_collection: a variable saved in that collection."""
+        self._add_variable(collection_name, variable)
+
+    def _add_variable(self, collection_name, variable):
+        if not (hasattr(variable, "numpy") and hasattr(variable, "name")):
+            raise TypeError(f"collection {collection_name!r}: add takes a tf.Variable or Keras "
+                            f"variable, not {type(variable).__name__}")
+        name = variable_name(variable)
+        Hook.get_collection(self, collection_name).add_tensor_name(name)
+        self._custom[name] = variable
+
+    def _wants(self, *names):
+        return self._save_all or self._any_regex or any(n in self._wanted for n in names)
+
+    # -- wiring into the model -----------------------------------------------------------------
+    def set_model(self, model):
+        super().set_model(model)
+        opt = getattr(model, "optimizer", None)
+        if opt is not None and wrapper_of(opt) is None:
+            self.wrap_optimizer(opt)  # also a new optimizer of a recompiled model
+        elif opt is not None and wrapper_of(opt) is not self:
+            warnings.warn("KerasHook: the model's optimizer is wrapped by another smd hook, so this "
+                          "hook does not see its gradients; use one hook per model",
+                          RuntimeWarning, stacklevel=2)
+        if self._model_ref is not None and self._model_ref() is model:
+            return
+        self._model_ref = weakref.ref(model)
+        self._xla = getattr(model, "jit_compile", False) is True
+        if self._xla and self._wants(CollectionKeys.GRADIENTS, LAYERS, CollectionKeys.INPUTS,
+                                     CollectionKeys.OUTPUTS):
+            warnings.warn("KerasHook: the model is compiled with XLA (jit_compile=True), which cannot "
+                          "hand tensors out of the train step: gradients, layer and model inputs/"
+                          "outputs are not saved; compile(..., jit_compile=False) to save them",
+                          RuntimeWarning, stacklevel=2)
+        if self._wants(LAYERS):
+            for layer in getattr(model, "layers", []):
+                self._watch_layer(layer)
+        for layer in list(self._watched.values()):
+            self._patch_layer(layer)
+        if self._wants(CollectionKeys.INPUTS, CollectionKeys.OUTPUTS):
+            self._patch_compute_loss(model)
+        if tf.executing_eagerly():
+            self._ensure_flags()
+
+    def wrap_optimizer(self, optimizer):
+        """smdebug's wrap_optimizer: returns the same optimizer, whose gradients the hook now
+        sees (saved in the "gradients" collection as "gradients/<variable>Grad")."""
+        owner = wrapper_of(optimizer)
+        if owner is self:
+            return optimizer
+        if owner is not None:
+            raise ValueError("this optimizer is already wrapped by another smd hook: use one hook "
+                             "per training")
+        if is_keras3_object(optimizer) and callable(getattr(optimizer, "apply", None)):
+            original = optimizer.apply
+
+            @functools.wraps(original)
+            def apply(grads, trainable_variables=None, *args, **kwargs):
+                variables = trainable_variables
+                if variables is None:
+                    variables = getattr(optimizer, "_trainable_variables", None) or []
+                self._capture_gradients(list(grads), list(variables))
+                return original(grads, trainable_variables, *args, **kwargs)
+
+            optimizer.apply = apply
+        elif callable(getattr(optimizer, "apply_gradients", None)):
+            original = optimizer.apply_gradients
+
+            @functools.wraps(original)
+            def apply_gradients(grads_and_vars, *args, **kwargs):
+                pairs = list(grads_and_vars)
+                self._capture_gradients([g for g, _ in pairs], [v for _, v in pairs])
+                return original(pairs, *args, **kwargs)
+
+            optimizer.apply_gradients = apply_gradients
+        else:
+            raise TypeError(f"wrap_optimizer takes a Keras optimizer, not {type(optimizer).__name__}")
+        set_wrapper(optimizer, self)
+        self._optimizer = optimizer
+        return optimizer
+
+    def wrap_tape(self, tape):
+        """smdebug's wrap_tape for custom GradientTape loops (eager): entering the tape starts a
+        step; tape.gradient() saves the gradients, the variables (weights and biases, values at
+        that point) and the loss. Use the returned object in place of the tape."""
+        if not isinstance(tape, tf.GradientTape):
+            raise TypeError(f"wrap_tape takes a tf.GradientTape, not {type(tape).__name__}")
+        return _WrappedTape(self, tape)
+
+    def _watch_layer(self, layer):
+        if id(layer) not in self._watched:
+            self._watched[id(layer)] = layer
+            if self._model_ref is not None:
+                self._patch_layer(layer)
+
+    def _patch_layer(self, layer):
+        if id(layer) in self._patched:
+            return
+        original = layer.call
+        name = layer.name
+
+        @functools.wraps(original)
+        def call(*args, **kwargs):
+            outputs = original(*args, **kwargs)
+            if args and not _symbolic(args[0]):
+                self._capture(_LAYERS, [(f"{name}/inputs", args[0]), (f"{name}/outputs", outputs)])
+            return outputs
+
+        layer.call = call
+        self._patched[id(layer)] = layer
+        self._layer_names.append(name)
+
+    def _patch_compute_loss(self, model):
+        original = getattr(model, "compute_loss", None)
+        if original is None or id(model) in self._patched:
+            return
+        signature = inspect.signature(original)
+
+        @functools.wraps(original)
+        def compute_loss(*args, **kwargs):
+            try:
+                bound = signature.bind_partial(*args, **kwargs).arguments
+            except TypeError:
+                bound = {}
+            pairs = [("inputs", bound.get("x")), ("labels", bound.get("y")),
+                     ("predictions", bound.get("y_pred"))]
+            self._capture(_IO, [(n, v) for n, v in pairs if v is not None and not _symbolic(v)])
+            return original(*args, **kwargs)
+
+        model.compute_loss = compute_loss
+        self._patched[id(model)] = model
+
+    # -- capture -------------------------------------------------------------------------------
+    def _ensure_flags(self):
+        if self._flags is None:
+            with tf.init_scope():
+                self._flags = tf.Variable([False, False, False], trainable=False, dtype=tf.bool,
+                                          name="smd_hook_due")
+            self._flag_values = (False, False, False)
+
+    def _capture_gradients(self, grads, variables):
+        pairs = [(gradient_name(v), g) for g, v in zip(grads, variables) if g is not None]
+        self._grad_names = [n for n, _ in pairs]
+        self._capture(_GRADS, pairs)
+
+    def _capture(self, which, named):
+        """Saves (name, tensor or nested tensors) pairs now (eager) or, inside a traced function,
+        through a numpy_function run when flag `which` is set."""
+        names, tensors = [], []
+        for name, value in named:
+            flat = tf.nest.flatten(value)
+            if len(flat) == 1:
+                names.append(name)
+                tensors.append(flat[0])
+            else:
+                names.extend(f"{name}_{i}" for i in range(len(flat)))
+                tensors.extend(flat)
+        keep = [(n, t) for n, t in zip(names, tensors)
+                if t is not None and getattr(t, "dtype", None) != tf.string]
+        if not keep:
+            return
+        names = [n for n, _ in keep]
+        tensors = [tf.convert_to_tensor(t) for _, t in keep]
+        if tf.executing_eagerly():
+            for n, t in zip(names, tensors):
+                self._save_value(n, t)
+            return
+        if self._xla:
+            return  # XLA cannot run a numpy_function (warned in set_model)
+        self._ensure_flags()
+        flags = self._flags
+
+        def save(*arrays):
+            for n, a in zip(names, arrays):
+                if _smd.smd_hook_is_due(self._hook, n):
+                    self.save_tensor(n, a, [])
+            return np.int32(0)
+
+        tf.cond(flags[which], lambda: tf.numpy_function(save, tensors, tf.int32, stateful=True),
+                lambda: tf.constant(0, tf.int32))
+
+    def _save_value(self, name, value):
+        if name in self._saved_now or not _smd.smd_hook_is_due(self._hook, name):
+            return
+        self._saved_now.add(name)
+        self.save_tensor(name, to_numpy(value), [])
+
+    # -- steps ---------------------------------------------------------------------------------
+    def _begin(self, mode):
+        if self._in_batch is not None:
+            raise RuntimeError(
+                "KerasHook: a batch began before the previous one ended: the same hook is registered "
+                "twice (in callbacks, or in two models training at once); use one hook per model")
+        self._in_batch = mode
+        if mode is not self._current_mode:
+            self.set_mode(mode)
+            self._current_mode = mode
+        self.begin_step()
+        self._saved_now.clear()
+        self._update_flags(mode)
+
+    def _update_flags(self, mode):
+        if self._flags is None and not self._watched and self._optimizer is None:
+            return
+        h = self._hook
+        due = _smd.smd_hook_any_due(h)
+        grads = layers = io = False
+        if due:
+            if mode is ModeKeys.TRAIN:
+                grads = self._grad_names is None or any(_smd.smd_hook_is_due(h, n) for n in self._grad_names)
+            layers = any(_smd.smd_hook_is_due(h, f"{n}/outputs") or _smd.smd_hook_is_due(h, f"{n}/inputs")
+                         for n in self._layer_names)
+            io = any(_smd.smd_hook_is_due(h, n) for n in ("labels", "predictions", "inputs"))
+        values = (grads, layers, io)
+        if values != self._flag_values:
+            self._ensure_flags()
+            self._flags.assign(list(values))
+            self._flag_values = values
+
+    def _register_variables(self):
+        model = self.model
+        for v in getattr(model, "weights", []) if model is not None else []:
+            name = variable_name(v)
+            if name not in self._registered:
+                self._registered.add(name)
+                coll = CollectionKeys.BIASES if "bias" in name else CollectionKeys.WEIGHTS
+                self._colls[coll].add_tensor_name(name)
+        opt = self._optimizer or getattr(model, "optimizer", None)
+        for v in getattr(opt, "variables", []) if opt is not None else []:
+            name = variable_name(v)
+            if name not in self._registered:
+                self._registered.add(name)
+                self._colls[CollectionKeys.OPTIMIZER_VARIABLES].add_tensor_name(name)
+
+    def _end(self, mode, logs):
+        self._in_batch = None
+        if not _smd.smd_hook_any_due(self._hook):
+            return
+        self._save_logs(logs)
+        if mode is ModeKeys.PREDICT and logs and "outputs" in logs:
+            for name, value in _flat_named("predictions", logs["outputs"]):
+                self._save_value(name, value)
+        model = self.model
+        self._register_variables()
+        for v in getattr(model, "weights", []) if model is not None else []:
+            self._save_value(variable_name(v), v)
+        if mode is ModeKeys.TRAIN and self._wants(CollectionKeys.OPTIMIZER_VARIABLES):
+            # offered only when wanted: slot names like "SGD/m/dense/bias:0" also match the
+            # biases regex, which must not save them on its own
+            opt = self._optimizer or getattr(model, "optimizer", None)
+            for v in getattr(opt, "variables", []) if opt is not None else []:
+                self._save_value(variable_name(v), v)
+        for name, v in self._custom.items():
+            self._save_value(name, v)
+
+    def _save_logs(self, logs, only_prefix=None):
+        for key, value in (logs or {}).items():
+            if key in _SKIPPED_LOG_KEYS or (only_prefix and not key.startswith(only_prefix)):
+                continue
+            try:
+                flat = np.asarray(to_numpy(value), dtype=np.float64).reshape(-1)
+            except (TypeError, ValueError):
+                continue  # not numeric: Keras logs numbers for losses and metrics
+            if flat.size != 1:
+                continue
+            number = flat[0]
+            if key not in self._registered:
+                self._registered.add(key)
+                coll = CollectionKeys.LOSSES if key in ("loss", "val_loss") else CollectionKeys.METRICS
+                Hook.get_collection(self, coll).add_tensor_name(key)
+            if key in self._saved_now or not _smd.smd_hook_is_due(self._hook, key):
+                continue
+            self._saved_now.add(key)
+            self.save_tensor(key, np.array([number], dtype=np.float64), [])
+
+    # -- Keras callback methods ----------------------------------------------------------------
+    def _any_begin(self):
+        self._in_batch = None  # a batch that an exception interrupted never ended
+
+    def on_train_begin(self, logs=None):
+        self._any_begin()
+
+    def on_test_begin(self, logs=None):
+        self._any_begin()
+
+    def on_predict_begin(self, logs=None):
+        self._any_begin()
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._begin(ModeKeys.TRAIN)
+
+    def on_test_batch_begin(self, batch, logs=None):
+        self._begin(ModeKeys.EVAL)
+
+    def on_predict_batch_begin(self, batch, logs=None):
+        self._begin(ModeKeys.PREDICT)
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._end(ModeKeys.TRAIN, logs)
+
+    def on_test_batch_end(self, batch, logs=None):
+        self._end(ModeKeys.EVAL, logs)
+
+    def on_predict_batch_end(self, batch, logs=None):
+        self._end(ModeKeys.PREDICT, logs)
+
+    def on_epoch_end(self, epoch, logs=None):
+        # the epoch's validation results (val_loss, val_<metric>) at the current step
+        if _smd.smd_hook_any_due(self._hook):
+            self._save_logs(logs, only_prefix="val_")
+
+    # -- GradientTape loops --------------------------------------------------------------------
+    def _tape_begin(self):
+        if not tf.executing_eagerly():
+            raise RuntimeError("wrap_tape: the wrapped tape was entered inside a tf.function; the "
+                               "hook steps and saves in eager execution only (use model.fit with "
+                               "the hook as a callback for compiled training)")
+        self.begin_step()
+        self._current_mode = self.mode
+        self._saved_now.clear()
+
+    def _tape_gradient(self, target, sources, grads):
+        if not _smd.smd_hook_any_due(self._hook):
+            return
+        for v, g in zip(tf.nest.flatten(sources), tf.nest.flatten(grads)):
+            if not hasattr(v, "numpy") or not hasattr(v, "name"):
+                continue
+            name = variable_name(v)
+            if name not in self._registered:
+                self._registered.add(name)
+                coll = CollectionKeys.BIASES if "bias" in name else CollectionKeys.WEIGHTS
+                self._colls[coll].add_tensor_name(name)
+            if g is not None:
+                self._save_value(gradient_name(v), g)
+            self._save_value(name, v)
+        flat = tf.nest.flatten(target)
+        if len(flat) == 1 and tf.size(flat[0]) == 1:
+            self._save_value("loss", tf.reshape(flat[0], [1]))
+
+
+class _WrappedTape:
+    """A GradientTape whose `with` block is one step of the hook and whose gradient() saves."""
+
+    def __init__(self, hook, tape):
+        self._hook = hook
+        self._tape = tape
+
+    def __enter__(self):
+        self._hook._tape_begin()
+        self._tape.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        return self._tape.__exit__(*exc)
+
+    def gradient(self, target, sources, *args, **kwargs):
+        for t in tf.nest.flatten(target):
+            if not (tf.is_tensor(t) or isinstance(t, tf.Variable)):
+                raise TypeError(f"tape.gradient: the loss must be a tf.Tensor, not {type(t).__name__} "
+                                "(a Python number has no gradient)")
+        grads = self._tape.gradient(target, sources, *args, **kwargs)
+        self._hook._tape_gradient(target, sources, grads)
+        return grads
+
+    def __getattr__(self, name):
+        return getattr(self._tape, name)
+
+
+def _symbolic(value):
+    """True for Keras symbolic tensors (model building), which have no values to save."""
+    return any(type(t).__name__ == "KerasTensor" for t in tf.nest.flatten(value))
+
+
+def _flat_named(name, value):
+    flat = tf.nest.flatten(value)
+    if len(flat) == 1:
+        return [(name, flat[0])]
+    return [(f"{name}_{i}", t) for i, t in enumerate(flat)]

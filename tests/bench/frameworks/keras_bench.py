@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""Per-step cost of smd's KerasHook on a small Keras model, next to no hook and to smdebug's
+KerasHook (when it runs with this TensorFlow).
+
+    .venv-tf/bin/python tests/bench/frameworks/keras_bench.py [--steps N] [--repeats R]
+
+Prints one JSON object per line: {"framework", "model", "config", "ms_per_step", "note"} with
+config one of "no hook", "smd every step", "smd every 100", "smdebug every step",
+"smdebug every 100". Hooks save weights, biases and gradients (plus the always-saved losses and
+metrics). Each configuration trains a fresh model of the same seed: a warm-up fit (tracing) and
+then a timed fit of N steps (batch 64, data in memory); configurations alternate over R rounds
+and the median is printed. smdebug runs in a child interpreter (it needs protobuf's pure-Python
+parser with today's protobuf); when it fails, its row has ms_per_step null and the error.
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+MODEL = "MLP 784-256-128-10, batch 64"
+COLLECTIONS = ["weights", "biases", "gradients"]
+WARMUP = 20
+
+
+def build(keras):
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((784,)), keras.layers.Dense(256, activation="relu"),
+                              keras.layers.Dense(128, activation="relu"), keras.layers.Dense(10)])
+    return model
+
+
+def data(steps):
+    import numpy as np
+    rng = np.random.default_rng(0)
+    n = 64 * steps
+    return rng.normal(size=(n, 784)).astype("float32"), rng.integers(0, 10, size=(n,))
+
+
+def timed_fit(keras, hook_factory, steps, wrap):
+    """ms per step of a fit of `steps` steps after a warm-up fit, with the hook (or None)."""
+    model = build(keras)
+    opt = keras.optimizers.SGD(0.01)
+    hook = hook_factory() if hook_factory else None
+    if hook is not None and wrap:
+        opt = hook.wrap_optimizer(opt)
+    model.compile(optimizer=opt, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    x, y = data(steps)
+    cbs = [hook] if hook is not None else []
+    model.fit(x[:64 * WARMUP], y[:64 * WARMUP], batch_size=64, epochs=1, verbose=0, shuffle=False,
+              callbacks=cbs)
+    t0 = time.perf_counter()
+    model.fit(x, y, batch_size=64, epochs=1, verbose=0, shuffle=False, callbacks=cbs)
+    elapsed = time.perf_counter() - t0
+    if hook is not None:
+        hook.close()
+    return 1000.0 * elapsed / steps
+
+
+def smd_factory(interval, root):
+    import smd.tensorflow as st
+
+    def make():
+        out = tempfile.mkdtemp(dir=root)
+        shutil.rmtree(out)
+        return st.KerasHook(out, save_config=st.SaveConfig(save_interval=interval),
+                            include_collections=COLLECTIONS)
+    return make
+
+
+def run_smdebug_child(interval, steps, repeats, root):
+    """Runs smdebug's hook in a child interpreter; returns (ms_per_step or None, note)."""
+    env = dict(os.environ, PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION="python", SMDEBUG_LOG_LEVEL="error")
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--smdebug-child", str(interval),
+                        "--steps", str(steps), "--repeats", str(repeats), "--root", root],
+                       capture_output=True, text=True, env=env, timeout=3600)
+    if r.returncode == 0 and r.stdout.strip():
+        return json.loads(r.stdout.strip().splitlines()[-1])["ms_per_step"], "smdebug 1.0.34"
+    last = [line for line in r.stderr.strip().splitlines() if line.strip()]
+    reason = last[-1] if last else f"exit status {r.returncode}"
+    return None, f"smdebug 1.0.34 does not run with this TensorFlow/Keras: {reason[:300]}"
+
+
+def smdebug_child(interval, steps, repeats, root):
+    import tensorflow as tf
+    import smdebug.tensorflow as sd
+
+    def make():
+        out = tempfile.mkdtemp(dir=root)
+        shutil.rmtree(out)
+        return sd.KerasHook(out, save_config=sd.SaveConfig(save_interval=interval),
+                            include_collections=COLLECTIONS)
+    times = [timed_fit(tf.keras, make, steps, wrap=True) for _ in range(repeats)]
+    print(json.dumps({"ms_per_step": statistics.median(times)}))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--smdebug-child", type=int, default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--root", default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.steps < 1 or args.repeats < 1:
+        ap.error("--steps and --repeats must be >= 1")
+    root = args.root or tempfile.mkdtemp(prefix="keras_bench_")
+    try:
+        if args.smdebug_child is not None:
+            smdebug_child(args.smdebug_child, args.steps, args.repeats, root)
+            return
+        import tensorflow as tf
+        keras = tf.keras
+        version = f"TensorFlow {tf.__version__}, Keras {getattr(keras, '__version__', '') or keras.__name__}"
+        configs = [("no hook", None), ("smd every step", smd_factory(1, root)),
+                   ("smd every 100", smd_factory(100, root))]
+        times = {name: [] for name, _ in configs}
+        for _ in range(args.repeats):
+            for name, factory in configs:
+                times[name].append(timed_fit(keras, factory, args.steps, wrap=False))
+        for name, _ in configs:
+            print(json.dumps({"framework": "keras", "model": MODEL, "config": name,
+                              "ms_per_step": round(statistics.median(times[name]), 4),
+                              "note": f"{version}; median of {args.repeats} x {args.steps} steps"}),
+                  flush=True)
+        for interval, name in ((1, "smdebug every step"), (100, "smdebug every 100")):
+            ms, note = run_smdebug_child(interval, args.steps, args.repeats, root)
+            print(json.dumps({"framework": "keras", "model": MODEL, "config": name,
+                              "ms_per_step": None if ms is None else round(ms, 4), "note": note}),
+                  flush=True)
+    finally:
+        if args.root is None:
+            shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

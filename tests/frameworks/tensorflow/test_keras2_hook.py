@@ -1,0 +1,85 @@
+"""KerasHook with Keras 2 (tf_keras, TF_USE_LEGACY_KERAS=1), in a fresh interpreter because the
+Keras of tf.keras is chosen when TensorFlow is first imported. The training script writes the
+trial and what TensorFlow computed (npz); the test compares them."""
+import numpy as np
+import pytest
+
+import smd.tensorflow as st
+from smd.trials import create_trial
+
+from conftest import run_script
+
+SCRIPT = r"""
+import json, sys
+import numpy as np
+import tensorflow as tf
+import smd.tensorflow as st
+keras = tf.keras
+assert keras.__name__.startswith("tf_keras") or "_v2" in keras.__name__, keras.__name__
+out, npz = sys.argv[1:] if len(sys.argv) > 2 else (OUT, NPZ)
+rng = np.random.default_rng(0)
+x = rng.normal(size=(64, 4)).astype("float32")
+y = (x @ np.array([[1.0], [-2.0], [0.5], [0.0]], dtype="float32")).astype("float32")
+keras.utils.set_random_seed(0)
+model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation="relu"), keras.layers.Dense(1)])
+model.compile(optimizer=keras.optimizers.SGD(0.05), loss="mse", metrics=["mae"])
+hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1),
+                    include_collections=["weights", "biases", "gradients", "optimizer_variables", "outputs"])
+before, after = [], []
+class Rec(keras.callbacks.Callback):
+    def on_train_batch_begin(self, b, logs=None): before.append([w.numpy().copy() for w in self.model.weights])
+    def on_train_batch_end(self, b, logs=None): after.append([w.numpy().copy() for w in self.model.weights])
+hist = model.fit(x, y, batch_size=16, epochs=1, shuffle=False, verbose=0, callbacks=[hook, Rec()],
+                 validation_data=(x[:16], y[:16]))
+pred = model.predict(x, batch_size=64, verbose=0, callbacks=[hook])
+hook.close()
+grads = []
+for step in range(4):
+    probe = keras.models.clone_model(model)
+    probe.set_weights(before[step])
+    xb, yb = x[step * 16:(step + 1) * 16], y[step * 16:(step + 1) * 16]
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(probe(xb, training=True) - yb))
+    grads.append([g.numpy() for g in tape.gradient(loss, probe.trainable_weights)])
+arrays = {"pred": pred, "loss0": np.array(hist.history["loss"])}
+for s in range(4):
+    for i, w in enumerate(after[s]):
+        arrays[f"after_{s}_{i}"] = w
+    for i, g in enumerate(grads[s]):
+        arrays[f"grad_{s}_{i}"] = g
+np.savez(npz, **arrays)
+print(json.dumps({"names": [w.name for w in model.weights], "keras": keras.__name__}))
+"""
+
+
+def test_keras2_fit_and_predict(tmp_path):
+    out, npz = str(tmp_path / "run"), str(tmp_path / "expect.npz")
+    script = SCRIPT.replace("OUT", repr(out)).replace("NPZ", repr(npz))
+    info = run_script(script, env={"TF_USE_LEGACY_KERAS": "1"})
+    assert info["names"] == ["dense/kernel:0", "dense/bias:0", "dense_1/kernel:0", "dense_1/bias:0"]
+    expect = np.load(npz)
+    trial = create_trial(out)
+    assert trial.steps(mode=st.modes.TRAIN) == [0, 1, 2, 3]
+    assert trial.steps(mode=st.modes.EVAL) == [0]
+    assert trial.steps(mode=st.modes.PREDICT) == [0]
+    assert set(trial.tensor_names(collection="weights")) == {"dense/kernel:0", "dense_1/kernel:0"}
+    # optimizer slots of biases also match smd's biases regex: listed in both collections
+    biases = set(trial.tensor_names(collection="biases"))
+    assert {"dense/bias:0", "dense_1/bias:0"} <= biases
+    assert biases - {"dense/bias:0", "dense_1/bias:0"} <= set(trial.tensor_names(collection="optimizer_variables"))
+    # smdebug's gradient names for Keras 2: gradients/<variable without :0>Grad
+    assert set(trial.tensor_names(collection="gradients")) == {
+        "gradients/dense/kernelGrad", "gradients/dense/biasGrad",
+        "gradients/dense_1/kernelGrad", "gradients/dense_1/biasGrad"}
+    assert any(n.startswith("SGD/") or n.startswith("iteration") for n in
+               trial.tensor_names(collection="optimizer_variables"))
+    for step in range(4):
+        for i, name in enumerate(info["names"]):
+            np.testing.assert_array_equal(trial.tensor(name).value(step, mode=st.modes.TRAIN),
+                                          expect[f"after_{step}_{i}"])
+            np.testing.assert_allclose(
+                trial.tensor(f"gradients/{name.split(':')[0]}Grad").value(step, mode=st.modes.TRAIN),
+                expect[f"grad_{step}_{i}"], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(trial.tensor("predictions").value(0, mode=st.modes.PREDICT),
+                               expect["pred"], rtol=1e-6)
+    assert trial.tensor("loss").value(3, mode=st.modes.TRAIN)[0] == pytest.approx(expect["loss0"][0], rel=1e-6)

@@ -1,0 +1,378 @@
+"""smd.tensorflow.KerasHook with the real TensorFlow and Keras 3: collections, values equal to
+what TensorFlow computed, modes, save intervals, the real smdebug reading the trial, a built-in
+rule on a broken and a healthy model, JSON configuration and bad input."""
+import json
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import smd.tensorflow as st
+from smd.trials import create_trial
+
+from conftest import run_rule
+
+keras = tf.keras
+LR = 0.05
+
+
+@pytest.fixture(autouse=True)
+def fresh_names():
+    """Keras numbers layer names per process: start each test from "sequential", "dense"."""
+    keras.backend.clear_session()
+
+
+def dataset(n=64, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(n, 4)).astype("float32")
+    y = (x @ np.array([[1.0], [-2.0], [0.5], [0.0]], dtype="float32") + 0.3).astype("float32")
+    return x, y
+
+
+def mlp(seed=0, activation="relu", init=None):
+    keras.utils.set_random_seed(seed)
+    kw = {} if init is None else {"kernel_initializer": init}
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation=activation, **kw),
+                              keras.layers.Dense(1, **kw)])
+    model.compile(optimizer=keras.optimizers.SGD(LR), loss="mse", metrics=["mae"])
+    return model
+
+
+class Recorder(keras.callbacks.Callback):
+    """What Keras computed: the weights before and after each train batch."""
+
+    def __init__(self):
+        super().__init__()
+        self.before, self.after = [], []
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self.before.append([w.numpy().copy() for w in self.model.weights])
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.after.append([w.numpy().copy() for w in self.model.weights])
+
+
+def names(model):
+    return [w.path for w in model.weights]
+
+
+def test_fit_saves_weights_gradients_losses_metrics_as_tensorflow_computed(tmp_path):
+    x, y = dataset()
+    model = mlp()
+    out = str(tmp_path / "run")
+    hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1),
+                        include_collections=["weights", "biases", "gradients", "optimizer_variables"])
+    rec = Recorder()
+    hist = model.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0, callbacks=[hook, rec])
+    hook.close()
+    trial = create_trial(out)
+    assert trial.steps() == list(range(8))
+    assert set(trial.tensor_names(collection="weights")) == {
+        "sequential/dense/kernel", "sequential/dense_1/kernel"}
+    assert set(trial.tensor_names(collection="biases")) == {
+        "sequential/dense/bias", "sequential/dense_1/bias"}
+    grads = {f"gradients/{n}Grad" for n in names(model)}
+    assert set(trial.tensor_names(collection="gradients")) == grads
+    assert {"sgd/iteration", "sgd/learning_rate"} <= set(trial.tensor_names(collection="optimizer_variables"))
+    for step in range(8):
+        xb, yb = x[(step % 4) * 16:(step % 4 + 1) * 16], y[(step % 4) * 16:(step % 4 + 1) * 16]
+        # weights after step N are those Keras holds at that batch's end
+        for name, value in zip(names(model), rec.after[step]):
+            np.testing.assert_array_equal(trial.tensor(name).value(step), value)
+        # gradients: the tape's over the same batch, from the weights before the step
+        probe = mlp()
+        probe.set_weights(rec.before[step])
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_mean(tf.square(probe(xb, training=True) - yb))
+        expect = tape.gradient(loss, probe.trainable_weights)
+        for name, g in zip(names(model), expect):
+            np.testing.assert_allclose(trial.tensor(f"gradients/{name}Grad").value(step), g.numpy(),
+                                       rtol=1e-5, atol=1e-6)
+        assert trial.tensor("sgd/iteration").value(step) == step + 1
+    # the last batch's running mean is the epoch's loss and mae that Keras reports
+    assert trial.tensor("loss").value(3)[0] == pytest.approx(hist.history["loss"][0], rel=1e-6)
+    assert trial.tensor("mae").value(7)[0] == pytest.approx(hist.history["mae"][1], rel=1e-6)
+    assert trial.tensor_names(collection="losses") == ["loss"]
+    assert "mae" in trial.tensor_names(collection="metrics")
+
+
+def test_modes_from_fit_evaluate_predict(tmp_path):
+    x, y = dataset()
+    model = mlp()
+    out = str(tmp_path / "run")
+    hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1), include_collections=["outputs"])
+    model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0, callbacks=[hook],
+              validation_data=(x[:16], y[:16]))
+    model.evaluate(x, y, batch_size=32, verbose=0, callbacks=[hook])
+    pred = model.predict(x, batch_size=64, verbose=0, callbacks=[hook])
+    hook.close()
+    trial = create_trial(out)
+    # global steps: 2 train batches, 1 validation batch, 2 evaluate batches, 1 predict batch
+    assert trial.steps() == list(range(6))
+    assert trial.steps(mode=st.modes.TRAIN) == [0, 1]
+    assert trial.steps(mode=st.modes.EVAL) == [0, 1, 2]
+    assert trial.steps(mode=st.modes.PREDICT) == [0]
+    assert [trial.mode(s) for s in range(6)] == [st.modes.TRAIN] * 2 + [st.modes.EVAL] * 3 + [st.modes.PREDICT]
+    np.testing.assert_allclose(trial.tensor("predictions").value(0, mode=st.modes.PREDICT), pred, rtol=1e-6)
+    # labels and predictions of the evaluation batches
+    np.testing.assert_array_equal(trial.tensor("labels").value(2, mode=st.modes.EVAL), y[32:])
+    np.testing.assert_allclose(trial.tensor("predictions").value(2, mode=st.modes.EVAL),
+                               model.predict(x[32:], verbose=0), rtol=1e-5)
+    assert trial.tensor("loss").value(0, mode=st.modes.EVAL)[0] == pytest.approx(
+        float(np.mean((model.predict(x[:16], verbose=0) - y[:16]) ** 2)), rel=0.5)  # weights moved since
+    assert set(trial.tensor_names(collection="outputs")) == {"labels", "predictions"}
+
+
+def test_default_config_saves_losses_and_metrics_every_500_steps(tmp_path):
+    x, y = dataset(n=512)
+    model = mlp()
+    out = str(tmp_path / "run")
+    hook = st.KerasHook(out)
+    model.fit(x, y, batch_size=1, epochs=2, verbose=0, callbacks=[hook])
+    hook.close()
+    trial = create_trial(out)
+    assert trial.steps() == [0, 500, 1000]
+    assert set(trial.tensor_names()) == {"loss", "mae"}
+
+
+def test_save_interval_and_collection_config(tmp_path):
+    x, y = dataset()
+    model = mlp()
+    out = str(tmp_path / "run")
+    hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=3),
+                        include_collections=["weights", "gradients"])
+    hook.get_collection("gradients").save_config = st.SaveConfig(save_steps=[1])
+    model.fit(x, y, batch_size=8, epochs=1, verbose=0, callbacks=[hook])
+    hook.close()
+    trial = create_trial(out)
+    assert trial.steps() == [0, 1, 3, 6]
+    assert trial.tensor("sequential/dense/kernel").steps() == [0, 3, 6]
+    # gradients every 500 from 0 (the collection's own config) plus step 1
+    assert trial.tensor("gradients/sequential/dense/kernelGrad").steps() == [0, 1]
+
+
+def test_layers_and_custom_layer_collection(tmp_path):
+    x, y = dataset()
+    model = mlp()
+    out = str(tmp_path / "run")
+    hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1), include_collections=["first"])
+    hook.get_collection("first").add_keras_layer(model.layers[0], inputs=True)
+    rec = Recorder()
+    model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0, callbacks=[hook, rec])
+    hook.close()
+    trial = create_trial(out)
+    assert set(trial.tensor_names(collection="first")) == {"dense/inputs", "dense/outputs"}
+    assert "dense_1/outputs" not in trial.tensor_names()
+    kernel, bias = rec.before[1][0], rec.before[1][1]
+    np.testing.assert_array_equal(trial.tensor("dense/inputs").value(1), x[32:])
+    np.testing.assert_allclose(trial.tensor("dense/outputs").value(1),
+                               np.maximum(x[32:] @ kernel + bias, 0), rtol=1e-5, atol=1e-6)
+
+
+def test_all_layers_with_the_layers_collection(tmp_path):
+    x, y = dataset()
+    model = mlp()
+    out = str(tmp_path / "run")
+    hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1), include_collections=["layers"])
+    model.fit(x, y, batch_size=64, epochs=1, verbose=0, callbacks=[hook])
+    hook.close()
+    trial = create_trial(out)
+    assert set(trial.tensor_names(collection="layers")) == {
+        "dense/inputs", "dense/outputs", "dense_1/inputs", "dense_1/outputs"}
+
+
+def test_the_real_smdebug_reads_the_trial(tmp_path, read_with_smdebug):
+    x, y = dataset()
+    model = mlp()
+    out = str(tmp_path / "run")
+    hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=2),
+                        include_collections=["weights", "biases", "gradients", "outputs"])
+    rec = Recorder()
+    model.fit(x, y, batch_size=16, epochs=1, shuffle=False, verbose=0, callbacks=[hook, rec],
+              validation_data=(x[:16], y[:16]))
+    hook.close()
+    doc = read_with_smdebug(out)
+    assert doc["steps"] == [0, 2, 4]
+    assert doc["modes"]["TRAIN"] == [0, 2] and doc["modes"]["EVAL"] == [0]
+    t = doc["tensors"]
+    np.testing.assert_array_equal(np.array(t["sequential/dense/kernel"]["2"], dtype=np.float32), rec.after[2][0])
+    assert "gradients/sequential/dense/kernelGrad" in doc["collections"]["gradients"]
+    assert "sequential/dense_1/bias" in doc["collections"]["biases"]
+    assert "loss" in doc["collections"]["losses"] and "mae" in doc["collections"]["metrics"]
+    assert set(doc["collections"]["outputs"]) == {"labels", "predictions"}
+
+
+def test_vanishing_gradient_fires_on_a_saturated_net_only(tmp_path):
+    x, y = dataset(n=128)
+    runs = {}
+    for kind in ("healthy", "saturated"):
+        if kind == "healthy":
+            model = mlp()
+        else:
+            # huge weights drive every sigmoid into saturation: its gradient vanishes
+            keras.utils.set_random_seed(0)
+            model = keras.Sequential([keras.Input((4,)),
+                                      keras.layers.Dense(16, activation="sigmoid",
+                                                         kernel_initializer=keras.initializers.Constant(400.0)),
+                                      keras.layers.Dense(16, activation="sigmoid",
+                                                         kernel_initializer=keras.initializers.Constant(400.0)),
+                                      keras.layers.Dense(1)])
+            model.compile(optimizer=keras.optimizers.SGD(LR), loss="mse")
+        out = str(tmp_path / kind)
+        hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=2), include_collections=["gradients"])
+        model.fit(x, y, batch_size=16, epochs=2, verbose=0, callbacks=[hook])
+        hook.close()
+        runs[kind] = run_rule(out, "VanishingGradient") + (model,)
+    assert runs["healthy"][0] == 0
+    status, lines, model = runs["saturated"]
+    assert status == 6
+    first_kernel = f"gradients/{model.layers[0].kernel.path}Grad"
+    assert any(line.get("tensor") == first_kernel for line in lines), lines
+
+
+def test_zero_script_change_from_json(tmp_path, monkeypatch):
+    cfg = tmp_path / "hook.json"
+    out = tmp_path / "run"
+    cfg.write_text(json.dumps({
+        "LocalPath": str(out),
+        "HookParameters": {"save_interval": "2"},
+        "CollectionConfigurations": [{"CollectionName": "gradients"}]}))
+    monkeypatch.setenv("SMDEBUG_CONFIG_FILE_PATH", str(cfg))
+    x, y = dataset()
+    model = mlp()
+    hook = st.KerasHook.create_from_json_file()
+    model.fit(x, y, batch_size=16, epochs=1, verbose=0, callbacks=[hook])
+    hook.close()
+    trial = create_trial(str(out))
+    assert trial.steps() == [0, 2]
+    assert set(trial.tensor_names()) == {"loss", "mae"} | {f"gradients/{n}Grad" for n in names(model)}
+
+
+def test_gradient_tape_loop(tmp_path):
+    x, y = dataset()
+    model = mlp()
+    opt = keras.optimizers.SGD(LR)
+    out = str(tmp_path / "run")
+    hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1),
+                        include_collections=["weights", "biases", "gradients"])
+    hook.set_mode(st.modes.TRAIN)
+    expect = []
+    for step in range(3):
+        xb, yb = x[step * 16:(step + 1) * 16], y[step * 16:(step + 1) * 16]
+        with hook.wrap_tape(tf.GradientTape()) as tape:
+            loss = tf.reduce_mean(tf.square(model(xb, training=True) - yb))
+        weights = [w.numpy().copy() for w in model.trainable_weights]
+        grads = tape.gradient(loss, model.trainable_weights)
+        expect.append((float(loss), weights, [g.numpy() for g in grads]))
+        opt.apply_gradients(zip(grads, model.trainable_weights))
+    hook.close()
+    trial = create_trial(out)
+    assert trial.steps(mode=st.modes.TRAIN) == [0, 1, 2]
+    for step, (loss, weights, grads) in enumerate(expect):
+        assert trial.tensor("loss").value(step)[0] == pytest.approx(loss, rel=1e-6)
+        for name, w, g in zip(names(model), weights, grads):
+            np.testing.assert_array_equal(trial.tensor(name).value(step), w)
+            np.testing.assert_array_equal(trial.tensor(f"gradients/{name}Grad").value(step), g)
+
+
+def test_bad_input_gets_clear_errors(tmp_path):
+    x, y = dataset()
+    model = mlp()
+    hook = st.KerasHook(str(tmp_path / "run"))
+    with pytest.raises(RuntimeError, match="registered twice"):
+        model.fit(x, y, batch_size=16, epochs=1, verbose=0, callbacks=[hook, hook])
+    with pytest.raises(TypeError, match="wrap_optimizer takes a Keras optimizer, not str"):
+        hook.wrap_optimizer("sgd")
+    with pytest.raises(TypeError, match="wrap_tape takes a tf.GradientTape, not list"):
+        hook.wrap_tape([])
+    with pytest.raises(TypeError, match="add_keras_layer takes a Keras layer, not int"):
+        hook.get_collection("custom").add_keras_layer(3)
+    with pytest.raises(TypeError, match="add takes a tf.Variable or Keras variable, not float"):
+        hook.get_collection("custom").add(1.5)
+    tape = hook.wrap_tape(tf.GradientTape())
+    with tape:
+        w = tf.Variable(1.0)
+    with pytest.raises(TypeError, match="the loss must be a tf.Tensor, not float"):
+        tape.gradient(3.0, [w])
+
+    @tf.function
+    def step():
+        with hook.wrap_tape(tf.GradientTape()):
+            pass
+    with pytest.raises(RuntimeError, match="inside a tf.function"):
+        step()
+    other = st.KerasHook(str(tmp_path / "other"))
+    with pytest.raises(ValueError, match="already wrapped by another smd hook"):
+        other.wrap_optimizer(model.optimizer)
+    with pytest.raises(TypeError, match="KerasHook needs out_dir"):
+        st.KerasHook()
+    with pytest.raises(NotImplementedError, match="no tf.estimator .removed in TensorFlow 2.16"):
+        st.EstimatorHook(str(tmp_path / "est"))
+    hook.close()
+    other.close()
+
+
+def test_model_without_weights_saves_losses_only(tmp_path):
+    x, y = dataset()
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Lambda(lambda t: tf.reduce_sum(t, axis=1, keepdims=True))])
+    model.compile(loss="mse")
+    out = str(tmp_path / "run")
+    hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1), include_collections=["weights", "gradients"])
+    model.evaluate(x, y, batch_size=32, verbose=0, callbacks=[hook])
+    hook.close()
+    trial = create_trial(out)
+    assert trial.tensor_names() == ["loss"]
+    assert trial.steps(mode=st.modes.EVAL) == [0, 1]
+
+
+def test_xla_model_warns_and_saves_what_it_can(tmp_path):
+    x, y = dataset()
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2), keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.SGD(LR), loss="mse", jit_compile=True)
+    out = str(tmp_path / "run")
+    hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1),
+                        include_collections=["weights", "gradients"])
+    with pytest.warns(RuntimeWarning, match="jit_compile=True.*gradients.*not saved"):
+        model.fit(x, y, batch_size=32, epochs=1, verbose=0, callbacks=[hook])
+    hook.close()
+    trial = create_trial(out)
+    assert trial.tensor_names(collection="gradients") == []
+    np.testing.assert_array_equal(trial.tensor(model.layers[0].kernel.path).value(1),
+                                  model.layers[0].kernel.numpy())
+
+
+def test_second_hook_on_a_wrapped_optimizer_warns(tmp_path):
+    x, y = dataset()
+    model = mlp()
+    first = st.KerasHook(str(tmp_path / "first"), include_collections=["gradients"])
+    model.fit(x, y, batch_size=32, epochs=1, verbose=0, callbacks=[first])
+    first.close()
+    second = st.KerasHook(str(tmp_path / "second"), include_collections=["gradients"])
+    with pytest.warns(RuntimeWarning, match="wrapped by another smd hook"):
+        model.fit(x, y, batch_size=32, epochs=1, verbose=0, callbacks=[second])
+    second.close()
+    # a recompiled model's new optimizer is wrapped by the hook it trains with
+    model.compile(optimizer=keras.optimizers.SGD(LR), loss="mse")
+    third = st.KerasHook(str(tmp_path / "third"), save_config=st.SaveConfig(save_interval=1),
+                         include_collections=["gradients"])
+    model.fit(x, y, batch_size=32, epochs=1, verbose=0, callbacks=[third])
+    third.close()
+    assert len(create_trial(str(tmp_path / "third")).tensor_names(collection="gradients")) == 4
+
+
+def test_fit_after_an_interrupted_fit(tmp_path):
+    x, y = dataset()
+    model = mlp()
+
+    class Boom(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            raise KeyError("boom")
+
+    out = str(tmp_path / "run")
+    hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1))
+    with pytest.raises(KeyError, match="boom"):
+        model.fit(x, y, batch_size=32, epochs=1, verbose=0, callbacks=[Boom(), hook])
+    model.fit(x, y, batch_size=32, epochs=1, verbose=0, callbacks=[hook])
+    hook.close()
+    assert create_trial(out).steps() == [1, 2]  # step 0 was interrupted before its end

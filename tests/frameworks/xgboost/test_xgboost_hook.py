@@ -1,0 +1,261 @@
+"""smd.xgboost.Hook with the real xgboost: what each collection holds, compared with what xgboost
+itself computes, and read back by smd and by the real smdebug."""
+import json
+
+import numpy as np
+import pytest
+import xgboost as xgb
+
+import smd.xgboost as sx
+from smd.trials import create_trial
+
+ALL = ["metrics", "hyperparameters", "predictions", "labels", "feature_importance", "full_shap",
+       "average_shap", "trees"]
+
+
+def data(n=240, features=4, seed=0, classes=2):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, features))
+    score = X[:, 0] + 0.5 * X[:, 1] - 0.25 * X[:, 2]
+    if classes == 2:
+        y = (score > 0).astype(np.float64)
+    else:
+        y = np.digitize(score, np.quantile(score, np.linspace(0, 1, classes + 1)[1:-1])).astype(np.float64)
+    cut = n * 3 // 4
+    return X, y, xgb.DMatrix(X[:cut], label=y[:cut]), xgb.DMatrix(X[cut:], label=y[cut:])
+
+
+PARAMS = {"objective": "binary:logistic", "max_depth": 3, "eta": 0.3,
+          "eval_metric": ["logloss", "auc"], "seed": 1}
+
+
+def train(hook, dtrain, dval, rounds, params=PARAMS):
+    evals_result = {}
+    bst = xgb.train(params, dtrain, num_boost_round=rounds, evals=[(dtrain, "train"), (dval, "validation")],
+                    evals_result=evals_result, callbacks=[hook] if hook else [], verbose_eval=False)
+    return bst, evals_result
+
+
+def test_default_saves_metrics_every_10_rounds(tmp_path):
+    _, _, dtrain, dval = data()
+    hook = sx.Hook(str(tmp_path / "run"), train_data=dtrain, validation_data=dval,
+                   hyperparameters={"max_depth": 3})
+    _, evals = train(hook, dtrain, dval, 25)
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.steps() == [0, 10, 20]
+    assert set(trial.tensor_names()) == {"train-logloss", "train-auc", "validation-logloss",
+                                         "validation-auc"}
+    for step in (0, 10, 20):
+        assert trial.tensor("validation-auc").value(step)[0] == pytest.approx(evals["validation"]["auc"][step])
+        assert trial.tensor("train-logloss").value(step)[0] == pytest.approx(evals["train"]["logloss"][step])
+    # auc grows as the model improves: a metric, not a loss
+    assert trial.tensor_names(collection="losses") == ["train-logloss", "validation-logloss"]
+    assert set(trial.tensor_names(collection="metrics")) == set(trial.tensor_names())
+
+
+def test_every_collection_equals_what_xgboost_computes(tmp_path):
+    X, y, dtrain, dval = data()
+    hyper = dict(PARAMS, eval_metric="logloss")
+    hook = sx.Hook(str(tmp_path / "run"), save_config=sx.SaveConfig(save_interval=2),
+                   include_collections=ALL, hyperparameters=hyper, train_data=dtrain,
+                   validation_data=dval)
+    bst, evals = train(hook, dtrain, dval, 5)
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.steps() == [0, 2, 4]
+    names = set(trial.tensor_names())
+    feats = ["f0", "f1", "f2", "f3"]
+    assert {f"full_shap/{f}" for f in feats + ["bias"]} <= names
+    assert {f"average_shap/{f}" for f in feats + ["bias"]} <= names
+    assert {"predictions", "labels", "hyperparameters/max_depth", "hyperparameters/eta",
+            "hyperparameters/objective"} <= names
+    for step in (0, 2, 4):
+        model = bst[: step + 1]  # the booster after round `step`
+        np.testing.assert_allclose(trial.tensor("predictions").value(step), model.predict(dval), rtol=1e-6)
+        np.testing.assert_array_equal(trial.tensor("labels").value(step), dval.get_label())
+        contribs = model.predict(dtrain, pred_contribs=True)
+        for i, f in enumerate(feats + ["bias"]):
+            np.testing.assert_allclose(trial.tensor(f"full_shap/{f}").value(step), contribs[:, i], rtol=1e-6)
+            assert trial.tensor(f"average_shap/{f}").value(step)[0] == pytest.approx(contribs[:, i].astype(np.float64).mean(), rel=1e-9)
+        for kind in sx.hook.IMPORTANCE_TYPES:
+            scores = model.get_score(importance_type=kind)
+            for f, s in scores.items():
+                got = trial.tensor(f"feature_importance/{kind}/{f}").value(step)[0]
+                assert got == pytest.approx(s / sum(scores.values()))
+        assert trial.tensor("validation-logloss").value(step)[0] == pytest.approx(evals["validation"]["logloss"][step])
+        # the round's tree: one per round for a binary objective
+        tree = trial.tensor("trees/Tree").value(step)
+        assert set(tree.tolist()) == {step}
+        dump = json.loads(bst.get_dump(with_stats=True, dump_format="json")[step])
+        nodes = []
+        stack = [dump]
+        while stack:
+            n = stack.pop()
+            nodes.append(n)
+            stack.extend(n.get("children", []))
+        assert sorted(trial.tensor("trees/Node").value(step).tolist()) == sorted(n["nodeid"] for n in nodes)
+        root = trial.tensor("trees/Gain").value(step)[0]
+        assert root == pytest.approx(dump["gain"])
+        assert trial.tensor("trees/Cover").value(step)[0] == pytest.approx(dump["cover"])
+        assert trial.tensor("trees/Split").value(step)[0] == pytest.approx(dump["split_condition"])
+    assert trial.tensor("hyperparameters/max_depth").value(0)[0] == 3
+    assert trial.tensor("hyperparameters/eta").value(0)[0] == pytest.approx(0.3)
+
+
+def test_the_real_smdebug_reads_the_trial(tmp_path, read_with_smdebug):
+    _, _, dtrain, dval = data()
+    hook = sx.Hook(str(tmp_path / "run"), save_config=sx.SaveConfig(save_interval=3),
+                   include_collections=ALL, hyperparameters={"objective": "binary:logistic", "max_depth": 3},
+                   train_data=dtrain, validation_data=dval)
+    bst, evals = train(hook, dtrain, dval, 4)
+    doc = read_with_smdebug(tmp_path / "run")
+    assert doc["steps"] == [0, 3]
+    t = doc["tensors"]
+    assert t["hyperparameters/objective"]["0"] == ["binary:logistic"]
+    assert t["hyperparameters/max_depth"]["3"] == [3]
+    assert t["validation-auc"]["3"][0] == pytest.approx(evals["validation"]["auc"][3])
+    np.testing.assert_allclose(t["predictions"]["3"], bst.predict(dval), rtol=1e-6)
+    np.testing.assert_allclose(t["full_shap/f1"]["3"], bst.predict(dtrain, pred_contribs=True)[:, 1], rtol=1e-6)
+    # string columns of the trees come back as numpy str arrays
+    feature = t["trees/Feature"]["3"]
+    assert feature[0] == json.loads(bst.get_dump(dump_format="json")[3])["split"]
+    assert "Leaf" in feature
+    assert all(i.startswith("3-") for i in t["trees/ID"]["3"])
+    assert t["trees/Yes"]["3"][0] == "3-1"
+    for coll in ALL:
+        assert doc["collections"][coll], f"collection {coll} is empty for smdebug"
+    assert "validation-logloss" in doc["collections"]["losses"]
+    assert "validation-auc" not in doc["collections"]["losses"]
+
+
+def test_multiclass_shapes(tmp_path):
+    _, _, dtrain, dval = data(classes=3)
+    params = {"objective": "multi:softprob", "num_class": 3, "max_depth": 2, "eval_metric": "mlogloss"}
+    hook = sx.Hook(str(tmp_path / "run"), save_config=sx.SaveConfig(save_steps=[1]),
+                   include_collections=ALL, train_data=dtrain, validation_data=dval)
+    bst, _ = train(hook, dtrain, dval, 3, params)
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.steps() == [0, 1]  # step 0: every 500 steps from 0, as in smdebug
+    model = bst[:2]
+    np.testing.assert_allclose(trial.tensor("predictions").value(1), model.predict(dval), rtol=1e-6)
+    contribs = model.predict(dtrain, pred_contribs=True)  # (rows, classes, features + 1)
+    np.testing.assert_allclose(trial.tensor("full_shap/f2").value(1), contribs[:, :, 2], rtol=1e-6)
+    assert trial.tensor("average_shap/f2").value(1)[0] == pytest.approx(contribs[:, :, 2].astype(np.float64).mean(), rel=1e-9)
+    # three trees (one per class) in round 1: trees 3, 4, 5
+    assert sorted(set(trial.tensor("trees/Tree").value(1).tolist())) == [3, 4, 5]
+
+
+def test_data_from_csv_and_libsvm_files(tmp_path):
+    X, y, dtrain, dval = data(n=80)
+    csv = tmp_path / "train.csv"
+    np.savetxt(csv, np.column_stack([y, X]), delimiter=",")
+    svm = tmp_path / "train.svm"
+    with open(svm, "w") as f:
+        for row, label in zip(X, y):
+            f.write(f"{int(label)} " + " ".join(f"{j}:{v:.17g}" for j, v in enumerate(row)) + "\n")
+    for path, kind in ((csv, "text/csv"), (svm, "libsvm")):
+        out = tmp_path / f"run-{kind.replace('/', '_')}"
+        hook = sx.Hook(str(out), save_config=sx.SaveConfig(save_steps=[1]),
+                       include_collections=["average_shap"], train_data=(str(path), kind))
+        bst, _ = train(hook, dtrain, dval, 2)
+        full = xgb.DMatrix(X, label=y)
+        expect = bst.predict(full, pred_contribs=True).mean(axis=0)
+        trial = create_trial(str(out))
+        assert trial.tensor("average_shap/f0").value(1)[0] == pytest.approx(expect[0], rel=1e-5)
+
+
+def test_zero_script_change_from_json(tmp_path, monkeypatch):
+    cfg = tmp_path / "hook.json"
+    cfg.write_text(json.dumps({
+        "LocalPath": str(tmp_path / "run"),
+        "HookParameters": {"save_interval": "2"},
+        "CollectionConfigurations": [{"CollectionName": "feature_importance"},
+                                     {"CollectionName": "predictions"}]}))
+    monkeypatch.setenv("SMDEBUG_CONFIG_FILE_PATH", str(cfg))
+    _, _, dtrain, dval = data()
+    hook = sx.Hook.create_from_json_file(validation_data=dval)
+    bst, _ = train(hook, dtrain, dval, 3)
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.steps() == [0, 2]
+    names = set(trial.tensor_names())
+    assert "predictions" in names and "feature_importance/gain/f0" in names
+    assert "train-auc" in names  # metrics are always included, as in smdebug
+    assert not any(n.startswith(("full_shap", "trees", "labels")) for n in names)
+    np.testing.assert_allclose(trial.tensor("predictions").value(2), bst.predict(dval), rtol=1e-6)
+
+
+def test_json_default_interval_is_10(tmp_path):
+    cfg = tmp_path / "hook.json"
+    cfg.write_text(json.dumps({"LocalPath": str(tmp_path / "run"), "HookParameters": {}}))
+    _, _, dtrain, dval = data()
+    hook = sx.Hook.create_from_json_file(str(cfg))
+    train(hook, dtrain, dval, 12)
+    assert create_trial(str(tmp_path / "run")).steps() == [0, 10]
+
+
+def test_bad_input_is_named(tmp_path):
+    _, _, dtrain, dval = data()
+    out = str(tmp_path / "run")
+    with pytest.raises(TypeError, match="train_data must be an xgboost.DMatrix"):
+        sx.Hook(out, train_data=np.zeros((3, 3)))
+    with pytest.raises(FileNotFoundError, match="validation_data: no such local file"):
+        sx.Hook(out, validation_data=(str(tmp_path / "missing.csv"), "csv"))
+    (tmp_path / "x.csv").write_text("1,2\n")
+    with pytest.raises(ValueError, match="content type 'parquet'"):
+        sx.Hook(out, train_data=(str(tmp_path / "x.csv"), "parquet"))
+    (tmp_path / "bad.svm").write_text("1 0:1.5\n0 x:2\n")
+    with pytest.raises(ValueError, match="bad.svm line 2 is not LIBSVM"):
+        sx.Hook(out, train_data=(str(tmp_path / "bad.svm"), "text/libsvm"))
+    (tmp_path / "bad.csv").write_text("1,a\n")
+    with pytest.raises(ValueError, match="bad.csv is not a numeric CSV file"):
+        sx.Hook(out, train_data=(str(tmp_path / "bad.csv"), "csv"))
+    with pytest.raises(TypeError, match="hyperparameters must be a dict"):
+        sx.Hook(out, hyperparameters=[("max_depth", 3)])
+    hook = sx.Hook(out, hyperparameters={"callback": print}, include_collections=["hyperparameters"])
+    with pytest.raises(TypeError, match="hyperparameter 'callback' is a builtin_function_or_method"):
+        train(hook, dtrain, dval, 1)
+
+
+def test_hook_reused_for_a_second_training_is_refused(tmp_path):
+    _, _, dtrain, dval = data()
+    hook = sx.Hook(str(tmp_path / "run"))
+    train(hook, dtrain, dval, 2)
+    with pytest.raises(RuntimeError, match="round 0 was already seen.*registered twice in callbacks, or reused"):
+        train(hook, dtrain, dval, 2)
+    assert create_trial(str(tmp_path / "run")).steps() == [0]
+
+
+def test_linear_booster_skips_tree_collections(tmp_path):
+    _, _, dtrain, dval = data()
+    hook = sx.Hook(str(tmp_path / "run"), save_config=sx.SaveConfig(save_interval=1),
+                   include_collections=ALL, validation_data=dval)
+    params = {"booster": "gblinear", "objective": "binary:logistic", "eval_metric": "logloss"}
+    bst, _ = train(hook, dtrain, dval, 2, params)
+    names = set(create_trial(str(tmp_path / "run")).tensor_names())
+    assert "predictions" in names and "validation-logloss" in names
+    assert not any(n.startswith(("trees/", "feature_importance/")) for n in names)
+
+
+def test_importing_smd_imports_no_framework():
+    import subprocess
+    import sys
+    code = ("import sys, smd, smd.trials, smd.hook; "
+            "print(sorted(m for m in ('xgboost', 'tensorflow', 'torch', 'mxnet') if m in sys.modules))")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "[]"
+    r = subprocess.run([sys.executable, "-c", "import sys, smd.xgboost; print('xgboost' in sys.modules)"],
+                       capture_output=True, text=True, check=True)
+    assert r.stdout.strip() == "True"
+
+
+def test_loss_not_decreasing_fires_when_the_model_does_not_learn(tmp_path):
+    from conftest import run_rule
+    _, _, dtrain, dval = data()
+    status = {}
+    for kind, eta in (("learning", 0.3), ("stuck", 0.0)):
+        out = tmp_path / kind
+        hook = sx.Hook(str(out), save_config=sx.SaveConfig(save_interval=1))
+        train(hook, dtrain, dval, 30, dict(PARAMS, eta=eta))
+        status[kind] = run_rule(out, "LossNotDecreasing:num_steps=5,diff_percent=1")
+    assert status["learning"][0] == 0
+    assert status["stuck"][0] == 6
+    assert any(line.get("tensor") in ("validation-logloss", "train-logloss") for line in status["stuck"][1])
