@@ -43,8 +43,8 @@ public final class Value extends NativeObject<smd_value> implements AutoCloseabl
    * {@link #close()}. Throws {@link IllegalStateException} for string values.
    */
   public synchronized ByteBuffer buffer() {
+    smd_value v = p();
     if (buffer == null) {
-      smd_value v = p();
       ByteBuffer b = (ByteBuffer) SmdNative.smd_java_value_buffer(v);
       if (b == null) throw new IllegalStateException("a " + dtype() + " value has no element buffer");
       long ref = SmdNative.smd_java_value_ref(v);
