@@ -45,6 +45,8 @@ static jclass smd_java_string_class;
 static jclass smd_java_bridge_class;     /* ai.smd.RuleBridge */
 static jmethodID smd_java_bridge_invoke;   /* int invoke(long ctx, long step) */
 static jmethodID smd_java_bridge_required; /* int required(long ctx, long step) */
+static jmethodID smd_java_cb_finding;      /* ai.smd.InvokeCallbacks: int finding(long rule, long finding) */
+static jmethodID smd_java_cb_progress;     /* int progress(long rule, long step, int outcome) */
 
 /* Looked up once when the library is loaded, with the class loader of the class that loaded it,
  * so that callbacks on any thread find the package's classes. */
@@ -67,6 +69,11 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
   smd_java_bridge_invoke = (*env)->GetMethodID(env, c, "invoke", "(JJ)I");
   smd_java_bridge_required = (*env)->GetMethodID(env, c, "required", "(JJ)I");
   if (!smd_java_bridge_invoke || !smd_java_bridge_required) return JNI_ERR;
+  c = (*env)->FindClass(env, "ai/smd/InvokeCallbacks");
+  if (!c) return JNI_ERR;
+  smd_java_cb_finding = (*env)->GetMethodID(env, c, "finding", "(JJ)I");
+  smd_java_cb_progress = (*env)->GetMethodID(env, c, "progress", "(JJI)I");
+  if (!smd_java_cb_finding || !smd_java_cb_progress) return JNI_ERR;
   return JNI_VERSION_1_8;
 }
 
@@ -698,6 +705,37 @@ static int smd_java_rule_required_tramp(smd_rule_context *ctx, int64_t step, voi
   return smd_java_rule_call(ctx, step, payload, smd_java_bridge_required, NULL);
 }
 
+/* Invoke-option callbacks: the payload is a global reference to an ai.smd.InvokeCallbacks, whose
+ * methods never throw (they record what a listener threw and answer 1: cancel). */
+static JNIEnv *smd_java_env(int *attached) {
+  JNIEnv *env = NULL;
+  *attached = 0;
+  if ((*smd_java_vm)->GetEnv(smd_java_vm, (void **)&env, JNI_VERSION_1_8) == JNI_OK) return env;
+  if ((*smd_java_vm)->AttachCurrentThread(smd_java_vm, (void **)&env, NULL) != JNI_OK) return NULL;
+  *attached = 1;
+  return env;
+}
+static int smd_java_finding_tramp(const smd_rule *rule, const smd_rule_finding *finding, void *payload) {
+  int attached;
+  JNIEnv *env = smd_java_env(&attached);
+  if (!env) return 1;
+  jint r = (*env)->CallIntMethod(env, (jobject)payload, smd_java_cb_finding, (jlong)(intptr_t)rule,
+                                 (jlong)(intptr_t)finding);
+  if ((*env)->ExceptionCheck(env)) { (*env)->ExceptionClear(env); r = 1; }
+  if (attached) (*smd_java_vm)->DetachCurrentThread(smd_java_vm);
+  return (int)r;
+}
+static int smd_java_progress_tramp(const smd_rule *rule, int64_t step, smd_rule_outcome outcome, void *payload) {
+  int attached;
+  JNIEnv *env = smd_java_env(&attached);
+  if (!env) return 1;
+  jint r = (*env)->CallIntMethod(env, (jobject)payload, smd_java_cb_progress, (jlong)(intptr_t)rule, (jlong)step,
+                                 (jint)outcome);
+  if ((*env)->ExceptionCheck(env)) { (*env)->ExceptionClear(env); r = 1; }
+  if (attached) (*smd_java_vm)->DetachCurrentThread(smd_java_vm);
+  return (int)r;
+}
+
 %}
 %inline %{
 /* Creates a custom rule whose callbacks call bridge (an ai.smd.RuleBridge); *payload_out gets
@@ -722,6 +760,26 @@ static smd_error *smd_java_rule_create(JNIEnv *jenv_, const char *name, smd_tria
                                    with_required ? smd_java_rule_required_tramp : NULL, ref, out);
   free(ts);
   if (err) { (*jenv)->DeleteGlobalRef(jenv, ref); return err; }
+  *out_payload = (int64_t)(intptr_t)ref;
+  return NULL;
+}
+
+/* Sets both callbacks of the options to call `callbacks` (an ai.smd.InvokeCallbacks); *out_payload
+ * gets the new global reference (release it with smd_java_rule_release once the options are
+ * freed or their callbacks replaced). */
+static smd_error *smd_java_invoke_options_set_callbacks(JNIEnv *jenv_, smd_rule_invoke_options *options,
+                                                        jobject callbacks, int64_t *out_payload) {
+  JNIEnv *jenv = jenv_;
+  if (!callbacks) return smd_java_throw_npe(jenv, "callbacks is null"), (smd_error *)NULL;
+  jobject ref = (*jenv)->NewGlobalRef(jenv, callbacks);
+  smd_error *err = smd_rule_invoke_options_set_finding_callback(options, smd_java_finding_tramp, ref);
+  if (!err) err = smd_rule_invoke_options_set_progress_callback(options, smd_java_progress_tramp, ref);
+  if (err) {
+    smd_error_free(smd_rule_invoke_options_set_finding_callback(options, NULL, NULL));
+    smd_error_free(smd_rule_invoke_options_set_progress_callback(options, NULL, NULL));
+    (*jenv)->DeleteGlobalRef(jenv, ref);
+    return err;
+  }
   *out_payload = (int64_t)(intptr_t)ref;
   return NULL;
 }

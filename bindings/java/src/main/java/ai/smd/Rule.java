@@ -82,11 +82,20 @@ public final class Rule extends NativeObject<smd_rule> implements AutoCloseable 
       throws SmdException {
     smd_rule_invoke_options o = options == null ? null : options.p();
     if (bridge != null) bridge.thrown = null;
+    if (options != null) options.callbacks.thrown = null;
     try {
       SmdNative.smd_rule_invoke(p(), startStep, endStep, raiseEvalCond, o);
     } catch (SmdException e) {
       attachCause(e, this);
+      attachCause(e, options);
       throw e;
+    }
+  }
+
+  private static void attachCause(SmdException e, InvokeOptions o) {
+    if (o != null && o.callbacks.thrown != null && e.getCause() == null) {
+      e.initCause(o.callbacks.thrown);
+      o.callbacks.thrown = null;
     }
   }
 
@@ -111,10 +120,12 @@ public final class Rule extends NativeObject<smd_rule> implements AutoCloseable 
       ps[i] = smd_rule.getCPtr(p);
       if (r.bridge != null) r.bridge.thrown = null;
     }
+    if (options != null) options.callbacks.thrown = null;
     try {
       SmdNative.smd_java_rule_invoke_many(ps, startStep, endStep, raiseEvalCond, options == null ? null : options.p());
     } catch (SmdException e) {
       for (Rule r : rules) attachCause(e, r);
+      attachCause(e, options);
       throw e;
     } finally {
       java.lang.ref.Reference.reachabilityFence(keep);
@@ -140,10 +151,7 @@ public final class Rule extends NativeObject<smd_rule> implements AutoCloseable 
     long n = SmdNative.smd_rule_findings_count(r);
     List<Finding> out = new ArrayList<>();
     for (long i = 0; i < n; ++i) {
-      SWIGTYPE_p_smd_rule_finding f = SmdNative.smd_java_rule_finding_at(r, i);
-      out.add(new Finding(SmdNative.smd_rule_finding_rule(f), SmdNative.smd_rule_finding_step(f),
-          SmdNative.smd_rule_finding_tensor(f), SmdNative.smd_rule_finding_trial(f),
-          SmdNative.smd_rule_finding_message(f), SmdNative.smd_rule_finding_line(f)));
+      out.add(Finding.of(SmdNative.smd_java_rule_finding_at(r, i)));
     }
     return Collections.unmodifiableList(out);
   }

@@ -208,4 +208,50 @@ class RulesTest {
       assertEquals(10, r.stepsEvaluated());
     }
   }
+
+  @Test
+  void invokeListenersSeeFindingsAndProgressAndCanCancel() throws Exception {
+    Path out = writeRun(tmp);
+    Thread caller = Thread.currentThread();
+    List<String> seen = new ArrayList<>();
+    List<RuleOutcome> outcomes = new ArrayList<>();
+    try (Trial t = Trial.open(out.toString());
+         Rule r = Rule.builtin("AllZero", t, Map.of("tensor_regex", "fc1.*"));
+         InvokeOptions o = new InvokeOptions()
+             .onFinding((rule, f) -> {
+               assertSame(caller, Thread.currentThread());
+               seen.add(rule + "@" + f.step() + ":" + f.tensor());
+               return true;
+             })
+             .onProgress((rule, step, outcome) -> {
+               if (rule != null) outcomes.add(outcome);
+               return true;
+             })) {
+      r.invoke(0, -1, false, o);
+      assertEquals(List.of("AllZero@5:fc1.weight", "AllZero@6:fc1.weight", "AllZero@7:fc1.weight",
+          "AllZero@8:fc1.weight", "AllZero@9:fc1.weight"), seen);
+      assertEquals(10, outcomes.size());
+      assertEquals(RuleOutcome.NOT_MET, outcomes.get(0));
+      assertEquals(RuleOutcome.CONDITION_MET, outcomes.get(5));
+      // A listener answering false cancels; one that throws cancels with its exception as cause.
+      o.onFinding((rule, f) -> false);
+      SmdException e = assertThrows(SmdException.class, () -> r.invoke(0, -1, false, o));
+      assertEquals(SmdException.CANCELLED, e.code());
+      o.onFinding(null);
+      o.onProgress((rule, step, outcome) -> {
+        if (step == 2) throw new IllegalArgumentException("stop at 2");
+        return true;
+      });
+      SmdException e2 = assertThrows(SmdException.class, () -> r.invoke(0, -1, false, o));
+      assertEquals(SmdException.CANCELLED, e2.code());
+      assertTrue(e2.getCause() instanceof IllegalArgumentException);
+      assertEquals(2, r.lastStep());
+      o.onProgress(null);
+      r.invoke(0, -1, false, o);
+      assertEquals(RuleEnd.NO_MORE_DATA, r.endReason());
+    }
+    InvokeOptions closed = new InvokeOptions();
+    closed.close();
+    assertThrows(IllegalStateException.class, () -> closed.onFinding((r, f) -> true));
+  }
 }

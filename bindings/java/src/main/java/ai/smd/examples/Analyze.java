@@ -1,6 +1,5 @@
 package ai.smd.examples;
 
-import ai.smd.Finding;
 import ai.smd.InvokeOptions;
 import ai.smd.Mode;
 import ai.smd.Rule;
@@ -54,12 +53,12 @@ public final class Analyze {
                return false;
              }
            });
-           InvokeOptions options = new InvokeOptions()) {
+           InvokeOptions options = new InvokeOptions().onFinding((rule, f) -> {
+             if (f.step() < 3) System.out.println(rule + ": step " + f.step() + ": " + f.message());
+             return true;
+           })) {
         Rule.invokeAll(List.of(vanishing, highLoss), 0, -1, false, options);
         for (Rule r : List.of(vanishing, highLoss)) {
-          for (Finding f : r.findings()) {
-            if (f.step() < 3) System.out.println(r.name() + ": step " + f.step() + ": " + f.message());
-          }
           System.out.printf("%s: %d steps evaluated, condition met %d times, ended: %s%n", r.name(),
               r.stepsEvaluated(), r.conditionsMet(), r.endReason());
         }
