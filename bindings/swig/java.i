@@ -249,6 +249,30 @@ static int smd_java_holder_ok(JNIEnv *jenv, jarray a) {
 %typemap(freearg) const char * %{ if (heap$argnum) free($1); %}
 %typemap(out) const char * %{ $result = smd_java_string(jenv, $1); %}
 
+/* ---- Hot-path names: a NUL-terminated UTF-8 byte[] made (and cached) by the Java caller, copied
+ * to the stack (no string conversion per call). */
+%typemap(jni) const char *name_utf8 "jbyteArray"
+%typemap(jtype) const char *name_utf8 "byte[]"
+%typemap(jstype) const char *name_utf8 "byte[]"
+%typemap(javain) const char *name_utf8 "$javainput"
+%typemap(in) const char *name_utf8 (char buf[256], char *heap = NULL) %{
+  $1 = NULL;
+  if ($input) {
+    jsize n = (*jenv)->GetArrayLength(jenv, $input);
+    if (n < 1) { smd_java_throw_iae(jenv, "name bytes must end with a NUL"); return $null; }
+    char *p = buf;
+    if ((size_t)n > sizeof buf) {
+      heap = (char *)malloc((size_t)n);
+      if (!heap) { smd_java_throw_iae(jenv, "out of memory"); return $null; }
+      p = heap;
+    }
+    (*jenv)->GetByteArrayRegion(jenv, $input, 0, n, (jbyte *)p);
+    p[n - 1] = 0;
+    $1 = p;
+  }
+%}
+%typemap(freearg) const char *name_utf8 %{ free(heap$argnum); %}
+
 /* ---- Handles returned through **out: a long[1] holder that receives the owned pointer. */
 %define SMD_JAVA_HANDLE_OUT(TYPE)
 %typemap(jni) TYPE **out "jlongArray"
@@ -601,7 +625,7 @@ SMD_OWNED_HANDLE(smd_tensorboard_writer, smd_tensorboard_writer_free)
 /* ---- Java-specific entry points. */
 %inline %{
 /* save_tensor from a direct ByteBuffer's [offset, offset + length) bytes, no copy by the binding. */
-static smd_error *smd_java_save_buffer(JNIEnv *jenv_, smd_hook *hook, const char *name, int dtype,
+static smd_error *smd_java_save_buffer(JNIEnv *jenv_, smd_hook *hook, const char *name_utf8, int dtype,
                                        const int64_t *shape, size_t ndim, jobject buffer,
                                        int64_t offset, int64_t length,
                                        const char *const *collections, size_t n_collections) {
@@ -612,13 +636,13 @@ static smd_error *smd_java_save_buffer(JNIEnv *jenv_, smd_hook *hook, const char
   int64_t cap = (int64_t)(*jenv)->GetDirectBufferCapacity(jenv, buffer);
   if (offset < 0 || length < 0 || offset > cap || length > cap - offset)
     return smd_java_throw_iae(jenv, "offset/length outside the buffer"), (smd_error *)NULL;
-  return smd_hook_save_tensor(hook, name, (smd_dtype)dtype, shape, ndim, base + offset, (size_t)length,
+  return smd_hook_save_tensor(hook, name_utf8, (smd_dtype)dtype, shape, ndim, base + offset, (size_t)length,
                               collections, n_collections);
 }
 
 /* save_tensor from a primitive Java array (float[], double[], long[], int[], short[], byte[],
  * boolean[]): the array is pinned, not copied by the binding, for the duration of the call. */
-static smd_error *smd_java_save_array(JNIEnv *jenv_, smd_hook *hook, const char *name, int dtype,
+static smd_error *smd_java_save_array(JNIEnv *jenv_, smd_hook *hook, const char *name_utf8, int dtype,
                                       const int64_t *shape, size_t ndim, jarray array, int elem_size,
                                       const char *const *collections, size_t n_collections) {
   JNIEnv *jenv = jenv_;
@@ -626,7 +650,7 @@ static smd_error *smd_java_save_array(JNIEnv *jenv_, smd_hook *hook, const char 
   jsize n = (*jenv)->GetArrayLength(jenv, array);
   void *p = (*jenv)->GetPrimitiveArrayCritical(jenv, array, NULL);
   if (!p) return (smd_error *)NULL; /* OutOfMemoryError pending */
-  smd_error *err = smd_hook_save_tensor(hook, name, (smd_dtype)dtype, shape, ndim, p,
+  smd_error *err = smd_hook_save_tensor(hook, name_utf8, (smd_dtype)dtype, shape, ndim, p,
                                         (size_t)n * (size_t)elem_size, collections, n_collections);
   (*jenv)->ReleasePrimitiveArrayCritical(jenv, array, p, JNI_ABORT);
   return err;

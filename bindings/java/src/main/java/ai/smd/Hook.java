@@ -1,8 +1,10 @@
 package ai.smd;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Writes one smdebug trial (smdebug's hook): call {@link #beginStep()} at each step boundary and
@@ -16,6 +18,9 @@ import java.util.List;
  */
 public final class Hook extends NativeObject<smd_hook> implements AutoCloseable {
   private static final String[] NO_COLLECTIONS = new String[0];
+  private static final int MAX_CACHED_NAMES = 1 << 16;
+  /** Tensor names as NUL-terminated UTF-8, made once per name (the save path's hot part). */
+  private final ConcurrentHashMap<String, byte[]> names = new ConcurrentHashMap<>();
 
   private Hook(long ptr) {
     super(new smd_hook(ptr, false), ptr, SmdNativeJNI::delete_smd_hook);
@@ -94,6 +99,17 @@ public final class Hook extends NativeObject<smd_hook> implements AutoCloseable 
     return out[0];
   }
 
+  private byte[] nameBytes(String name) {
+    byte[] b = names.get(name);
+    if (b == null) {
+      if (name.indexOf('\0') >= 0) throw new IllegalArgumentException("tensor name contains a NUL character");
+      byte[] u = name.getBytes(StandardCharsets.UTF_8);
+      b = Arrays.copyOf(u, u.length + 1);
+      if (names.size() < MAX_CACHED_NAMES) names.put(name, b);
+    }
+    return b;
+  }
+
   private static long elements(long[] shape) {
     requireNonNull(shape, "shape");
     long n = 1;
@@ -135,7 +151,7 @@ public final class Hook extends NativeObject<smd_hook> implements AutoCloseable 
       throw new IllegalArgumentException("shape " + Arrays.toString(shape) + " of " + dtype + " needs "
           + elements(shape) * dtype.size + " bytes but the buffer has " + len + " remaining");
     }
-    SmdNative.smd_java_save_buffer(p(), name, dtype.value, shape, data, pos, len, colls(collections));
+    SmdNative.smd_java_save_buffer(p(), nameBytes(name), dtype.value, shape, data, pos, len, colls(collections));
   }
 
   /** Offers a float32 tensor. */
@@ -143,7 +159,7 @@ public final class Hook extends NativeObject<smd_hook> implements AutoCloseable 
     requireNonNull(name, "tensor name");
     requireNonNull(data, "tensor data");
     checkCount(shape, data.length, "float[]");
-    SmdNative.smd_java_save_array(p(), name, DType.FLOAT32.value, shape, data, 4, colls(collections));
+    SmdNative.smd_java_save_array(p(), nameBytes(name), DType.FLOAT32.value, shape, data, 4, colls(collections));
   }
 
   /** Offers a float64 tensor. */
@@ -151,7 +167,7 @@ public final class Hook extends NativeObject<smd_hook> implements AutoCloseable 
     requireNonNull(name, "tensor name");
     requireNonNull(data, "tensor data");
     checkCount(shape, data.length, "double[]");
-    SmdNative.smd_java_save_array(p(), name, DType.FLOAT64.value, shape, data, 8, colls(collections));
+    SmdNative.smd_java_save_array(p(), nameBytes(name), DType.FLOAT64.value, shape, data, 8, colls(collections));
   }
 
   /** Offers an int64 tensor. */
@@ -159,7 +175,7 @@ public final class Hook extends NativeObject<smd_hook> implements AutoCloseable 
     requireNonNull(name, "tensor name");
     requireNonNull(data, "tensor data");
     checkCount(shape, data.length, "long[]");
-    SmdNative.smd_java_save_array(p(), name, DType.INT64.value, shape, data, 8, colls(collections));
+    SmdNative.smd_java_save_array(p(), nameBytes(name), DType.INT64.value, shape, data, 8, colls(collections));
   }
 
   /** Offers an int32 tensor. */
@@ -167,7 +183,7 @@ public final class Hook extends NativeObject<smd_hook> implements AutoCloseable 
     requireNonNull(name, "tensor name");
     requireNonNull(data, "tensor data");
     checkCount(shape, data.length, "int[]");
-    SmdNative.smd_java_save_array(p(), name, DType.INT32.value, shape, data, 4, colls(collections));
+    SmdNative.smd_java_save_array(p(), nameBytes(name), DType.INT32.value, shape, data, 4, colls(collections));
   }
 
   /** Offers a bool tensor (one byte 0/1 each). */
@@ -175,7 +191,7 @@ public final class Hook extends NativeObject<smd_hook> implements AutoCloseable 
     requireNonNull(name, "tensor name");
     requireNonNull(data, "tensor data");
     checkCount(shape, data.length, "boolean[]");
-    SmdNative.smd_java_save_array(p(), name, DType.BOOL.value, shape, data, 1, colls(collections));
+    SmdNative.smd_java_save_array(p(), nameBytes(name), DType.BOOL.value, shape, data, 1, colls(collections));
   }
 
   /** Saves "scalar/&lt;name&gt;" (float64) in the current step, whatever the save configuration. */

@@ -93,8 +93,11 @@ class ErrorsTest {
           () -> h.saveTensor("x", DType.FLOAT64, new long[] {1}, ByteBuffer.allocateDirect(4)), "too small");
       assertThrows(IllegalArgumentException.class,
           () -> h.saveTensor("x", DType.STRING, new long[] {1}, ByteBuffer.allocateDirect(4)));
-      SmdException e = assertThrows(SmdException.class, () -> h.saveTensor("bad\u0000name", new long[] {1}, new float[] {1}, ""));
+      assertThrows(IllegalArgumentException.class, () -> h.saveTensor("bad\u0000name", new long[] {1}, new float[] {1}));
+      SmdException e = assertThrows(SmdException.class, () -> h.saveTensor("x", new long[] {1}, new float[] {1}, ""));
       assertEquals(SmdException.INVALID_ARGUMENT, e.code());
+      SmdException e2 = assertThrows(SmdException.class, () -> h.saveTensor("", new long[] {1}, new float[] {1}));
+      assertEquals(SmdException.INVALID_ARGUMENT, e2.code());
       assertThrows(NullPointerException.class, () -> h.saveStrings("s", null));
       assertThrows(NullPointerException.class, () -> h.saveStrings("s", java.util.Arrays.asList("a", null)));
       assertThrows(NullPointerException.class, () -> h.setMode(null));
