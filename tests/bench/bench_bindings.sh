@@ -30,7 +30,9 @@ echo "bench_bindings: Rust ..." >&2
 rust_field() { grep -F "$1" "$work/rust.txt" | cut -c35- | awk '{n = 0; for (i = 1; i <= NF; ++i) if ($i ~ /^[-+]?[0-9.]+$/) v[++n] = $i; print v['"$2"']}'; }
 
 echo "bench_bindings: Go ..." >&2
-prefix="$work/go-prefix"
+# The prefix scripts/test_go.sh uses: Go's build cache keeps the cgo flags of the first build
+# (pkg-config's -L), so every run must name the same, lasting folder.
+prefix="$build/go-prefix"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 pc=$(ls "$prefix"/lib*/pkgconfig/smd.pc | head -1)
 sed -i "s#^prefix=.*#prefix=$prefix#" "$pc"

@@ -100,12 +100,14 @@ def test_java_dump_has_every_tensor_and_value(java_dump):
     assert steps == list(range(12))
 
 
-def test_go_reads_the_java_trial_identically(trial, java_dump, tmp_path):
+def test_go_reads_the_java_trial_identically(trial, java_dump):
     go = shutil.which("go") or "/usr/local/go/bin/go"
     if not os.path.exists(go):
         pytest.fail("no Go toolchain")
     build = _build_dir()
-    prefix = str(tmp_path / "go-prefix")
+    # The prefix scripts/test_go.sh uses: Go's build cache keeps the cgo flags of the first build
+    # (pkg-config's -L), so every run must name the same, lasting folder.
+    prefix = os.path.join(build, "go-prefix")
     _run(["cmake", "--install", build, "--prefix", prefix])
     pc = glob.glob(os.path.join(prefix, "lib*", "pkgconfig", "smd.pc"))[0]
     with open(pc) as f:
