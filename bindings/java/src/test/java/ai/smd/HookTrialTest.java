@@ -314,4 +314,40 @@ class HookTrialTest {
     assertEquals(4, Mode.GLOBAL.value());
     assertThrows(SmdException.class, () -> DType.fromName("float33"));
   }
+
+  @Test
+  void hookIsUsableFromManyThreads() throws Exception {
+    Path out = tmp.resolve("threads");
+    try (HookOptions o = new HookOptions().saveConfig(SaveConfig.every(1)).saveAll(true).includeAllWorkers(true)
+        .worker("worker_3");
+         Hook h = Hook.create(out.toString(), o)) {
+      assertEquals("worker_3", h.worker());
+      for (int s = 0; s < 5; ++s) {
+        h.beginStep();
+        int step = s;
+        Thread[] ts = new Thread[4];
+        Exception[] errs = new Exception[4];
+        for (int k = 0; k < 4; ++k) {
+          int kk = k;
+          ts[k] = new Thread(() -> {
+            try {
+              for (int i = 0; i < 25; ++i) h.saveTensor("t" + kk + "_" + i, new long[] {1}, new float[] {step * 100 + i});
+            } catch (Exception e) {
+              errs[kk] = e;
+            }
+          });
+          ts[k].start();
+        }
+        for (Thread t : ts) t.join();
+        for (Exception e : errs) assertNull(e);
+      }
+    }
+    try (Trial t = Trial.open(out.toString())) {
+      assertEquals(100, t.tensorNames().size());
+      assertEquals(List.of("worker_3"), t.workers());
+      try (Tensor x = t.tensor("t2_7"); Value v = x.value(4)) {
+        assertEquals(407f, v.toFloatArray()[0]);
+      }
+    }
+  }
 }

@@ -207,6 +207,20 @@ class RulesTest {
       assertEquals(0, r.conditionsMet());
       assertEquals(10, r.stepsEvaluated());
     }
+    // A built-in rule over two trials, and a context's trial index out of range.
+    try (Trial ta = Trial.open(a.toString()); Trial tb = Trial.open(b.toString());
+         Rule similar = Rule.builtin("SimilarAcrossRuns", ta, Map.of("include_regex", "fc1.*"), tb);
+         Rule bad = Rule.custom("Bad", ta, (ctx, step) -> {
+           assertThrows(IndexOutOfBoundsException.class, () -> ctx.trial(5));
+           ctx.endRule();
+           return false;
+         })) {
+      similar.invoke();
+      assertEquals(0, similar.conditionsMet(), similar.findings().toString());
+      assertTrue(similar.stepsEvaluated() > 0);
+      bad.invoke();
+      assertEquals(RuleEnd.END_OF_RULE, bad.endReason());
+    }
   }
 
   @Test
