@@ -246,16 +246,20 @@ public final class Hook extends NativeObject<smd_hook> implements AutoCloseable 
   }
 
   /**
-   * Drains and finishes the trial, throwing the first error met since the hook was created, and
-   * frees the hook. Calling it again does nothing.
+   * Drains and finishes the trial, throwing the first error met since the hook was created.
+   * Calling it again does nothing; later calls throw {@link IllegalStateException} (or, if they
+   * raced with close, an INVALID_STATE {@link SmdException}). Other threads may still be inside a
+   * call while one thread closes the hook: the small native object left is freed by the Cleaner
+   * once the Hook is unreachable.
    */
   @Override
   public void close() throws SmdException {
-    if (isClosed()) return;
-    try {
-      SmdNative.smd_hook_close(p());
-    } finally {
-      release();
+    smd_hook h;
+    synchronized (this) {
+      if (isClosed()) return;
+      h = p();
+      markClosed();
     }
+    SmdNative.smd_hook_close(h);
   }
 }

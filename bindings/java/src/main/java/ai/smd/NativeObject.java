@@ -60,6 +60,14 @@ abstract class NativeObject<P> {
     return closed;
   }
 
+  /**
+   * Marks the handle closed without freeing it: the Cleaner frees it once no call can be using it
+   * (for handles that other threads may still be calling while one closes them).
+   */
+  void markClosed() {
+    closed = true;
+  }
+
   /** Frees the native object now (idempotent). */
   void release() {
     closed = true;

@@ -15,6 +15,8 @@ public final class Rule extends NativeObject<smd_rule> implements AutoCloseable 
   public record Param(String name, String defaultValue, String help) {}
 
   private final RuleBridge bridge;
+  /** Invocations in progress: the rule cannot be freed under them (e.g. from its own callback). */
+  private int invoking;
 
   private Rule(long ptr, long payload, RuleBridge bridge) {
     super(new smd_rule(ptr, false), ptr, payload == 0 ? SmdNativeJNI::delete_smd_rule : p -> {
@@ -83,12 +85,15 @@ public final class Rule extends NativeObject<smd_rule> implements AutoCloseable 
     smd_rule_invoke_options o = options == null ? null : options.p();
     if (bridge != null) bridge.thrown = null;
     if (options != null) options.callbacks.thrown = null;
+    smd_rule r = enter();
     try {
-      SmdNative.smd_rule_invoke(p(), startStep, endStep, raiseEvalCond, o);
+      SmdNative.smd_rule_invoke(r, startStep, endStep, raiseEvalCond, o);
     } catch (SmdException e) {
       attachCause(e, this);
       attachCause(e, options);
       throw e;
+    } finally {
+      leave();
     }
   }
 
@@ -112,24 +117,37 @@ public final class Rule extends NativeObject<smd_rule> implements AutoCloseable 
     requireNonNull(rules, "rules");
     long[] ps = new long[rules.size()];
     List<smd_rule> keep = new ArrayList<>();
-    for (int i = 0; i < ps.length; ++i) {
-      Rule r = rules.get(i);
-      requireNonNull(r, "rule");
-      smd_rule p = r.p();
-      keep.add(p);
-      ps[i] = smd_rule.getCPtr(p);
-      if (r.bridge != null) r.bridge.thrown = null;
-    }
-    if (options != null) options.callbacks.thrown = null;
+    List<Rule> entered = new ArrayList<>();
     try {
+      for (int i = 0; i < ps.length; ++i) {
+        Rule r = rules.get(i);
+        requireNonNull(r, "rule");
+        smd_rule p = r.enter();
+        entered.add(r);
+        keep.add(p);
+        ps[i] = smd_rule.getCPtr(p);
+        if (r.bridge != null) r.bridge.thrown = null;
+      }
+      if (options != null) options.callbacks.thrown = null;
       SmdNative.smd_java_rule_invoke_many(ps, startStep, endStep, raiseEvalCond, options == null ? null : options.p());
     } catch (SmdException e) {
       for (Rule r : rules) attachCause(e, r);
       attachCause(e, options);
       throw e;
     } finally {
+      for (Rule r : entered) r.leave();
       java.lang.ref.Reference.reachabilityFence(keep);
     }
+  }
+
+  private synchronized smd_rule enter() {
+    smd_rule r = p();
+    ++invoking;
+    return r;
+  }
+
+  private synchronized void leave() {
+    --invoking;
   }
 
   public String name() {
@@ -225,8 +243,10 @@ public final class Rule extends NativeObject<smd_rule> implements AutoCloseable 
     return SmdNative.smd_rule_builtin_summary(name);
   }
 
+  /** Frees the rule. Throws {@link IllegalStateException} while it is being invoked. */
   @Override
-  public void close() {
+  public synchronized void close() {
+    if (invoking > 0) throw new IllegalStateException("rule " + name() + " is being invoked; close it afterwards");
     release();
   }
 }

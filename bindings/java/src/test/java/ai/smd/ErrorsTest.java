@@ -136,6 +136,37 @@ class ErrorsTest {
   }
 
   @Test
+  void closingAHookWhileOtherThreadsSaveIsSafe() throws Exception {
+    for (int round = 0; round < 20; ++round) {
+      Hook h = Hook.create(tmp.resolve("race" + round).toString());
+      h.beginStep();
+      java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+      Thread[] ts = new Thread[2];
+      for (int k = 0; k < ts.length; ++k) {
+        ts[k] = new Thread(() -> {
+          while (!stop.get()) {
+            try {
+              h.saveTensor("x", new long[] {2}, new float[] {1, 2});
+              h.beginStep();
+            } catch (IllegalStateException e) {
+              return; // closed: the expected end
+            } catch (SmdException e) {
+              if (e.code() != SmdException.INVALID_STATE) throw new AssertionError(e);
+              return;
+            }
+          }
+        });
+        ts[k].start();
+      }
+      Thread.sleep(2);
+      h.close();
+      stop.set(true);
+      for (Thread t : ts) t.join();
+      assertTrue(h.isClosed());
+    }
+  }
+
+  @Test
   void tensorsAndValuesOutliveTheirTrial() throws Exception {
     Path out = HookTrialTest.writeTrial(tmp);
     Tensor w;

@@ -185,6 +185,19 @@ class RulesTest {
       r.invoke();
     }
     assertThrows(IllegalStateException.class, () -> kept[0].ruleName());
+    // A rule cannot be closed under its own invocation.
+    try (Trial t = Trial.open(out.toString())) {
+      Rule[] self = new Rule[1];
+      self[0] = Rule.custom("SelfClose", t, (ctx, step) -> {
+        assertThrows(IllegalStateException.class, () -> self[0].close());
+        ctx.endRule();
+        return false;
+      });
+      self[0].invoke();
+      assertEquals(RuleEnd.END_OF_RULE, self[0].endReason());
+      self[0].close();
+      assertThrows(IllegalStateException.class, self[0]::invoke);
+    }
   }
 
   @Test
