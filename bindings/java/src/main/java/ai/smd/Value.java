@@ -45,13 +45,23 @@ public final class Value extends NativeObject<smd_value> implements AutoCloseabl
   public synchronized ByteBuffer buffer() {
     smd_value v = p();
     if (buffer == null) {
+      if (dtype() == DType.STRING) throw new IllegalStateException("a STRING value has no element buffer (use strings())");
       ByteBuffer b = (ByteBuffer) SmdNative.smd_java_value_buffer(v);
-      if (b == null) throw new IllegalStateException("a " + dtype() + " value has no element buffer");
-      long ref = SmdNative.smd_java_value_ref(v);
-      CLEANER.register(b, new Releaser(ref, SmdNativeJNI::delete_smd_value));
+      if (b == null) {
+        b = ByteBuffer.allocateDirect(0); // an empty value
+      } else {
+        long ref = SmdNative.smd_java_value_ref(v);
+        CLEANER.register(b, new Releaser(ref, SmdNativeJNI::delete_smd_value));
+      }
       buffer = b.asReadOnlyBuffer().order(ByteOrder.LITTLE_ENDIAN);
     }
     return buffer.duplicate().order(ByteOrder.LITTLE_ENDIAN);
+  }
+
+  private int length() {
+    long n = count();
+    if (n > Integer.MAX_VALUE - 8) throw new IllegalStateException("the value's " + n + " elements do not fit a Java array");
+    return (int) n;
   }
 
   private void expect(DType want) {
@@ -61,28 +71,28 @@ public final class Value extends NativeObject<smd_value> implements AutoCloseabl
 
   public float[] toFloatArray() {
     expect(DType.FLOAT32);
-    float[] a = new float[(int) count()];
+    float[] a = new float[length()];
     buffer().asFloatBuffer().get(a);
     return a;
   }
 
   public double[] toDoubleArrayExact() {
     expect(DType.FLOAT64);
-    double[] a = new double[(int) count()];
+    double[] a = new double[length()];
     buffer().asDoubleBuffer().get(a);
     return a;
   }
 
   public long[] toLongArray() {
     expect(DType.INT64);
-    long[] a = new long[(int) count()];
+    long[] a = new long[length()];
     buffer().asLongBuffer().get(a);
     return a;
   }
 
   public int[] toIntArray() {
     expect(DType.INT32);
-    int[] a = new int[(int) count()];
+    int[] a = new int[length()];
     buffer().asIntBuffer().get(a);
     return a;
   }
@@ -101,7 +111,7 @@ public final class Value extends NativeObject<smd_value> implements AutoCloseabl
    */
   public double[] toDoubleArray() throws SmdException {
     DType d = dtype();
-    int n = (int) count();
+    int n = length();
     double[] a = new double[n];
     ByteBuffer b = d == DType.STRING ? null : buffer();
     switch (d) {
