@@ -28,6 +28,8 @@ public class CrossWriter {
              .worker("worker_0").wallTimeBase(1.7e9);
          Hook h = Hook.create(args[0], o);
          Collection grads = h.collection("gradients")) {
+      // Reductions and shapes only, and not raw too: smdebug loses a raw value saved with a shape
+      // at the same step (docs/compatibility.md R2), which smd does not.
       grads.saveConfig(every3).reductionConfig(red);
       Mode[] plan = {Mode.TRAIN, Mode.TRAIN, Mode.TRAIN, Mode.TRAIN, Mode.EVAL, Mode.EVAL, Mode.TRAIN, Mode.TRAIN,
                      Mode.PREDICT, Mode.TRAIN, Mode.EVAL, Mode.TRAIN};
