@@ -780,6 +780,7 @@ static smd_error *smd_java_rule_create(JNIEnv *jenv_, const char *name, smd_tria
     }
   }
   jobject ref = (*jenv)->NewGlobalRef(jenv, bridge);
+  if (!ref) { free(ts); return (smd_error *)NULL; } /* OutOfMemoryError pending */
   smd_error *err = smd_rule_create(name, base, ts, n_others, smd_java_rule_invoke_tramp,
                                    with_required ? smd_java_rule_required_tramp : NULL, ref, out);
   free(ts);
@@ -796,6 +797,7 @@ static smd_error *smd_java_invoke_options_set_callbacks(JNIEnv *jenv_, smd_rule_
   JNIEnv *jenv = jenv_;
   if (!callbacks) return smd_java_throw_npe(jenv, "callbacks is null"), (smd_error *)NULL;
   jobject ref = (*jenv)->NewGlobalRef(jenv, callbacks);
+  if (!ref) return (smd_error *)NULL; /* OutOfMemoryError pending */
   smd_error *err = smd_rule_invoke_options_set_finding_callback(options, smd_java_finding_tramp, ref);
   if (!err) err = smd_rule_invoke_options_set_progress_callback(options, smd_java_progress_tramp, ref);
   if (err) {
