@@ -13,6 +13,10 @@ APT_PACKAGES=(
   python3 python3-venv python3-dev
 )
 
+# Java (bindings/java): a JDK (17 or newer) and Maven, from Debian unless already on PATH.
+command -v javac >/dev/null 2>&1 || APT_PACKAGES+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null 2>&1 || APT_PACKAGES+=(maven)
+
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

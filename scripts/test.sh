@@ -3,7 +3,8 @@
 #   1. the C/C++ tests (header, C API, impl unit tests, ABI, S3 against a local server), the
 #      interop tests against the real smdebug, the crash tests (tests/crash: kill -9, a full file
 #      system), and the bindings' suites: Python (after pip install ./bindings/python), Rust
-#      (cargo test, the examples, clippy, rustdoc) and Go (scripts/test_go.sh), and the framework
+#      (cargo test, the examples, clippy, rustdoc), Go (scripts/test_go.sh) and Java (mvn package
+#      with its JUnit tests, the examples, the cross-language test tests/cross), and the framework
 #      hooks (tests/frameworks, each framework set in its own scripts/frameworks/*.sh venv), on a
 #      normal build;
 #   2. the C/C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
@@ -159,6 +160,31 @@ p=$(grep -Ec '^--- PASS' "$log" || true)
 f=$(grep -Ec '^--- FAIL|^FAIL[[:space:]].*\[(build|setup) failed\]' "$log" || true)
 passed=$((passed + p)); failed=$((failed + f))
 if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then failed=$((failed + 1)); echo "the Go suite failed to run"; fi
+
+echo "== Java binding (bindings/java): mvn package (JUnit), the examples, the cross-language test"
+set +e
+(cd bindings/java && mvn -B -ntp -Dsmd.build.dir="$PWD/../../build" package) 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+set -e
+# Surefire's total: the last "Tests run: N, Failures: F, Errors: E, Skipped: S" without a class.
+line=$( (grep -E 'Tests run: [0-9]+, Failures: [0-9]+, Errors: [0-9]+, Skipped: [0-9]+$' "$log" || true) | tail -1)
+read -r t f e s < <(sed -E 's/.*Tests run: ([0-9]+), Failures: ([0-9]+), Errors: ([0-9]+), Skipped: ([0-9]+).*/\1 \2 \3 \4/' <<<"${line:-Tests run: 0, Failures: 0, Errors: 0, Skipped: 0}")
+passed=$((passed + t - f - e - s)); failed=$((failed + f + e))
+if [ "$rc" -ne 0 ] && [ $((f + e)) -eq 0 ]; then failed=$((failed + 1)); echo "mvn package failed to build or run the tests"; fi
+# The examples: train the MLP into saturation from Java; the analysis finds vanishing gradients.
+java_ex=$(mktemp -d)
+jar=$(ls bindings/java/target/smd-*.jar 2>/dev/null | head -1 || true)
+if [ -n "$jar" ] && java -cp "$jar" ai.smd.examples.TrainMlp "$java_ex/run" --lr 1000 --steps 60 &&
+   java -cp "$jar" ai.smd.examples.Analyze "$java_ex/run" 2>&1 | tee "$log" &&
+   grep -Eq '^VanishingGradient: [0-9]+ steps evaluated, condition met [1-9]' "$log"; then
+  passed=$((passed + 1))
+else
+  failed=$((failed + 1)); echo "failed: the Java examples (TrainMlp, Analyze)"
+fi
+rm -rf "$java_ex"
+# A trial written from Java, read identically from Java, Go, Rust and the real smdebug.
+run_pytest "cross-language" env SMD_BUILD_DIR="$PWD/build" SMD_JAVA_JAR="$PWD/${jar:-missing.jar}" \
+  .venv/bin/python -m pytest tests/cross -q -p no:cacheprovider
 
 if [ "${SMD_TEST_QUICK:-0}" != "1" ]; then
   echo "== C/C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer"

@@ -141,3 +141,23 @@ func BenchmarkSaveTensorNotDueFromC(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkSaveTensor4MiBFromC is BenchmarkSaveTensor4MiB's loop made from C: the baseline of
+// the 4 MiB save.
+func BenchmarkSaveTensor4MiBFromC(b *testing.B) {
+	h, _ := benchHook(b, 1)
+	defer h.Close()
+	data := make([]float32, 1<<20)
+	for i := range data {
+		data[i] = float32(i)
+	}
+	b.SetBytes(4 << 20)
+	b.ResetTimer()
+	if err := benchSaveBigFromC(h, data, b.N); err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	if err := h.Close(); err != nil {
+		b.Fatal(err)
+	}
+}

@@ -17,6 +17,18 @@ static smd_error *smdgo_bench_save_c(smd_hook *hook, const float *data, long n) 
   return NULL;
 }
 
+// The step loop of BenchmarkSaveTensor4MiB (begin_step, then a due 4 MiB save), n times from C.
+static smd_error *smdgo_bench_save_big_c(smd_hook *hook, const float *data, long n) {
+  const int64_t shape[2] = {1024, 1024};
+  for (long i = 0; i < n; ++i) {
+    smd_error *err = smd_hook_begin_step(hook);
+    if (err) return err;
+    err = smd_hook_save_tensor(hook, "big", SMD_DTYPE_FLOAT32, shape, 2, data, (size_t)4 << 20, NULL, 0);
+    if (err) return err;
+  }
+  return NULL;
+}
+
 // The per-value read of BenchmarkReadValue, n times from C.
 static smd_error *smdgo_bench_read_c(const smd_tensor *tensor, long n) {
   for (long i = 0; i < n; ++i) {
@@ -46,6 +58,16 @@ func benchSaveFromC(h *Hook, n int) error {
 	data := C.malloc(16)
 	defer C.free(data)
 	return takeErr(C.smdgo_bench_save_c(p, (*C.float)(data), C.long(n)))
+}
+
+// benchSaveBigFromC runs n steps of one due 4 MiB save from C (for the benchmarks only).
+func benchSaveBigFromC(h *Hook, data []float32, n int) error {
+	p, err := h.lock()
+	if err != nil {
+		return err
+	}
+	defer h.mu.RUnlock()
+	return takeErr(C.smdgo_bench_save_big_c(p, (*C.float)(&data[0]), C.long(n)))
 }
 
 // benchReadFromC runs n per-value reads from C (for the benchmarks only).

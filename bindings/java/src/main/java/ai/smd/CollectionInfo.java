@@ -1,0 +1,49 @@
+package ai.smd;
+
+import java.util.List;
+
+/** A collection as a trial's collections file describes it. */
+public final class CollectionInfo extends NativeObject<smd_collection_info> implements AutoCloseable {
+  CollectionInfo(long ptr) {
+    super(new smd_collection_info(ptr, false), ptr, SmdNativeJNI::delete_smd_collection_info);
+  }
+
+  public String name() {
+    return SmdNative.smd_collection_info_name(p());
+  }
+
+  public List<String> includeRegex() throws SmdException {
+    String[][] out = new String[1][];
+    SmdNative.smd_collection_info_include_regex(p(), out);
+    return List.of(out[0]);
+  }
+
+  public List<String> tensorNames() throws SmdException {
+    String[][] out = new String[1][];
+    SmdNative.smd_collection_info_tensor_names(p(), out);
+    return List.of(out[0]);
+  }
+
+  /** The reductions, comma-separated as in the file ("" for none). */
+  public String reductions() {
+    String r = SmdNative.smd_collection_info_reductions(p());
+    return r == null ? "" : r;
+  }
+
+  public boolean saveRawTensor() {
+    return SmdNative.smd_collection_info_save_raw_tensor(p());
+  }
+
+  public boolean saveShape() {
+    return SmdNative.smd_collection_info_save_shape(p());
+  }
+
+  public boolean saveHistogram() {
+    return SmdNative.smd_collection_info_save_histogram(p());
+  }
+
+  @Override
+  public void close() {
+    release();
+  }
+}

@@ -1,0 +1,265 @@
+package ai.smd;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Writes one smdebug trial (smdebug's hook): call {@link #beginStep()} at each step boundary and
+ * offer tensors with {@code saveTensor}; the hook decides from its collections and save
+ * configurations whether anything is due, copies what is (the binding itself copies nothing:
+ * arrays are pinned and direct buffers passed by address for the duration of the call), and a
+ * writer thread encodes and writes it. {@link #close()} drains everything, writes the collections
+ * file and training_job_end.ts, and throws the first error met anywhere on the way.
+ *
+ * <p>Thread-safe: every method may be called from any thread; calls are serialized internally.
+ */
+public final class Hook extends NativeObject<smd_hook> implements AutoCloseable {
+  private static final String[] NO_COLLECTIONS = new String[0];
+  private static final int MAX_CACHED_NAMES = 1 << 16;
+  /** Tensor names as NUL-terminated UTF-8, made once per name (the save path's hot part). */
+  private final ConcurrentHashMap<String, byte[]> names = new ConcurrentHashMap<>();
+
+  private Hook(long ptr) {
+    super(new smd_hook(ptr, false), ptr, SmdNativeJNI::delete_smd_hook);
+  }
+
+  /** A hook writing to {@code outDir} (a folder or s3://bucket/prefix) with default options. */
+  public static Hook create(String outDir) throws SmdException {
+    return create(outDir, null);
+  }
+
+  /** A hook writing to {@code outDir} with {@code options} (null: defaults; copied). */
+  public static Hook create(String outDir, HookOptions options) throws SmdException {
+    requireNonNull(outDir, "out_dir");
+    Native.load();
+    long[] out = new long[1];
+    SmdNative.smd_hook_create(outDir, options == null ? null : options.p(), out);
+    return new Hook(out[0]);
+  }
+
+  /**
+   * A hook configured by SageMaker's debughookconfig.json ({@code jsonPath} null:
+   * $SMDEBUG_CONFIG_FILE_PATH, else /opt/ml/input/config/debughookconfig.json); {@code options}
+   * (may be null) supplies what the JSON cannot say.
+   */
+  public static Hook fromJsonFile(String jsonPath, HookOptions options) throws SmdException {
+    Native.load();
+    long[] out = new long[1];
+    SmdNative.smd_hook_create_from_json_file(jsonPath, options == null ? null : options.p(), out);
+    return new Hook(out[0]);
+  }
+
+  /** Ends the current step and starts the next (the first call starts step 0). */
+  public void beginStep() throws SmdException {
+    SmdNative.smd_hook_begin_step(p());
+  }
+
+  /** Sets the current mode (a new mode starts at mode step -1). */
+  public void setMode(Mode mode) throws SmdException {
+    requireNonNull(mode, "mode");
+    SmdNative.smd_hook_set_mode(p(), mode.value);
+  }
+
+  /** The current global step (-1 before the first {@link #beginStep()}). */
+  public long globalStep() {
+    return SmdNative.smd_hook_global_step(p());
+  }
+
+  public Mode mode() {
+    return Mode.of(SmdNative.smd_hook_mode(p()));
+  }
+
+  public long modeStep() {
+    return SmdNative.smd_hook_mode_step(p());
+  }
+
+  /** This hook's worker name. */
+  public String worker() {
+    return SmdNative.smd_hook_worker(p());
+  }
+
+  /** Whether a tensor of this name would be saved now. */
+  public boolean isDue(String name) {
+    requireNonNull(name, "tensor name");
+    return SmdNative.smd_hook_is_due(p(), name);
+  }
+
+  /** Whether any collection is due at the current step. */
+  public boolean anyDue() {
+    return SmdNative.smd_hook_any_due(p());
+  }
+
+  /** Whether a rule asked this job to stop (the stop_training.smd signal in out_dir). */
+  public boolean stopRequested() throws SmdException {
+    boolean[] out = new boolean[1];
+    SmdNative.smd_hook_stop_requested(p(), out);
+    return out[0];
+  }
+
+  private byte[] nameBytes(String name) {
+    byte[] b = names.get(name);
+    if (b == null) {
+      if (name.indexOf('\0') >= 0) throw new IllegalArgumentException("tensor name contains a NUL character");
+      byte[] u = name.getBytes(StandardCharsets.UTF_8);
+      b = Arrays.copyOf(u, u.length + 1);
+      if (names.size() < MAX_CACHED_NAMES) names.put(name, b);
+    }
+    return b;
+  }
+
+  private static long elements(long[] shape) {
+    requireNonNull(shape, "shape");
+    long n = 1;
+    for (long d : shape) {
+      if (d < 0) throw new IllegalArgumentException("negative dimension in shape " + Arrays.toString(shape));
+      n = Math.multiplyExact(n, d);
+    }
+    return n;
+  }
+
+  private static void checkCount(long[] shape, long have, String what) {
+    long want = elements(shape);
+    if (want != have) {
+      throw new IllegalArgumentException("shape " + Arrays.toString(shape) + " has " + want
+          + " elements but the " + what + " holds " + have);
+    }
+  }
+
+  private static String[] colls(String[] collections) {
+    return collections == null ? NO_COLLECTIONS : collections;
+  }
+
+  /**
+   * Offers a tensor whose elements (C-contiguous, little-endian, {@code dtype}) are the
+   * {@code data.remaining()} bytes of a direct buffer from its position; not copied by the
+   * binding, and copied by smd only if something is due. The buffer's position is unchanged.
+   * {@code collections} are added to the tensor's collections (created if unknown).
+   */
+  public void saveTensor(String name, DType dtype, long[] shape, ByteBuffer data, String... collections)
+      throws SmdException {
+    requireNonNull(name, "tensor name");
+    requireNonNull(dtype, "dtype");
+    requireNonNull(data, "tensor data");
+    if (!data.isDirect()) throw new IllegalArgumentException("tensor data must be a direct ByteBuffer");
+    if (dtype == DType.STRING) throw new IllegalArgumentException("strings are saved with saveStrings");
+    int pos = data.position();
+    int len = data.remaining();
+    if (len % dtype.size != 0 || elements(shape) * dtype.size != len) {
+      throw new IllegalArgumentException("shape " + Arrays.toString(shape) + " of " + dtype + " needs "
+          + elements(shape) * dtype.size + " bytes but the buffer has " + len + " remaining");
+    }
+    SmdNative.smd_java_save_buffer(p(), nameBytes(name), dtype.value, shape, data, pos, len, colls(collections));
+  }
+
+  /** Offers a float32 tensor. */
+  public void saveTensor(String name, long[] shape, float[] data, String... collections) throws SmdException {
+    requireNonNull(name, "tensor name");
+    requireNonNull(data, "tensor data");
+    checkCount(shape, data.length, "float[]");
+    SmdNative.smd_java_save_array(p(), nameBytes(name), DType.FLOAT32.value, shape, data, 4, colls(collections));
+  }
+
+  /** Offers a float64 tensor. */
+  public void saveTensor(String name, long[] shape, double[] data, String... collections) throws SmdException {
+    requireNonNull(name, "tensor name");
+    requireNonNull(data, "tensor data");
+    checkCount(shape, data.length, "double[]");
+    SmdNative.smd_java_save_array(p(), nameBytes(name), DType.FLOAT64.value, shape, data, 8, colls(collections));
+  }
+
+  /** Offers an int64 tensor. */
+  public void saveTensor(String name, long[] shape, long[] data, String... collections) throws SmdException {
+    requireNonNull(name, "tensor name");
+    requireNonNull(data, "tensor data");
+    checkCount(shape, data.length, "long[]");
+    SmdNative.smd_java_save_array(p(), nameBytes(name), DType.INT64.value, shape, data, 8, colls(collections));
+  }
+
+  /** Offers an int32 tensor. */
+  public void saveTensor(String name, long[] shape, int[] data, String... collections) throws SmdException {
+    requireNonNull(name, "tensor name");
+    requireNonNull(data, "tensor data");
+    checkCount(shape, data.length, "int[]");
+    SmdNative.smd_java_save_array(p(), nameBytes(name), DType.INT32.value, shape, data, 4, colls(collections));
+  }
+
+  /** Offers a bool tensor (one byte 0/1 each). */
+  public void saveTensor(String name, long[] shape, boolean[] data, String... collections) throws SmdException {
+    requireNonNull(name, "tensor name");
+    requireNonNull(data, "tensor data");
+    checkCount(shape, data.length, "boolean[]");
+    SmdNative.smd_java_save_array(p(), nameBytes(name), DType.BOOL.value, shape, data, 1, colls(collections));
+  }
+
+  /** Saves "scalar/&lt;name&gt;" (float64) in the current step, whatever the save configuration. */
+  public void saveScalar(String name, double value) throws SmdException {
+    requireNonNull(name, "scalar name");
+    SmdNative.smd_hook_save_scalar(p(), name, value);
+  }
+
+  /** The same keeping an integer type (int64), as smdebug does for Python ints. */
+  public void saveScalar(String name, long value) throws SmdException {
+    requireNonNull(name, "scalar name");
+    SmdNative.smd_java_save_scalar_long(p(), name, value);
+  }
+
+  /** The same for a bool. */
+  public void saveScalar(String name, boolean value) throws SmdException {
+    requireNonNull(name, "scalar name");
+    SmdNative.smd_java_save_scalar_bool(p(), name, value);
+  }
+
+  /** Saves a 1-D array of strings (UTF-8; smdebug reads a numpy str array). */
+  public void saveStrings(String name, List<String> strings, String... collections) throws SmdException {
+    requireNonNull(name, "tensor name");
+    requireNonNull(strings, "strings");
+    SmdNative.smd_java_save_strings(p(), name, strings.toArray(new String[0]), colls(collections));
+  }
+
+  /** The collection of that name, created (empty) if needed. */
+  public Collection collection(String name) throws SmdException {
+    requireNonNull(name, "collection name");
+    long[] out = new long[1];
+    SmdNative.smd_hook_get_collection(p(), name, out);
+    return new Collection(out[0]);
+  }
+
+  /** Names of all collections, in creation order. */
+  public List<String> collectionNames() throws SmdException {
+    String[][] out = new String[1][];
+    SmdNative.smd_hook_collection_names(p(), out);
+    return List.of(out[0]);
+  }
+
+  /** Adds a collection to the saved ones. */
+  public void includeCollection(String name) throws SmdException {
+    requireNonNull(name, "collection name");
+    SmdNative.smd_hook_include_collection(p(), name);
+  }
+
+  /** Waits until everything queued so far is written; throws the first error met so far. */
+  public void flush() throws SmdException {
+    SmdNative.smd_hook_flush(p());
+  }
+
+  /**
+   * Drains and finishes the trial, throwing the first error met since the hook was created.
+   * Calling it again does nothing; later calls throw {@link IllegalStateException} (or, if they
+   * raced with close, an INVALID_STATE {@link SmdException}). Other threads may still be inside a
+   * call while one thread closes the hook: the small native object left is freed by the Cleaner
+   * once the Hook is unreachable.
+   */
+  @Override
+  public void close() throws SmdException {
+    smd_hook h;
+    synchronized (this) {
+      if (isClosed()) return;
+      h = p();
+      markClosed();
+    }
+    SmdNative.smd_hook_close(h);
+  }
+}

@@ -1,0 +1,81 @@
+package ai.smd;
+
+import java.nio.charset.StandardCharsets;
+
+/**
+ * An error reported by smd. Every smd error is a checked exception of this class or of one of its
+ * subclasses named after smdebug's exceptions ({@link TensorUnavailableForStep},
+ * {@link StepUnavailable}, {@link NoMoreData}, ...). {@link #code()} is smd's stable error code
+ * (the C ABI's {@code smd_code}), {@link #codeName()} its name, e.g. {@code "SMD_E_NOT_FOUND"}.
+ *
+ * <p>Errors that are the caller's mistake on the Java side (a null argument, a closed handle, a
+ * buffer too small for the shape) are the usual unchecked {@link NullPointerException},
+ * {@link IllegalStateException} and {@link IllegalArgumentException}.
+ */
+public class SmdException extends Exception {
+  /** smd_code values (stable; new ones are only ever added). */
+  public static final int INTERNAL = 1;
+  public static final int INVALID_ARGUMENT = 2;
+  public static final int NOT_FOUND = 3;
+  public static final int IO = 4;
+  public static final int CORRUPT = 5;
+  public static final int OUT_OF_MEMORY = 6;
+  public static final int UNSUPPORTED = 7;
+  public static final int INVALID_STATE = 8;
+  public static final int ALREADY_EXISTS = 9;
+  public static final int CANCELLED = 10;
+  public static final int TENSOR_UNAVAILABLE_FOR_STEP = 11;
+  public static final int TENSOR_UNAVAILABLE = 12;
+  public static final int STEP_UNAVAILABLE = 13;
+  public static final int STEP_NOT_YET_AVAILABLE = 14;
+  public static final int NO_MORE_DATA = 15;
+  public static final int MISSING_COLLECTION_FILES = 16;
+  public static final int SHAPE_UNAVAILABLE_FOR_STEP = 17;
+  public static final int INVALID_WORKER = 18;
+  public static final int RULE_CONDITION_MET = 19;
+  public static final int HTTP = 20;
+  public static final int AUTH = 21;
+
+  private final int code;
+
+  public SmdException(int code, String message) {
+    super(message);
+    this.code = code;
+  }
+
+  /** smd's error code (one of the constants of this class). */
+  public int code() {
+    return code;
+  }
+
+  /** The code's stable name, e.g. {@code "SMD_E_TENSOR_UNAVAILABLE_FOR_STEP"}. */
+  public String codeName() {
+    Native.load();
+    return SmdNative.smd_code_name(code);
+  }
+
+  @Override
+  public String toString() {
+    return getClass().getName() + " [" + codeName() + "]: " + getMessage();
+  }
+
+  /** Called by the native layer: the exception of a code, with a UTF-8 message. */
+  static SmdException fromNative(int code, byte[] utf8) {
+    return of(code, new String(utf8, StandardCharsets.UTF_8));
+  }
+
+  static SmdException of(int code, String msg) {
+    switch (code) {
+      case TENSOR_UNAVAILABLE_FOR_STEP: return new TensorUnavailableForStep(msg);
+      case TENSOR_UNAVAILABLE: return new TensorUnavailable(msg);
+      case STEP_UNAVAILABLE: return new StepUnavailable(msg);
+      case STEP_NOT_YET_AVAILABLE: return new StepNotYetAvailable(msg);
+      case NO_MORE_DATA: return new NoMoreData(msg);
+      case MISSING_COLLECTION_FILES: return new MissingCollectionFiles(msg);
+      case SHAPE_UNAVAILABLE_FOR_STEP: return new ShapeUnavailableForStep(msg);
+      case INVALID_WORKER: return new InvalidWorker(msg);
+      case RULE_CONDITION_MET: return new RuleEvaluationConditionMet(msg);
+      default: return new SmdException(code, msg);
+    }
+  }
+}

@@ -1,0 +1,223 @@
+package ai.smd;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Bad input gives Java exceptions (checked smdebug-named ones for smd's errors), never a crash. */
+class ErrorsTest {
+  @TempDir Path tmp;
+
+  @Test
+  void smdebugExceptionsCarryTheirCodes() throws Exception {
+    Path out = HookTrialTest.writeTrial(tmp);
+    try (Trial t = Trial.open(out.toString())) {
+      TensorUnavailable tu = assertThrows(TensorUnavailable.class, () -> t.tensor("no/such/tensor"));
+      assertEquals(SmdException.TENSOR_UNAVAILABLE, tu.code());
+      assertTrue(tu.getMessage().contains("no/such/tensor"), tu.getMessage());
+      assertTrue(tu.toString().contains("SMD_E_TENSOR_UNAVAILABLE"), tu.toString());
+      try (Tensor w = t.tensor("direct")) {
+        // step 4 is an EVAL step where "direct" was not saved
+        TensorUnavailableForStep e = assertThrows(TensorUnavailableForStep.class, () -> w.value(4));
+        assertEquals(SmdException.TENSOR_UNAVAILABLE_FOR_STEP, e.code());
+        assertThrows(StepUnavailable.class, () -> w.value(100));
+        assertThrows(InvalidWorker.class, () -> w.value(0, Mode.GLOBAL, "worker_9"));
+        assertThrows(SmdException.class, () -> w.reductionValue(0, Mode.GLOBAL, null, "not_a_reduction"));
+        assertThrows(TensorUnavailableForStep.class, () -> w.shape(4, Mode.GLOBAL, null));
+        assertThrows(TensorUnavailableForStep.class, () -> w.workers(4, Mode.GLOBAL));
+        // wrong dtype for a typed copy
+        try (Value v = w.value(0)) {
+          assertThrows(IllegalStateException.class, v::toLongArray);
+          assertThrows(IllegalStateException.class, v::toDoubleArrayExact);
+          assertThrows(IllegalStateException.class, v::toIntArray);
+          assertThrows(IllegalStateException.class, v::strings);
+          assertThrows(SmdException.class, () -> v.getDouble(99));
+          assertThrows(SmdException.class, () -> v.stringBytes(0));
+        }
+      }
+      assertThrows(NoMoreData.class, () -> t.waitForSteps(new long[] {50}, Mode.GLOBAL, 0));
+      assertThrows(SmdException.class, () -> t.tensorNames("(unclosed"));
+      assertThrows(SmdException.class, () -> t.tensorNames(new TensorFilter().regex("a").collection("b")));
+      assertThrows(SmdException.class, () -> t.collection("no_such_collection"));
+      assertThrows(SmdException.class, () -> t.mode(77));
+    }
+    SmdException nf = assertThrows(SmdException.class, () -> Trial.open(tmp.resolve("missing").toString()));
+    assertEquals(SmdException.NOT_FOUND, nf.code());
+    Files.createDirectories(tmp.resolve("empty"));
+    assertThrows(MissingCollectionFiles.class, () -> Trial.open(tmp.resolve("empty").toString()));
+  }
+
+  @Test
+  void everyCodeMapsToItsClass() {
+    Object[][] cases = {
+        {SmdException.TENSOR_UNAVAILABLE_FOR_STEP, TensorUnavailableForStep.class},
+        {SmdException.TENSOR_UNAVAILABLE, TensorUnavailable.class},
+        {SmdException.STEP_UNAVAILABLE, StepUnavailable.class},
+        {SmdException.STEP_NOT_YET_AVAILABLE, StepNotYetAvailable.class},
+        {SmdException.NO_MORE_DATA, NoMoreData.class},
+        {SmdException.MISSING_COLLECTION_FILES, MissingCollectionFiles.class},
+        {SmdException.SHAPE_UNAVAILABLE_FOR_STEP, ShapeUnavailableForStep.class},
+        {SmdException.INVALID_WORKER, InvalidWorker.class},
+        {SmdException.RULE_CONDITION_MET, RuleEvaluationConditionMet.class},
+        {SmdException.IO, SmdException.class},
+    };
+    for (Object[] c : cases) {
+      SmdException e = SmdException.fromNative((Integer) c[0], "m\u00fc".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      assertEquals(c[1], e.getClass());
+      assertEquals((int) (Integer) c[0], e.code());
+      assertEquals("m\u00fc", e.getMessage());
+      assertTrue(e.codeName().startsWith("SMD_E_"), e.codeName());
+    }
+  }
+
+  @Test
+  void badArgumentsAreJavaExceptions() throws Exception {
+    try (Hook h = Hook.create(tmp.resolve("bad").toString())) {
+      h.beginStep();
+      assertThrows(NullPointerException.class, () -> h.saveTensor(null, new long[] {1}, new float[] {1}));
+      assertThrows(NullPointerException.class, () -> h.saveTensor("x", null, new float[] {1}));
+      assertThrows(NullPointerException.class, () -> h.saveTensor("x", new long[] {1}, (float[]) null));
+      assertThrows(NullPointerException.class, () -> h.saveTensor("x", new long[] {1}, new float[] {1}, "a", null));
+      assertThrows(IllegalArgumentException.class, () -> h.saveTensor("x", new long[] {2, 2}, new float[] {1, 2, 3}));
+      assertThrows(IllegalArgumentException.class, () -> h.saveTensor("x", new long[] {-1}, new double[] {}));
+      assertThrows(IllegalArgumentException.class, () -> h.saveTensor("x", new long[] {3}, new long[] {1}));
+      assertThrows(IllegalArgumentException.class, () -> h.saveTensor("x", new long[] {3}, new int[] {1}));
+      assertThrows(IllegalArgumentException.class, () -> h.saveTensor("x", new long[] {3}, new boolean[] {true}));
+      assertThrows(IllegalArgumentException.class,
+          () -> h.saveTensor("x", DType.FLOAT32, new long[] {1}, ByteBuffer.allocate(4)), "heap buffer");
+      assertThrows(IllegalArgumentException.class,
+          () -> h.saveTensor("x", DType.FLOAT64, new long[] {1}, ByteBuffer.allocateDirect(4)), "too small");
+      assertThrows(IllegalArgumentException.class,
+          () -> h.saveTensor("x", DType.STRING, new long[] {1}, ByteBuffer.allocateDirect(4)));
+      assertThrows(IllegalArgumentException.class, () -> h.saveTensor("bad\u0000name", new long[] {1}, new float[] {1}));
+      SmdException e = assertThrows(SmdException.class, () -> h.saveTensor("x", new long[] {1}, new float[] {1}, ""));
+      assertEquals(SmdException.INVALID_ARGUMENT, e.code());
+      SmdException e2 = assertThrows(SmdException.class, () -> h.saveTensor("", new long[] {1}, new float[] {1}));
+      assertEquals(SmdException.INVALID_ARGUMENT, e2.code());
+      assertThrows(NullPointerException.class, () -> h.saveStrings("s", null));
+      assertThrows(NullPointerException.class, () -> h.saveStrings("s", java.util.Arrays.asList("a", null)));
+      assertThrows(NullPointerException.class, () -> h.setMode(null));
+      assertThrows(SmdException.class, () -> h.setMode(Mode.ALL));
+      assertThrows(NullPointerException.class, () -> h.collection(null));
+      assertThrows(SmdException.class, () -> h.collection(""));
+      assertThrows(NullPointerException.class, () -> h.isDue(null));
+    }
+  }
+
+  @Test
+  void closedHandlesThrowIllegalState() throws Exception {
+    Path out = tmp.resolve("closed");
+    Hook h = Hook.create(out.toString());
+    h.beginStep();
+    h.close();
+    h.close(); // idempotent
+    assertTrue(h.isClosed());
+    assertThrows(IllegalStateException.class, h::beginStep);
+    assertThrows(IllegalStateException.class, () -> h.saveTensor("x", new long[] {1}, new float[] {1}));
+    assertThrows(IllegalStateException.class, h::globalStep);
+    Trial t = Trial.open(out.toString());
+    Tensor[] keep = new Tensor[1];
+    t.close();
+    t.close();
+    assertThrows(IllegalStateException.class, t::steps);
+    assertThrows(IllegalStateException.class, () -> t.tensor("x"));
+    SaveConfig sc = new SaveConfig();
+    sc.close();
+    assertThrows(IllegalStateException.class, () -> sc.setInterval(Mode.ALL, 2));
+    try (HookOptions o = new HookOptions()) {
+      assertThrows(IllegalStateException.class, () -> o.saveConfig(sc));
+      assertThrows(NullPointerException.class, () -> o.saveConfig(null));
+    }
+    assertNull(keep[0]);
+  }
+
+  @Test
+  void closingAHookWhileOtherThreadsSaveIsSafe() throws Exception {
+    for (int round = 0; round < 20; ++round) {
+      Hook h = Hook.create(tmp.resolve("race" + round).toString());
+      h.beginStep();
+      java.util.concurrent.atomic.AtomicBoolean stop = new java.util.concurrent.atomic.AtomicBoolean();
+      Thread[] ts = new Thread[2];
+      for (int k = 0; k < ts.length; ++k) {
+        ts[k] = new Thread(() -> {
+          while (!stop.get()) {
+            try {
+              h.saveTensor("x", new long[] {2}, new float[] {1, 2});
+              h.beginStep();
+            } catch (IllegalStateException e) {
+              return; // closed: the expected end
+            } catch (SmdException e) {
+              if (e.code() != SmdException.INVALID_STATE) throw new AssertionError(e);
+              return;
+            }
+          }
+        });
+        ts[k].start();
+      }
+      Thread.sleep(2);
+      h.close();
+      stop.set(true);
+      for (Thread t : ts) t.join();
+      assertTrue(h.isClosed());
+    }
+  }
+
+  @Test
+  void tensorsAndValuesOutliveTheirTrial() throws Exception {
+    Path out = HookTrialTest.writeTrial(tmp);
+    Tensor w;
+    Value v;
+    ByteBuffer b;
+    try (Trial t = Trial.open(out.toString())) {
+      w = t.tensor("fc1.weight");
+    }
+    v = w.value(3);
+    w.close();
+    b = v.buffer();
+    v.close();
+    assertThrows(IllegalStateException.class, v::buffer);
+    // The buffer keeps smd's memory alive after the Value is closed and collected.
+    for (int i = 0; i < 5; ++i) {
+      System.gc();
+      Thread.sleep(10);
+    }
+    assertEquals(3f, b.getFloat(0));
+    assertEquals(5.5f, b.asFloatBuffer().get(5));
+  }
+
+  @Test
+  void forgottenHandlesAreFreedByTheCleaner() throws Exception {
+    Path out = HookTrialTest.writeTrial(tmp);
+    for (int i = 0; i < 2000; ++i) {
+      Trial t = Trial.open(out.toString());
+      Tensor w = t.tensor("fc1.weight");
+      Value v = w.value(i % 4);
+      if (v.toFloatArray()[0] != i % 4) fail("wrong value");
+      v.buffer();
+      new SaveConfig();
+      new HookOptions();
+    }
+    for (int i = 0; i < 5; ++i) {
+      System.gc();
+      Thread.sleep(20);
+    }
+    // An unclosed hook is closed (its files completed) by the Cleaner.
+    Path lost = tmp.resolve("lost");
+    makeLostHook(lost);
+    for (int i = 0; i < 50 && !Files.exists(lost.resolve("training_job_end.ts")); ++i) {
+      System.gc();
+      Thread.sleep(20);
+    }
+    assertTrue(Files.exists(lost.resolve("training_job_end.ts")), "the Cleaner closed the forgotten hook");
+  }
+
+  private static void makeLostHook(Path dir) throws SmdException {
+    Hook h = Hook.create(dir.toString());
+    h.beginStep();
+    h.saveScalar("x", 1.0);
+  }
+}

@@ -1,0 +1,284 @@
+package ai.smd;
+
+import static org.junit.jupiter.api.Assertions.*;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class RulesTest {
+  @TempDir Path tmp;
+
+  /** 10 steps: weights all zero at steps >= 5, a loss that stops decreasing. */
+  static Path writeRun(Path dir) throws SmdException {
+    Path out = dir.resolve("rules-run");
+    try (HookOptions o = new HookOptions().saveConfig(SaveConfig.every(1)).saveAll(true);
+         Hook h = Hook.create(out.toString(), o)) {
+      h.setMode(Mode.TRAIN);
+      for (int s = 0; s < 10; ++s) {
+        h.beginStep();
+        float v = s < 5 ? 1 : 0;
+        h.saveTensor("fc1.weight", new long[] {3}, new float[] {v, v, v}, "weights");
+        h.saveScalar("loss", 1.0);
+      }
+    }
+    return out;
+  }
+
+  @Test
+  void builtinRuleFindsAllZeroWeights() throws Exception {
+    Path out = writeRun(tmp);
+    assertTrue(Rule.builtinNames().contains("AllZero"));
+    assertNotNull(Rule.builtinSummary("AllZero"));
+    assertNull(Rule.builtinSummary("NoSuchRule"));
+    List<Rule.Param> params = Rule.builtinParams("AllZero");
+    assertTrue(params.stream().anyMatch(p -> p.name().equals("collection_names")), params.toString());
+    assertThrows(SmdException.class, () -> Rule.builtinParams("NoSuchRule"));
+    try (Trial t = Trial.open(out.toString());
+         Rule r = Rule.builtin("AllZero", t, Map.of("tensor_regex", "fc1.*"))) {
+      assertEquals("AllZero", r.name());
+      assertEquals(RuleEnd.NONE, r.endReason());
+      r.invoke();
+      assertEquals(RuleEnd.NO_MORE_DATA, r.endReason());
+      assertEquals(10, r.stepsEvaluated());
+      assertEquals(5, r.conditionsMet());
+      assertEquals(9, r.lastStep());
+      assertEquals(0, r.stepsSkipped());
+      assertEquals(0, r.errorCode());
+      assertNull(r.errorMessage());
+      assertEquals(-1, r.errorStep());
+      List<Finding> f = r.findings();
+      assertEquals(5, f.size());
+      assertEquals(5, f.get(0).step());
+      assertEquals("fc1.weight", f.get(0).tensor());
+      assertEquals("AllZero", f.get(0).rule());
+      assertEquals(0, f.get(0).trial());
+      assertTrue(f.get(0).line().startsWith("SMDebugRule:AllZero fired."), f.get(0).line());
+      r.clearFindings();
+      assertTrue(r.findings().isEmpty());
+      assertFalse(r.stopTraining());
+      r.setStopTraining(true);
+      assertTrue(r.stopTraining());
+      Path msgs = tmp.resolve("messages.txt");
+      try (InvokeOptions o = new InvokeOptions().stopAtFirst(true).messageFile(msgs.toString()).waitTimeoutMs(0)
+          .waitSliceMs(10).collectFindings(true).stopTraining(false)) {
+        r.invoke(0, -1, false, o);
+      }
+      assertEquals(RuleEnd.CONDITION_MET, r.endReason());
+      assertEquals(1, r.findings().size());
+      assertTrue(Files.readString(msgs).contains("AllZero"));
+      RuleEvaluationConditionMet met = assertThrows(RuleEvaluationConditionMet.class, () -> r.invoke(0, -1, true, null));
+      assertEquals(SmdException.RULE_CONDITION_MET, met.code());
+      r.invoke(0, 3, true, null); // steps before the weights are zero: no condition met
+      assertEquals(RuleEnd.STEP, r.endReason());
+    }
+    try (Trial t = Trial.open(out.toString())) {
+      SmdException e = assertThrows(SmdException.class, () -> Rule.builtin("AllZero", t, Map.of()));
+      assertEquals(SmdException.INVALID_ARGUMENT, e.code());
+      assertThrows(SmdException.class, () -> Rule.builtin("AllZero", t, Map.of("tensor_regex", ".*", "bogus", "1")));
+      assertThrows(SmdException.class, () -> Rule.builtin("NoSuchRule", t, null));
+      assertThrows(NullPointerException.class, () -> Rule.builtin("AllZero", null, null));
+    }
+  }
+
+  @Test
+  void customJavaRuleRunsOnTheInvokersThread() throws Exception {
+    Path out = writeRun(tmp);
+    Thread caller = Thread.currentThread();
+    List<Long> seen = new ArrayList<>();
+    List<Long> required = new ArrayList<>();
+    CustomRule zeros = new CustomRule() {
+      @Override
+      public boolean evaluate(RuleContext ctx, long step) throws Exception {
+        assertSame(caller, Thread.currentThread());
+        assertEquals("ZeroWeights", ctx.ruleName());
+        assertEquals(1, ctx.trialCount());
+        seen.add(step);
+        try (Tensor w = ctx.trial().tensor("fc1.weight"); Value v = w.value(step)) {
+          float[] a = v.toFloatArray();
+          if (a[0] == 0) {
+            ctx.report("fc1.weight", "all zero at step " + step);
+            return true;
+          }
+          return false;
+        }
+      }
+
+      @Override
+      public void requiredTensors(RuleContext ctx, long step) throws Exception {
+        required.add(step);
+        ctx.requireTensor(0, "fc1.weight", step);
+        ctx.requireTensorRegex(0, "^loss", step);
+      }
+
+      @Override
+      public boolean declaresRequiredTensors() {
+        return true;
+      }
+    };
+    try (Trial t = Trial.open(out.toString()); Rule r = Rule.custom("ZeroWeights", t, zeros)) {
+      r.invoke(0, -1, false, null);
+      assertEquals(List.of(0L, 1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L), seen);
+      assertEquals(seen, required);
+      assertEquals(5, r.conditionsMet());
+      assertEquals("all zero at step 5", r.findings().get(0).message());
+      assertEquals("ZeroWeights", r.name());
+    }
+    // A rule that ends itself, and one that skips steps by throwing TensorUnavailableForStep.
+    try (Trial t = Trial.open(out.toString());
+         Rule ender = Rule.custom("Ender", t, (ctx, step) -> {
+           if (step == 2) ctx.endRule();
+           return false;
+         });
+         Rule skipper = Rule.custom("Skipper", t, (ctx, step) -> {
+           if (step % 2 == 1) throw new TensorUnavailableForStep("odd step " + step);
+           return false;
+         })) {
+      Rule.invokeAll(List.of(ender, skipper), 0, -1, false, null);
+      assertEquals(RuleEnd.END_OF_RULE, ender.endReason());
+      assertEquals(3, ender.stepsEvaluated());
+      assertEquals(5, skipper.stepsSkipped());
+      assertEquals(5, skipper.stepsEvaluated());
+    }
+  }
+
+  @Test
+  void aThrowingRuleFailsTheInvocationWithItsCause() throws Exception {
+    Path out = writeRun(tmp);
+    try (Trial t = Trial.open(out.toString());
+         Rule boom = Rule.custom("Boom", t, (ctx, step) -> {
+           if (step == 3) throw new IllegalStateException("kaput at 3");
+           return false;
+         });
+         Rule smdErr = Rule.custom("SmdErr", t, (ctx, step) -> {
+           throw new SmdException(SmdException.INVALID_ARGUMENT, "insufficient information");
+         });
+         Rule leak = Rule.custom("Leak", t, (ctx, step) -> {
+           RuleContext[] keep = {ctx};
+           return keep[0] == null;
+         })) {
+      SmdException e = assertThrows(SmdException.class, boom::invoke);
+      assertEquals(SmdException.INTERNAL, e.code());
+      assertTrue(e.getCause() instanceof IllegalStateException);
+      assertEquals("kaput at 3", e.getCause().getMessage());
+      assertEquals(RuleEnd.ERROR, boom.endReason());
+      assertEquals(3, boom.errorStep());
+      assertTrue(boom.errorMessage().contains("kaput"), boom.errorMessage());
+      SmdException e2 = assertThrows(SmdException.class, smdErr::invoke);
+      assertEquals(SmdException.INVALID_ARGUMENT, e2.code());
+      assertTrue(e2.getMessage().contains("insufficient information"), e2.getMessage());
+      leak.invoke();
+      assertThrows(NullPointerException.class, () -> Rule.custom("x", t, null));
+    }
+    // A context used after its callback is refused.
+    RuleContext[] kept = new RuleContext[1];
+    try (Trial t = Trial.open(out.toString());
+         Rule r = Rule.custom("Keep", t, (ctx, step) -> {
+           kept[0] = ctx;
+           ctx.endRule();
+           return false;
+         })) {
+      r.invoke();
+    }
+    assertThrows(IllegalStateException.class, () -> kept[0].ruleName());
+    // A rule cannot be closed under its own invocation.
+    try (Trial t = Trial.open(out.toString())) {
+      Rule[] self = new Rule[1];
+      self[0] = Rule.custom("SelfClose", t, (ctx, step) -> {
+        assertThrows(IllegalStateException.class, () -> self[0].close());
+        ctx.endRule();
+        return false;
+      });
+      self[0].invoke();
+      assertEquals(RuleEnd.END_OF_RULE, self[0].endReason());
+      self[0].close();
+      assertThrows(IllegalStateException.class, self[0]::invoke);
+    }
+  }
+
+  @Test
+  void rulesOverTwoTrials() throws Exception {
+    Path a = writeRun(tmp.resolve("a"));
+    Path b = writeRun(tmp.resolve("b"));
+    try (Trial ta = Trial.open(a.toString()); Trial tb = Trial.open(b.toString());
+         Rule r = Rule.custom("Compare", ta, (ctx, step) -> {
+           assertEquals(2, ctx.trialCount());
+           try (Tensor x = ctx.trial(0).tensor("fc1.weight"); Tensor y = ctx.trial(1).tensor("fc1.weight");
+                Value vx = x.value(step); Value vy = y.value(step)) {
+             if (vx.toFloatArray()[0] != vy.toFloatArray()[0]) {
+               ctx.report(1, "fc1.weight", "differs");
+               return true;
+             }
+             return false;
+           }
+         }, tb)) {
+      r.invoke();
+      assertEquals(0, r.conditionsMet());
+      assertEquals(10, r.stepsEvaluated());
+    }
+    // A built-in rule over two trials, and a context's trial index out of range.
+    try (Trial ta = Trial.open(a.toString()); Trial tb = Trial.open(b.toString());
+         Rule similar = Rule.builtin("SimilarAcrossRuns", ta, Map.of("include_regex", "fc1.*"), tb);
+         Rule bad = Rule.custom("Bad", ta, (ctx, step) -> {
+           assertThrows(IndexOutOfBoundsException.class, () -> ctx.trial(5));
+           ctx.endRule();
+           return false;
+         })) {
+      similar.invoke();
+      assertEquals(0, similar.conditionsMet(), similar.findings().toString());
+      assertTrue(similar.stepsEvaluated() > 0);
+      bad.invoke();
+      assertEquals(RuleEnd.END_OF_RULE, bad.endReason());
+    }
+  }
+
+  @Test
+  void invokeListenersSeeFindingsAndProgressAndCanCancel() throws Exception {
+    Path out = writeRun(tmp);
+    Thread caller = Thread.currentThread();
+    List<String> seen = new ArrayList<>();
+    List<RuleOutcome> outcomes = new ArrayList<>();
+    try (Trial t = Trial.open(out.toString());
+         Rule r = Rule.builtin("AllZero", t, Map.of("tensor_regex", "fc1.*"));
+         InvokeOptions o = new InvokeOptions()
+             .onFinding((rule, f) -> {
+               assertSame(caller, Thread.currentThread());
+               seen.add(rule + "@" + f.step() + ":" + f.tensor());
+               return true;
+             })
+             .onProgress((rule, step, outcome) -> {
+               if (rule != null) outcomes.add(outcome);
+               return true;
+             })) {
+      r.invoke(0, -1, false, o);
+      assertEquals(List.of("AllZero@5:fc1.weight", "AllZero@6:fc1.weight", "AllZero@7:fc1.weight",
+          "AllZero@8:fc1.weight", "AllZero@9:fc1.weight"), seen);
+      assertEquals(10, outcomes.size());
+      assertEquals(RuleOutcome.NOT_MET, outcomes.get(0));
+      assertEquals(RuleOutcome.CONDITION_MET, outcomes.get(5));
+      // A listener answering false cancels; one that throws cancels with its exception as cause.
+      o.onFinding((rule, f) -> false);
+      SmdException e = assertThrows(SmdException.class, () -> r.invoke(0, -1, false, o));
+      assertEquals(SmdException.CANCELLED, e.code());
+      o.onFinding(null);
+      o.onProgress((rule, step, outcome) -> {
+        if (step == 2) throw new IllegalArgumentException("stop at 2");
+        return true;
+      });
+      SmdException e2 = assertThrows(SmdException.class, () -> r.invoke(0, -1, false, o));
+      assertEquals(SmdException.CANCELLED, e2.code());
+      assertTrue(e2.getCause() instanceof IllegalArgumentException);
+      assertEquals(2, r.lastStep());
+      o.onProgress(null);
+      r.invoke(0, -1, false, o);
+      assertEquals(RuleEnd.NO_MORE_DATA, r.endReason());
+    }
+    InvokeOptions closed = new InvokeOptions();
+    closed.close();
+    assertThrows(IllegalStateException.class, () -> closed.onFinding((r, f) -> true));
+  }
+}

@@ -1,0 +1,890 @@
+/* java.i: smd's SWIG interface for Java (JNI). Java-specific typemaps and helpers, then the shared
+ * declarations of smd_core.i. Build with: swig -java -package ai.smd (bindings/java/native).
+ *
+ * Everything SWIG generates is package-private: the public API is the hand-written classes of
+ * ai.smd (bindings/java/src/main/java/ai/smd), which own the proxies made here.
+ * Conventions of the generated layer:
+ *   - a returned smd_error * becomes a thrown ai.smd.SmdException (or its subclass for the code),
+ *     made by SmdException.fromNative(code, utf8 message bytes); the method returns void;
+ *   - out-parameters become one-element holder arrays passed in from Java (long[] for a handle,
+ *     boolean[] / long[] / double[] / int[] for scalars, String[][] for string arrays, long[][]
+ *     for number arrays), filled on success;
+ *   - strings cross as real UTF-8 both ways (not JNI's modified UTF-8), so names with characters
+ *     outside the BMP or embedded NULs survive;
+ *   - tensor data goes in through a direct ByteBuffer (its address, no copy) or a primitive array
+ *     (pinned with Get/ReleasePrimitiveArrayCritical around the save, no copy by the binding).
+ */
+%module(jniclassname="SmdNativeJNI") SmdNative
+
+%include <stdint.i>
+%include <enumtypeunsafe.swg>
+%javaconst(1);
+
+/* Keep the generated layer inside the package. */
+%pragma(java) moduleclassmodifiers="final class"
+%pragma(java) jniclassclassmodifiers="final class"
+%typemap(javaclassmodifiers) SWIGTYPE, SWIGTYPE *, SWIGTYPE &, SWIGTYPE [] "final class"
+%typemap(javaclassmodifiers) enum SWIGTYPE "final class"
+/* No finalizers: the public classes free their proxies (close() or a Cleaner). */
+%typemap(javafinalize) SWIGTYPE ""
+/* The proxy's pointer constructor and getCPtr are used by the public classes of the package. */
+SWIG_JAVABODY_PROXY(, , SWIGTYPE)
+SWIG_JAVABODY_TYPEWRAPPER(, , , SWIGTYPE)
+
+%{
+#include <jni.h>
+#include <stdlib.h>
+#include <string.h>
+#include "smd/smd.h"
+#include "smd/tensorboard.h"
+
+static JavaVM *smd_java_vm;
+static jclass smd_java_exc_class;        /* ai.smd.SmdException */
+static jmethodID smd_java_exc_from_native; /* static SmdException fromNative(int, byte[]) */
+static jclass smd_java_string_class;
+static jclass smd_java_bridge_class;     /* ai.smd.RuleBridge */
+static jmethodID smd_java_bridge_invoke;   /* int invoke(long ctx, long step) */
+static jmethodID smd_java_bridge_required; /* int required(long ctx, long step) */
+static jmethodID smd_java_cb_finding;      /* ai.smd.InvokeCallbacks: int finding(long rule, long finding) */
+static jmethodID smd_java_cb_progress;     /* int progress(long rule, long step, int outcome) */
+
+/* Looked up once when the library is loaded, with the class loader of the class that loaded it,
+ * so that callbacks on any thread find the package's classes. */
+JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
+  (void)reserved;
+  JNIEnv *env = NULL;
+  if ((*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_8) != JNI_OK) return JNI_ERR;
+  smd_java_vm = vm;
+  jclass c = (*env)->FindClass(env, "ai/smd/SmdException");
+  if (!c) return JNI_ERR;
+  smd_java_exc_class = (jclass)(*env)->NewGlobalRef(env, c);
+  smd_java_exc_from_native = (*env)->GetStaticMethodID(env, c, "fromNative", "(I[B)Lai/smd/SmdException;");
+  if (!smd_java_exc_from_native) return JNI_ERR;
+  c = (*env)->FindClass(env, "java/lang/String");
+  if (!c) return JNI_ERR;
+  smd_java_string_class = (jclass)(*env)->NewGlobalRef(env, c);
+  c = (*env)->FindClass(env, "ai/smd/RuleBridge");
+  if (!c) return JNI_ERR;
+  smd_java_bridge_class = (jclass)(*env)->NewGlobalRef(env, c);
+  smd_java_bridge_invoke = (*env)->GetMethodID(env, c, "invoke", "(JJ)I");
+  smd_java_bridge_required = (*env)->GetMethodID(env, c, "required", "(JJ)I");
+  if (!smd_java_bridge_invoke || !smd_java_bridge_required) return JNI_ERR;
+  c = (*env)->FindClass(env, "ai/smd/InvokeCallbacks");
+  if (!c) return JNI_ERR;
+  smd_java_cb_finding = (*env)->GetMethodID(env, c, "finding", "(JJ)I");
+  smd_java_cb_progress = (*env)->GetMethodID(env, c, "progress", "(JJI)I");
+  if (!smd_java_cb_finding || !smd_java_cb_progress) return JNI_ERR;
+  return JNI_VERSION_1_8;
+}
+
+static jbyteArray smd_java_bytes(JNIEnv *jenv, const char *s, size_t n) {
+  jbyteArray a = (*jenv)->NewByteArray(jenv, (jsize)n);
+  if (a && n) (*jenv)->SetByteArrayRegion(jenv, a, 0, (jsize)n, (const jbyte *)s);
+  return a;
+}
+
+/* Throws the SmdException of err's code and frees err. */
+static void smd_java_throw(JNIEnv *jenv, smd_error *err) {
+  const char *msg = smd_error_message(err);
+  jbyteArray bytes = smd_java_bytes(jenv, msg, strlen(msg));
+  if (bytes) {
+    jobject ex = (*jenv)->CallStaticObjectMethod(jenv, smd_java_exc_class, smd_java_exc_from_native,
+                                                 (jint)smd_error_code(err), bytes);
+    if (ex && !(*jenv)->ExceptionCheck(jenv)) (*jenv)->Throw(jenv, (jthrowable)ex);
+  }
+  smd_error_free(err);
+}
+
+static void smd_java_throw_npe(JNIEnv *jenv, const char *what) {
+  jclass c = (*jenv)->FindClass(jenv, "java/lang/NullPointerException");
+  if (c) (*jenv)->ThrowNew(jenv, c, what);
+}
+
+static void smd_java_throw_iae(JNIEnv *jenv, const char *what) {
+  jclass c = (*jenv)->FindClass(jenv, "java/lang/IllegalArgumentException");
+  if (c) (*jenv)->ThrowNew(jenv, c, what);
+}
+
+/* UTF-8 (possibly invalid) to a Java String: invalid bytes become U+FFFD. */
+static jstring smd_java_string_n(JNIEnv *jenv, const char *s, size_t n) {
+  jchar stackbuf[256];
+  jchar *out = n <= 256 ? stackbuf : (jchar *)malloc(n * sizeof(jchar));
+  if (!out) return NULL;
+  size_t k = 0;
+  const unsigned char *p = (const unsigned char *)s, *end = p + n;
+  while (p < end) {
+    unsigned c = *p;
+    unsigned cp = 0xFFFD;
+    int len = 1;
+    if (c < 0x80) { cp = c; }
+    else if ((c & 0xE0) == 0xC0 && end - p >= 2 && (p[1] & 0xC0) == 0x80) {
+      unsigned v = ((c & 0x1F) << 6) | (p[1] & 0x3F);
+      if (v >= 0x80) { cp = v; len = 2; }
+    } else if ((c & 0xF0) == 0xE0 && end - p >= 3 && (p[1] & 0xC0) == 0x80 && (p[2] & 0xC0) == 0x80) {
+      unsigned v = ((c & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F);
+      if (v >= 0x800 && (v < 0xD800 || v > 0xDFFF)) { cp = v; len = 3; }
+    } else if ((c & 0xF8) == 0xF0 && end - p >= 4 && (p[1] & 0xC0) == 0x80 && (p[2] & 0xC0) == 0x80 &&
+               (p[3] & 0xC0) == 0x80) {
+      unsigned v = ((c & 0x07) << 18) | ((p[1] & 0x3F) << 12) | ((p[2] & 0x3F) << 6) | (p[3] & 0x3F);
+      if (v >= 0x10000 && v <= 0x10FFFF) { cp = v; len = 4; }
+    }
+    p += len;
+    if (cp >= 0x10000) {
+      cp -= 0x10000;
+      out[k++] = (jchar)(0xD800 + (cp >> 10));
+      out[k++] = (jchar)(0xDC00 + (cp & 0x3FF));
+    } else {
+      out[k++] = (jchar)cp;
+    }
+  }
+  jstring r = (*jenv)->NewString(jenv, out, (jsize)k);
+  if (out != stackbuf) free(out);
+  return r;
+}
+
+static jstring smd_java_string(JNIEnv *jenv, const char *s) {
+  return s ? smd_java_string_n(jenv, s, strlen(s)) : NULL;
+}
+
+/* A Java String as real UTF-8 (unpaired surrogates become U+FFFD), NUL-terminated, in buf if it
+ * fits (cap bytes), else malloc'd. Returns NULL (an exception pending) on failure; *heap says
+ * whether to free it. */
+static char *smd_java_utf8(JNIEnv *jenv, jstring js, char *buf, size_t cap, int *heap) {
+  jsize n = (*jenv)->GetStringLength(jenv, js);
+  jchar cbuf[128];
+  const jchar *chars;
+  jchar *cheap = NULL;
+  if (n <= 128) {
+    (*jenv)->GetStringRegion(jenv, js, 0, n, cbuf);
+    chars = cbuf;
+  } else {
+    cheap = (jchar *)malloc((size_t)n * sizeof(jchar));
+    if (!cheap) return NULL;
+    (*jenv)->GetStringRegion(jenv, js, 0, n, cheap);
+    chars = cheap;
+  }
+  size_t need = (size_t)n * 3 + 1;
+  char *out = buf;
+  *heap = 0;
+  if (need > cap) {
+    out = (char *)malloc(need);
+    if (!out) { free(cheap); return NULL; }
+    *heap = 1;
+  }
+  size_t k = 0;
+  for (jsize i = 0; i < n; ++i) {
+    unsigned c = chars[i];
+    if (c >= 0xD800 && c <= 0xDBFF && i + 1 < n && chars[i + 1] >= 0xDC00 && chars[i + 1] <= 0xDFFF) {
+      unsigned cp = 0x10000 + ((c - 0xD800) << 10) + (chars[i + 1] - 0xDC00);
+      ++i;
+      out[k++] = (char)(0xF0 | (cp >> 18));
+      out[k++] = (char)(0x80 | ((cp >> 12) & 0x3F));
+      out[k++] = (char)(0x80 | ((cp >> 6) & 0x3F));
+      out[k++] = (char)(0x80 | (cp & 0x3F));
+      continue;
+    }
+    if (c >= 0xD800 && c <= 0xDFFF) c = 0xFFFD;
+    if (c < 0x80) {
+      out[k++] = (char)c;
+    } else if (c < 0x800) {
+      out[k++] = (char)(0xC0 | (c >> 6));
+      out[k++] = (char)(0x80 | (c & 0x3F));
+    } else {
+      out[k++] = (char)(0xE0 | (c >> 12));
+      out[k++] = (char)(0x80 | ((c >> 6) & 0x3F));
+      out[k++] = (char)(0x80 | (c & 0x3F));
+    }
+  }
+  out[k] = 0;
+  free(cheap);
+  return out;
+}
+
+static jobjectArray smd_java_string_array(JNIEnv *jenv, char *const *strings, size_t n) {
+  jobjectArray a = (*jenv)->NewObjectArray(jenv, (jsize)n, smd_java_string_class, NULL);
+  if (!a) return NULL;
+  for (size_t i = 0; i < n; ++i) {
+    jstring s = smd_java_string(jenv, strings[i]);
+    if (!s) return NULL;
+    (*jenv)->SetObjectArrayElement(jenv, a, (jsize)i, s);
+    (*jenv)->DeleteLocalRef(jenv, s);
+  }
+  return a;
+}
+
+static jlongArray smd_java_long_array(JNIEnv *jenv, const int64_t *xs, size_t n) {
+  jlongArray a = (*jenv)->NewLongArray(jenv, (jsize)n);
+  if (a && n) (*jenv)->SetLongArrayRegion(jenv, a, 0, (jsize)n, (const jlong *)xs);
+  return a;
+}
+
+/* Checks that a holder array exists and has room for one element. */
+static int smd_java_holder_ok(JNIEnv *jenv, jarray a) {
+  if (!a) { smd_java_throw_npe(jenv, "output holder array is null"); return 0; }
+  if ((*jenv)->GetArrayLength(jenv, a) < 1) { smd_java_throw_iae(jenv, "output holder array is empty"); return 0; }
+  return 1;
+}
+%}
+
+/* ---- JNIEnv for the helpers below. */
+%typemap(in, numinputs=0) JNIEnv *jenv_ "$1 = jenv;"
+
+/* ---- Errors: void methods that throw. */
+%typemap(jni) smd_error * "void"
+%typemap(jtype) smd_error * "void"
+%typemap(jstype) smd_error * "void"
+%typemap(javaout, throws="SmdException") smd_error * { $jnicall; }
+%typemap(out, throws="SmdException") smd_error * %{
+  if ($1) { smd_java_throw(jenv, $1); return $null; }
+%}
+
+/* ---- Strings in and out as real UTF-8. */
+%typemap(in) const char * (char buf[256], int heap = 0) %{
+  $1 = NULL;
+  if ($input) {
+    $1 = smd_java_utf8(jenv, $input, buf, sizeof buf, &heap);
+    if (!$1) { if (!(*jenv)->ExceptionCheck(jenv)) smd_java_throw_iae(jenv, "cannot convert a string"); return $null; }
+  }
+%}
+%typemap(freearg) const char * %{ if (heap$argnum) free($1); %}
+%typemap(out) const char * %{ $result = smd_java_string(jenv, $1); %}
+
+/* ---- Hot-path names: a NUL-terminated UTF-8 byte[] made (and cached) by the Java caller, copied
+ * to the stack (no string conversion per call). */
+%typemap(jni) const char *name_utf8 "jbyteArray"
+%typemap(jtype) const char *name_utf8 "byte[]"
+%typemap(jstype) const char *name_utf8 "byte[]"
+%typemap(javain) const char *name_utf8 "$javainput"
+%typemap(in) const char *name_utf8 (char buf[256], char *heap = NULL) %{
+  $1 = NULL;
+  if ($input) {
+    jsize n = (*jenv)->GetArrayLength(jenv, $input);
+    if (n < 1) { smd_java_throw_iae(jenv, "name bytes must end with a NUL"); return $null; }
+    char *p = buf;
+    if ((size_t)n > sizeof buf) {
+      heap = (char *)malloc((size_t)n);
+      if (!heap) { smd_java_throw_iae(jenv, "out of memory"); return $null; }
+      p = heap;
+    }
+    (*jenv)->GetByteArrayRegion(jenv, $input, 0, n, (jbyte *)p);
+    p[n - 1] = 0;
+    $1 = p;
+  }
+%}
+%typemap(freearg) const char *name_utf8 %{ free(heap$argnum); %}
+
+/* ---- Handles returned through **out: a long[1] holder that receives the owned pointer. */
+%define SMD_JAVA_HANDLE_OUT(TYPE)
+%typemap(jni) TYPE **out "jlongArray"
+%typemap(jtype) TYPE **out "long[]"
+%typemap(jstype) TYPE **out "long[]"
+%typemap(javain) TYPE **out "$javainput"
+%typemap(in) TYPE **out (TYPE *tmp = NULL) %{
+  if (!smd_java_holder_ok(jenv, $input)) return $null;
+  $1 = &tmp;
+%}
+%typemap(argout) TYPE **out %{
+  { jlong p = (jlong)(intptr_t)tmp$argnum; (*jenv)->SetLongArrayRegion(jenv, $input, 0, 1, &p); }
+%}
+%enddef
+SMD_JAVA_HANDLE_OUT(smd_trial)
+SMD_JAVA_HANDLE_OUT(smd_trial_options)
+SMD_JAVA_HANDLE_OUT(smd_tensor_filter)
+SMD_JAVA_HANDLE_OUT(smd_tensor)
+SMD_JAVA_HANDLE_OUT(smd_value)
+SMD_JAVA_HANDLE_OUT(smd_collection_info)
+SMD_JAVA_HANDLE_OUT(smd_save_config)
+SMD_JAVA_HANDLE_OUT(smd_reduction_config)
+SMD_JAVA_HANDLE_OUT(smd_hook_options)
+SMD_JAVA_HANDLE_OUT(smd_hook)
+SMD_JAVA_HANDLE_OUT(smd_collection)
+SMD_JAVA_HANDLE_OUT(smd_rule)
+SMD_JAVA_HANDLE_OUT(smd_rule_invoke_options)
+SMD_JAVA_HANDLE_OUT(smd_tensorboard_writer)
+
+/* ---- Scalars returned through a pointer: a one-element primitive holder. */
+%define SMD_JAVA_SCALAR_OUT(CTYPE, NAME, JNIARR, JARR, JELEM, SETTER)
+%typemap(jni) CTYPE *NAME "JNIARR"
+%typemap(jtype) CTYPE *NAME "JARR"
+%typemap(jstype) CTYPE *NAME "JARR"
+%typemap(javain) CTYPE *NAME "$javainput"
+%typemap(in) CTYPE *NAME (CTYPE tmp) %{
+  if (!smd_java_holder_ok(jenv, $input)) return $null;
+  memset(&tmp, 0, sizeof tmp);
+  $1 = &tmp;
+%}
+%typemap(argout) CTYPE *NAME %{
+  { JELEM v = (JELEM)tmp$argnum; (*jenv)->SETTER(jenv, $input, 0, 1, &v); }
+%}
+%enddef
+SMD_JAVA_SCALAR_OUT(bool, out, jbooleanArray, boolean[], jboolean, SetBooleanArrayRegion)
+SMD_JAVA_SCALAR_OUT(bool, was_out, jbooleanArray, boolean[], jboolean, SetBooleanArrayRegion)
+SMD_JAVA_SCALAR_OUT(bool, written_out, jbooleanArray, boolean[], jboolean, SetBooleanArrayRegion)
+SMD_JAVA_SCALAR_OUT(int64_t, out, jlongArray, long[], jlong, SetLongArrayRegion)
+SMD_JAVA_SCALAR_OUT(double, out, jdoubleArray, double[], jdouble, SetDoubleArrayRegion)
+SMD_JAVA_SCALAR_OUT(smd_mode, out, jintArray, int[], jint, SetIntArrayRegion)
+SMD_JAVA_SCALAR_OUT(smd_step_state, out, jintArray, int[], jint, SetIntArrayRegion)
+SMD_JAVA_SCALAR_OUT(smd_dtype, out, jintArray, int[], jint, SetIntArrayRegion)
+SMD_JAVA_SCALAR_OUT(smd_dtype, dtype_out, jintArray, int[], jint, SetIntArrayRegion)
+
+/* ---- Arrays returned to Java through an Object[] holder of the right element type. */
+%define SMD_JAVA_OBJ_HOLDER(SIG, JTYPE)
+%typemap(jni) SIG "jobjectArray"
+%typemap(jtype) SIG "JTYPE"
+%typemap(jstype) SIG "JTYPE"
+%typemap(javain) SIG "$javainput"
+%enddef
+
+/* String arrays: String[1][]. */
+SMD_JAVA_OBJ_HOLDER(smd_strarray *out, String[][])
+%typemap(in) smd_strarray *out (smd_strarray tmp) %{
+  if (!smd_java_holder_ok(jenv, $input)) return $null;
+  tmp.strings = NULL; tmp.count = 0; $1 = &tmp;
+%}
+%typemap(argout) smd_strarray *out %{
+  {
+    jobjectArray a = smd_java_string_array(jenv, tmp$argnum.strings, tmp$argnum.count);
+    if (a) (*jenv)->SetObjectArrayElement(jenv, $input, 0, a);
+  }
+%}
+%typemap(freearg) smd_strarray *out %{ smd_strarray_free(&tmp$argnum); %}
+%apply smd_strarray *out { smd_strarray *names_out, smd_strarray *defaults_out, smd_strarray *help_out };
+
+/* int64 arrays: long[1][]. */
+%define SMD_JAVA_INT64S_OUT(P, N)
+SMD_JAVA_OBJ_HOLDER((int64_t **P, size_t *N), long[][])
+%typemap(in) (int64_t **P, size_t *N) (int64_t *xs = NULL, size_t n = 0) %{
+  if (!smd_java_holder_ok(jenv, $input)) return $null;
+  $1 = &xs; $2 = &n;
+%}
+%typemap(argout) (int64_t **P, size_t *N) %{
+  {
+    jlongArray a = smd_java_long_array(jenv, xs$argnum, n$argnum);
+    if (a) (*jenv)->SetObjectArrayElement(jenv, $input, 0, a);
+  }
+%}
+%typemap(freearg) (int64_t **P, size_t *N) %{ smd_free(xs$argnum); %}
+%enddef
+SMD_JAVA_INT64S_OUT(steps_out, n_out)
+SMD_JAVA_INT64S_OUT(dims_out, ndim_out)
+
+/* Modes: int[1][]. */
+SMD_JAVA_OBJ_HOLDER((smd_mode **modes_out, size_t *n_out), int[][])
+%typemap(in) (smd_mode **modes_out, size_t *n_out) (smd_mode *xs = NULL, size_t n = 0) %{
+  if (!smd_java_holder_ok(jenv, $input)) return $null;
+  $1 = &xs; $2 = &n;
+%}
+%typemap(argout) (smd_mode **modes_out, size_t *n_out) %{
+  {
+    jintArray a = (*jenv)->NewIntArray(jenv, (jsize)n$argnum);
+    if (a) {
+      for (size_t i = 0; i < n$argnum; ++i) { jint v = (jint)xs$argnum[i]; (*jenv)->SetIntArrayRegion(jenv, a, (jsize)i, 1, &v); }
+      (*jenv)->SetObjectArrayElement(jenv, $input, 0, a);
+    }
+  }
+%}
+%typemap(freearg) (smd_mode **modes_out, size_t *n_out) %{ smd_free(xs$argnum); %}
+
+/* dtype + dimensions (smd_tensor_value_info): long[2][]: {dtype}, dims. */
+SMD_JAVA_OBJ_HOLDER((smd_dtype *dtype_out, int64_t **dims_out, size_t *ndim_out), long[][])
+%typemap(in) (smd_dtype *dtype_out, int64_t **dims_out, size_t *ndim_out)
+    (smd_dtype dt = SMD_DTYPE_INVALID, int64_t *xs = NULL, size_t n = 0) %{
+  if (!$input || (*jenv)->GetArrayLength(jenv, $input) < 2) { smd_java_throw_iae(jenv, "holder must have 2 elements"); return $null; }
+  $1 = &dt; $2 = &xs; $3 = &n;
+%}
+%typemap(argout) (smd_dtype *dtype_out, int64_t **dims_out, size_t *ndim_out) %{
+  {
+    int64_t d = (int64_t)dt$argnum;
+    jlongArray a = smd_java_long_array(jenv, &d, 1);
+    jlongArray b = smd_java_long_array(jenv, xs$argnum, n$argnum);
+    if (a && b) { (*jenv)->SetObjectArrayElement(jenv, $input, 0, a); (*jenv)->SetObjectArrayElement(jenv, $input, 1, b); }
+  }
+%}
+%typemap(freearg) (smd_dtype *dtype_out, int64_t **dims_out, size_t *ndim_out) %{ smd_free(xs$argnum); %}
+
+/* Values: long[1][] of owned smd_value pointers (each wrapped by Java in an owning proxy). */
+SMD_JAVA_OBJ_HOLDER((smd_value ***values_out, size_t *n_out), long[][])
+%typemap(in) (smd_value ***values_out, size_t *n_out) (smd_value **vs = NULL, size_t n = 0) %{
+  if (!smd_java_holder_ok(jenv, $input)) return $null;
+  $1 = &vs; $2 = &n;
+%}
+%typemap(argout) (smd_value ***values_out, size_t *n_out) %{
+  {
+    jlongArray a = (*jenv)->NewLongArray(jenv, (jsize)n$argnum);
+    if (a) {
+      for (size_t i = 0; i < n$argnum; ++i) {
+        jlong p = (jlong)(intptr_t)vs$argnum[i];
+        (*jenv)->SetLongArrayRegion(jenv, a, (jsize)i, 1, &p);
+        vs$argnum[i] = NULL; /* now Java's */
+      }
+      (*jenv)->SetObjectArrayElement(jenv, $input, 0, a);
+    }
+  }
+%}
+%typemap(freearg) (smd_value ***values_out, size_t *n_out) %{ smd_value_array_free(vs$argnum, n$argnum); %}
+
+/* Steps and values: long[2][]: steps, value pointers. */
+SMD_JAVA_OBJ_HOLDER((int64_t **steps_out, smd_value ***values_out, size_t *n_out), long[][])
+%typemap(in) (int64_t **steps_out, smd_value ***values_out, size_t *n_out)
+    (int64_t *xs = NULL, smd_value **vs = NULL, size_t n = 0) %{
+  if (!$input || (*jenv)->GetArrayLength(jenv, $input) < 2) { smd_java_throw_iae(jenv, "holder must have 2 elements"); return $null; }
+  $1 = &xs; $2 = &vs; $3 = &n;
+%}
+%typemap(argout) (int64_t **steps_out, smd_value ***values_out, size_t *n_out) %{
+  {
+    jlongArray s = smd_java_long_array(jenv, xs$argnum, n$argnum);
+    jlongArray a = s ? (*jenv)->NewLongArray(jenv, (jsize)n$argnum) : NULL;
+    if (a) {
+      for (size_t i = 0; i < n$argnum; ++i) {
+        jlong p = (jlong)(intptr_t)vs$argnum[i];
+        (*jenv)->SetLongArrayRegion(jenv, a, (jsize)i, 1, &p);
+        vs$argnum[i] = NULL;
+      }
+      (*jenv)->SetObjectArrayElement(jenv, $input, 0, s);
+      (*jenv)->SetObjectArrayElement(jenv, $input, 1, a);
+    }
+  }
+%}
+%typemap(freearg) (int64_t **steps_out, smd_value ***values_out, size_t *n_out) %{
+  smd_free(xs$argnum); smd_value_array_free(vs$argnum, n$argnum);
+%}
+
+/* Reduction names and values: Object[2]: String[] names, long[] value pointers. */
+SMD_JAVA_OBJ_HOLDER((smd_strarray *names_out, smd_value ***values_out, size_t *n_out), Object[])
+%typemap(in) (smd_strarray *names_out, smd_value ***values_out, size_t *n_out)
+    (smd_strarray names, smd_value **vs = NULL, size_t n = 0) %{
+  if (!$input || (*jenv)->GetArrayLength(jenv, $input) < 2) { smd_java_throw_iae(jenv, "holder must have 2 elements"); return $null; }
+  names.strings = NULL; names.count = 0;
+  $1 = &names; $2 = &vs; $3 = &n;
+%}
+%typemap(argout) (smd_strarray *names_out, smd_value ***values_out, size_t *n_out) %{
+  {
+    jobjectArray s = smd_java_string_array(jenv, names$argnum.strings, names$argnum.count);
+    jlongArray a = s ? (*jenv)->NewLongArray(jenv, (jsize)n$argnum) : NULL;
+    if (a) {
+      for (size_t i = 0; i < n$argnum; ++i) {
+        jlong p = (jlong)(intptr_t)vs$argnum[i];
+        (*jenv)->SetLongArrayRegion(jenv, a, (jsize)i, 1, &p);
+        vs$argnum[i] = NULL;
+      }
+      (*jenv)->SetObjectArrayElement(jenv, $input, 0, s);
+      (*jenv)->SetObjectArrayElement(jenv, $input, 1, a);
+    }
+  }
+%}
+%typemap(freearg) (smd_strarray *names_out, smd_value ***values_out, size_t *n_out) %{
+  smd_strarray_free(&names$argnum); smd_value_array_free(vs$argnum, n$argnum);
+%}
+
+/* Shapes of every step: long[3][]: steps, offsets, dims. */
+SMD_JAVA_OBJ_HOLDER((int64_t **steps_out, size_t **offsets_out, int64_t **dims_out, size_t *n_out), long[][])
+%typemap(in) (int64_t **steps_out, size_t **offsets_out, int64_t **dims_out, size_t *n_out)
+    (int64_t *xs = NULL, size_t *offs = NULL, int64_t *ds = NULL, size_t n = 0) %{
+  if (!$input || (*jenv)->GetArrayLength(jenv, $input) < 3) { smd_java_throw_iae(jenv, "holder must have 3 elements"); return $null; }
+  $1 = &xs; $2 = &offs; $3 = &ds; $4 = &n;
+%}
+%typemap(argout) (int64_t **steps_out, size_t **offsets_out, int64_t **dims_out, size_t *n_out) %{
+  {
+    jlongArray s = smd_java_long_array(jenv, xs$argnum, n$argnum);
+    jlongArray o = s ? (*jenv)->NewLongArray(jenv, (jsize)(n$argnum + 1)) : NULL;
+    if (o) {
+      for (size_t i = 0; i <= n$argnum; ++i) { jlong v = (jlong)offs$argnum[i]; (*jenv)->SetLongArrayRegion(jenv, o, (jsize)i, 1, &v); }
+      jlongArray d = smd_java_long_array(jenv, ds$argnum, offs$argnum[n$argnum]);
+      if (d) {
+        (*jenv)->SetObjectArrayElement(jenv, $input, 0, s);
+        (*jenv)->SetObjectArrayElement(jenv, $input, 1, o);
+        (*jenv)->SetObjectArrayElement(jenv, $input, 2, d);
+      }
+    }
+  }
+%}
+%typemap(freearg) (int64_t **steps_out, size_t **offsets_out, int64_t **dims_out, size_t *n_out) %{
+  smd_free(xs$argnum); smd_free(offs$argnum); smd_free(ds$argnum);
+%}
+
+/* String elements of a value: byte[1][] (the exact bytes, NULs included). */
+SMD_JAVA_OBJ_HOLDER((const char **out, size_t *len_out), byte[][])
+%typemap(in) (const char **out, size_t *len_out) (const char *s = NULL, size_t n = 0) %{
+  if (!smd_java_holder_ok(jenv, $input)) return $null;
+  $1 = ($1_ltype)&s; $2 = &n;
+%}
+%typemap(argout) (const char **out, size_t *len_out) %{
+  {
+    jbyteArray a = smd_java_bytes(jenv, s$argnum, n$argnum);
+    if (a) (*jenv)->SetObjectArrayElement(jenv, $input, 0, a);
+  }
+%}
+
+/* ---- Input arrays of int64: long[] (copied; small ones on the stack). */
+%define SMD_JAVA_INT64S_IN(P, N)
+%typemap(jni) (const int64_t *P, size_t N) "jlongArray"
+%typemap(jtype) (const int64_t *P, size_t N) "long[]"
+%typemap(jstype) (const int64_t *P, size_t N) "long[]"
+%typemap(javain) (const int64_t *P, size_t N) "$javainput"
+%typemap(in) (const int64_t *P, size_t N) (int64_t small[16], int64_t *heap = NULL) %{
+  $1 = NULL; $2 = 0;
+  if ($input) {
+    jsize n = (*jenv)->GetArrayLength(jenv, $input);
+    int64_t *buf = small;
+    if (n > 16) {
+      heap = (int64_t *)malloc(sizeof(int64_t) * (size_t)n);
+      if (!heap) { smd_java_throw_iae(jenv, "out of memory"); return $null; }
+      buf = heap;
+    }
+    (*jenv)->GetLongArrayRegion(jenv, $input, 0, n, (jlong *)buf);
+    $1 = ($1_ltype)buf; $2 = (size_t)n;
+  }
+%}
+%typemap(freearg) (const int64_t *P, size_t N) %{ free(heap$argnum); %}
+%enddef
+SMD_JAVA_INT64S_IN(steps, n)
+SMD_JAVA_INT64S_IN(save_steps, n_save_steps)
+SMD_JAVA_INT64S_IN(steps, n_steps)
+SMD_JAVA_INT64S_IN(shape, ndim)
+
+/* ---- Input arrays of strings: String[] (null: none). */
+%{
+typedef struct smd_java_strs {
+  char **items;
+  size_t n;
+} smd_java_strs;
+
+static int smd_java_strs_get(JNIEnv *jenv, jobjectArray a, smd_java_strs *out, const char *what) {
+  out->items = NULL;
+  out->n = 0;
+  if (!a) return 1;
+  jsize n = (*jenv)->GetArrayLength(jenv, a);
+  if (n == 0) return 1;
+  out->items = (char **)calloc((size_t)n, sizeof(char *));
+  if (!out->items) { smd_java_throw_iae(jenv, "out of memory"); return 0; }
+  out->n = (size_t)n;
+  for (jsize i = 0; i < n; ++i) {
+    jstring s = (jstring)(*jenv)->GetObjectArrayElement(jenv, a, i);
+    if (!s) { smd_java_throw_npe(jenv, what); return 0; }
+    int heap = 0;
+    out->items[i] = smd_java_utf8(jenv, s, NULL, 0, &heap);
+    (*jenv)->DeleteLocalRef(jenv, s);
+    if (!out->items[i]) { if (!(*jenv)->ExceptionCheck(jenv)) smd_java_throw_iae(jenv, "out of memory"); return 0; }
+  }
+  return 1;
+}
+
+static void smd_java_strs_free(smd_java_strs *s) {
+  for (size_t i = 0; i < s->n; ++i) free(s->items[i]);
+  free(s->items);
+  s->items = NULL;
+  s->n = 0;
+}
+%}
+%define SMD_JAVA_STRS_IN(P, N, WHAT)
+%typemap(jni) (const char *const *P, size_t N) "jobjectArray"
+%typemap(jtype) (const char *const *P, size_t N) "String[]"
+%typemap(jstype) (const char *const *P, size_t N) "String[]"
+%typemap(javain) (const char *const *P, size_t N) "$javainput"
+%typemap(in) (const char *const *P, size_t N) (smd_java_strs strs = {NULL, 0}) %{
+  if (!smd_java_strs_get(jenv, $input, &strs, WHAT)) { smd_java_strs_free(&strs); return $null; }
+  $1 = ($1_ltype)strs.items; $2 = strs.n;
+%}
+%typemap(freearg) (const char *const *P, size_t N) %{ smd_java_strs_free(&strs$argnum); %}
+%enddef
+SMD_JAVA_STRS_IN(collections, n_collections, "a collection name is null")
+SMD_JAVA_STRS_IN(workers, n, "a worker name is null")
+
+/* Tensor data through the plain C signature: a direct ByteBuffer, from 0 to its capacity. */
+%typemap(jni) (const void *data, size_t nbytes) "jobject"
+%typemap(jtype) (const void *data, size_t nbytes) "java.nio.ByteBuffer"
+%typemap(jstype) (const void *data, size_t nbytes) "java.nio.ByteBuffer"
+%typemap(javain) (const void *data, size_t nbytes) "$javainput"
+%typemap(in) (const void *data, size_t nbytes) %{
+  $1 = NULL; $2 = 0;
+  if ($input) {
+    $1 = (*jenv)->GetDirectBufferAddress(jenv, $input);
+    if (!$1) { smd_java_throw_iae(jenv, "tensor data must be a direct ByteBuffer"); return $null; }
+    $2 = (size_t)(*jenv)->GetDirectBufferCapacity(jenv, $input);
+  }
+%}
+
+/* jarray parameters of the helpers above: any primitive array, typed by the Java callers. */
+%typemap(jni) jarray "jarray"
+%typemap(jtype) jarray "Object"
+%typemap(jstype) jarray "Object"
+%typemap(javain) jarray "$javainput"
+%typemap(in) jarray "$1 = $input;"
+
+SMD_JAVA_SCALAR_OUT(int64_t, out_payload, jlongArray, long[], jlong, SetLongArrayRegion)
+
+%ignore smd_rule_create_builtin; /* smd_java_rule_create_builtin */
+
+%include "smd_core.i"
+
+/* TensorBoard export (not in smd_core.i: Python does not bind it). */
+SMD_OWNED_HANDLE(smd_tensorboard_writer, smd_tensorboard_writer_free)
+%ignore smd_tensorboard_writer_free;
+%include "smd/tensorboard.h"
+
+/* ---- Java-specific entry points. */
+%inline %{
+/* save_tensor from a direct ByteBuffer's [offset, offset + length) bytes, no copy by the binding. */
+static smd_error *smd_java_save_buffer(JNIEnv *jenv_, smd_hook *hook, const char *name_utf8, int dtype,
+                                       const int64_t *shape, size_t ndim, jobject buffer,
+                                       int64_t offset, int64_t length,
+                                       const char *const *collections, size_t n_collections) {
+  JNIEnv *jenv = jenv_;
+  if (!buffer) return smd_java_throw_npe(jenv, "tensor data buffer is null"), (smd_error *)NULL;
+  char *base = (char *)(*jenv)->GetDirectBufferAddress(jenv, buffer);
+  if (!base) return smd_java_throw_iae(jenv, "tensor data must be a direct ByteBuffer"), (smd_error *)NULL;
+  int64_t cap = (int64_t)(*jenv)->GetDirectBufferCapacity(jenv, buffer);
+  if (offset < 0 || length < 0 || offset > cap || length > cap - offset)
+    return smd_java_throw_iae(jenv, "offset/length outside the buffer"), (smd_error *)NULL;
+  return smd_hook_save_tensor(hook, name_utf8, (smd_dtype)dtype, shape, ndim, base + offset, (size_t)length,
+                              collections, n_collections);
+}
+
+/* save_tensor from a primitive Java array (float[], double[], long[], int[], short[], byte[],
+ * boolean[]): the array is pinned, not copied by the binding, for the duration of the call. */
+static smd_error *smd_java_save_array(JNIEnv *jenv_, smd_hook *hook, const char *name_utf8, int dtype,
+                                      const int64_t *shape, size_t ndim, jarray array, int elem_size,
+                                      const char *const *collections, size_t n_collections) {
+  JNIEnv *jenv = jenv_;
+  if (!array) return smd_java_throw_npe(jenv, "tensor data array is null"), (smd_error *)NULL;
+  jsize n = (*jenv)->GetArrayLength(jenv, array);
+  void *p = (*jenv)->GetPrimitiveArrayCritical(jenv, array, NULL);
+  if (!p) return (smd_error *)NULL; /* OutOfMemoryError pending */
+  smd_error *err = smd_hook_save_tensor(hook, name_utf8, (smd_dtype)dtype, shape, ndim, p,
+                                        (size_t)n * (size_t)elem_size, collections, n_collections);
+  (*jenv)->ReleasePrimitiveArrayCritical(jenv, array, p, JNI_ABORT);
+  return err;
+}
+
+/* save_scalar keeping a type (smd_hook_save_scalar_typed) from a long or a double's bits. */
+static smd_error *smd_java_save_scalar_long(smd_hook *hook, const char *name, int64_t value) {
+  return smd_hook_save_scalar_typed(hook, name, SMD_DTYPE_INT64, &value, sizeof value);
+}
+static smd_error *smd_java_save_scalar_bool(smd_hook *hook, const char *name, bool value) {
+  unsigned char b = value ? 1 : 0;
+  return smd_hook_save_scalar_typed(hook, name, SMD_DTYPE_BOOL, &b, 1);
+}
+
+/* save_strings: Java strings as UTF-8. */
+static smd_error *smd_java_save_strings(JNIEnv *jenv_, smd_hook *hook, const char *name, jobjectArray strings,
+                                        const char *const *collections, size_t n_collections) {
+  JNIEnv *jenv = jenv_;
+  if (!strings) return smd_java_throw_npe(jenv, "strings is null"), (smd_error *)NULL;
+  smd_java_strs s;
+  if (!smd_java_strs_get(jenv, strings, &s, "a string is null")) { smd_java_strs_free(&s); return NULL; }
+  smd_error *err = smd_hook_save_strings(hook, name, (const char *const *)s.items, NULL, s.n, collections, n_collections);
+  smd_java_strs_free(&s);
+  return err;
+}
+
+/* A read-only view is made in Java; this is the value's memory as a direct ByteBuffer (null for
+ * strings). Valid while the value lives. */
+static jobject smd_java_value_buffer(JNIEnv *jenv_, const smd_value *value) {
+  JNIEnv *jenv = jenv_;
+  if (!value) return smd_java_throw_npe(jenv, "value is null"), (jobject)NULL;
+  const void *data = smd_value_data(value);
+  size_t n = smd_value_nbytes(value);
+  if (!data) return NULL;
+  return (*jenv)->NewDirectByteBuffer(jenv, (void *)data, (jlong)n);
+}
+
+/* Another reference to a value, as a raw pointer, for a buffer that must outlive the Value. */
+static int64_t smd_java_value_ref(const smd_value *value) {
+  return value ? (int64_t)(intptr_t)smd_value_ref(value) : 0;
+}
+
+static jlongArray smd_java_value_shape(JNIEnv *jenv_, const smd_value *value) {
+  return smd_java_long_array(jenv_, smd_value_shape(value), smd_value_ndim(value));
+}
+
+%}
+%{
+/* Custom rules: the payload is a global reference to an ai.smd.RuleBridge, released by
+ * smd_java_rule_release when the Java Rule is freed (after smd_rule_free). */
+static int smd_java_rule_call(smd_rule_context *ctx, int64_t step, void *payload, jmethodID m, bool *met) {
+  JNIEnv *env = NULL;
+  int attached = 0;
+  if ((*smd_java_vm)->GetEnv(smd_java_vm, (void **)&env, JNI_VERSION_1_8) != JNI_OK) {
+    if ((*smd_java_vm)->AttachCurrentThread(smd_java_vm, (void **)&env, NULL) != JNI_OK)
+      return smd_rule_context_fail_with(ctx, SMD_E_INTERNAL, "cannot attach the rule's thread to the JVM");
+    attached = 1;
+  }
+  jint r = (*env)->CallIntMethod(env, (jobject)payload, m, (jlong)(intptr_t)ctx, (jlong)step);
+  int rc = 0;
+  if ((*env)->ExceptionCheck(env)) {
+    (*env)->ExceptionClear(env);
+    rc = smd_rule_context_fail_with(ctx, SMD_E_INTERNAL, "a Java rule callback threw");
+  } else if (r < 0) {
+    rc = 1; /* the bridge handed its error to smd_rule_context_fail_with already */
+  } else if (met) {
+    *met = r == 1;
+  }
+  if (attached) (*smd_java_vm)->DetachCurrentThread(smd_java_vm);
+  return rc;
+}
+static int smd_java_rule_invoke_tramp(smd_rule_context *ctx, int64_t step, bool *met, void *payload) {
+  return smd_java_rule_call(ctx, step, payload, smd_java_bridge_invoke, met);
+}
+static int smd_java_rule_required_tramp(smd_rule_context *ctx, int64_t step, void *payload) {
+  return smd_java_rule_call(ctx, step, payload, smd_java_bridge_required, NULL);
+}
+
+/* Invoke-option callbacks: the payload is a global reference to an ai.smd.InvokeCallbacks, whose
+ * methods never throw (they record what a listener threw and answer 1: cancel). */
+static JNIEnv *smd_java_env(int *attached) {
+  JNIEnv *env = NULL;
+  *attached = 0;
+  if ((*smd_java_vm)->GetEnv(smd_java_vm, (void **)&env, JNI_VERSION_1_8) == JNI_OK) return env;
+  if ((*smd_java_vm)->AttachCurrentThread(smd_java_vm, (void **)&env, NULL) != JNI_OK) return NULL;
+  *attached = 1;
+  return env;
+}
+static int smd_java_finding_tramp(const smd_rule *rule, const smd_rule_finding *finding, void *payload) {
+  int attached;
+  JNIEnv *env = smd_java_env(&attached);
+  if (!env) return 1;
+  jint r = (*env)->CallIntMethod(env, (jobject)payload, smd_java_cb_finding, (jlong)(intptr_t)rule,
+                                 (jlong)(intptr_t)finding);
+  if ((*env)->ExceptionCheck(env)) { (*env)->ExceptionClear(env); r = 1; }
+  if (attached) (*smd_java_vm)->DetachCurrentThread(smd_java_vm);
+  return (int)r;
+}
+static int smd_java_progress_tramp(const smd_rule *rule, int64_t step, smd_rule_outcome outcome, void *payload) {
+  int attached;
+  JNIEnv *env = smd_java_env(&attached);
+  if (!env) return 1;
+  jint r = (*env)->CallIntMethod(env, (jobject)payload, smd_java_cb_progress, (jlong)(intptr_t)rule, (jlong)step,
+                                 (jint)outcome);
+  if ((*env)->ExceptionCheck(env)) { (*env)->ExceptionClear(env); r = 1; }
+  if (attached) (*smd_java_vm)->DetachCurrentThread(smd_java_vm);
+  return (int)r;
+}
+
+%}
+%inline %{
+/* Creates a custom rule whose callbacks call bridge (an ai.smd.RuleBridge); *payload_out gets
+ * the global reference to release with smd_java_rule_release after smd_rule_free. */
+static smd_error *smd_java_rule_create(JNIEnv *jenv_, const char *name, smd_trial *base, jlongArray others,
+                                       jobject bridge, bool with_required, smd_rule **out, int64_t *out_payload) {
+  JNIEnv *jenv = jenv_;
+  if (!bridge) return smd_java_throw_npe(jenv, "rule is null"), (smd_error *)NULL;
+  size_t n_others = others ? (size_t)(*jenv)->GetArrayLength(jenv, others) : 0;
+  smd_trial **ts = NULL;
+  if (n_others) {
+    ts = (smd_trial **)calloc(n_others, sizeof *ts);
+    if (!ts) return smd_java_throw_iae(jenv, "out of memory"), (smd_error *)NULL;
+    for (size_t i = 0; i < n_others; ++i) {
+      jlong p;
+      (*jenv)->GetLongArrayRegion(jenv, others, (jsize)i, 1, &p);
+      ts[i] = (smd_trial *)(intptr_t)p;
+    }
+  }
+  jobject ref = (*jenv)->NewGlobalRef(jenv, bridge);
+  if (!ref) { free(ts); return (smd_error *)NULL; } /* OutOfMemoryError pending */
+  smd_error *err = smd_rule_create(name, base, ts, n_others, smd_java_rule_invoke_tramp,
+                                   with_required ? smd_java_rule_required_tramp : NULL, ref, out);
+  free(ts);
+  if (err) { (*jenv)->DeleteGlobalRef(jenv, ref); return err; }
+  *out_payload = (int64_t)(intptr_t)ref;
+  return NULL;
+}
+
+/* Sets both callbacks of the options to call `callbacks` (an ai.smd.InvokeCallbacks); *out_payload
+ * gets the new global reference (release it with smd_java_rule_release once the options are
+ * freed or their callbacks replaced). */
+static smd_error *smd_java_invoke_options_set_callbacks(JNIEnv *jenv_, smd_rule_invoke_options *options,
+                                                        jobject callbacks, int64_t *out_payload) {
+  JNIEnv *jenv = jenv_;
+  if (!callbacks) return smd_java_throw_npe(jenv, "callbacks is null"), (smd_error *)NULL;
+  jobject ref = (*jenv)->NewGlobalRef(jenv, callbacks);
+  if (!ref) return (smd_error *)NULL; /* OutOfMemoryError pending */
+  smd_error *err = smd_rule_invoke_options_set_finding_callback(options, smd_java_finding_tramp, ref);
+  if (!err) err = smd_rule_invoke_options_set_progress_callback(options, smd_java_progress_tramp, ref);
+  if (err) {
+    smd_error_free(smd_rule_invoke_options_set_finding_callback(options, NULL, NULL));
+    smd_error_free(smd_rule_invoke_options_set_progress_callback(options, NULL, NULL));
+    (*jenv)->DeleteGlobalRef(jenv, ref);
+    return err;
+  }
+  *out_payload = (int64_t)(intptr_t)ref;
+  return NULL;
+}
+
+static void smd_java_rule_release(JNIEnv *jenv_, int64_t payload) {
+  if (payload) (*jenv_)->DeleteGlobalRef(jenv_, (jobject)(intptr_t)payload);
+}
+
+/* Built-in rules: other trials as pointers, parameters as parallel String arrays. */
+static smd_error *smd_java_rule_create_builtin(JNIEnv *jenv_, const char *name, smd_trial *base,
+                                               jlongArray others, jobjectArray keys, jobjectArray values,
+                                               smd_rule **out) {
+  JNIEnv *jenv = jenv_;
+  smd_java_strs k = {NULL, 0}, v = {NULL, 0};
+  if (!smd_java_strs_get(jenv, keys, &k, "a parameter name is null") ||
+      !smd_java_strs_get(jenv, values, &v, "a parameter value is null")) {
+    smd_java_strs_free(&k); smd_java_strs_free(&v);
+    return NULL;
+  }
+  if (k.n != v.n) {
+    smd_java_strs_free(&k); smd_java_strs_free(&v);
+    return smd_java_throw_iae(jenv, "parameter names and values differ in number"), (smd_error *)NULL;
+  }
+  size_t n_others = others ? (size_t)(*jenv)->GetArrayLength(jenv, others) : 0;
+  smd_trial **ts = n_others ? (smd_trial **)calloc(n_others, sizeof *ts) : NULL;
+  for (size_t i = 0; i < n_others && ts; ++i) {
+    jlong p;
+    (*jenv)->GetLongArrayRegion(jenv, others, (jsize)i, 1, &p);
+    ts[i] = (smd_trial *)(intptr_t)p;
+  }
+  smd_error *err = smd_rule_create_builtin(name, base, ts, n_others, (const char *const *)k.items,
+                                           (const char *const *)v.items, k.n, out);
+  free(ts);
+  smd_java_strs_free(&k); smd_java_strs_free(&v);
+  return err;
+}
+
+/* Several rules over one trial. */
+static smd_error *smd_java_rule_invoke_many(JNIEnv *jenv_, jlongArray rules, int64_t start_step, int64_t end_step,
+                                            bool raise_eval_cond, const smd_rule_invoke_options *options) {
+  JNIEnv *jenv = jenv_;
+  if (!rules) return smd_java_throw_npe(jenv, "rules is null"), (smd_error *)NULL;
+  size_t n = (size_t)(*jenv)->GetArrayLength(jenv, rules);
+  smd_rule **rs = (smd_rule **)calloc(n ? n : 1, sizeof *rs);
+  if (!rs) return smd_java_throw_iae(jenv, "out of memory"), (smd_error *)NULL;
+  for (size_t i = 0; i < n; ++i) {
+    jlong p;
+    (*jenv)->GetLongArrayRegion(jenv, rules, (jsize)i, 1, &p);
+    rs[i] = (smd_rule *)(intptr_t)p;
+  }
+  smd_error *err = smd_rule_invoke_many(rs, n, start_step, end_step, raise_eval_cond, options);
+  free(rs);
+  return err;
+}
+
+/* The context's trial (borrowed from the rule). */
+static smd_trial *smd_java_rule_context_trial(const smd_rule_context *ctx, size_t index) {
+  return smd_rule_context_trial(ctx, index);
+}
+static int smd_java_rule_context_fail_with(smd_rule_context *ctx, int code, const char *message) {
+  return smd_rule_context_fail_with(ctx, (smd_code)code, message);
+}
+static const smd_rule_finding *smd_java_rule_finding_at(const smd_rule *rule, size_t i) {
+  return smd_rule_findings_at(rule, i);
+}
+
+/* TensorBoard histogram of a primitive array or a direct buffer. */
+static smd_error *smd_java_tb_histogram_array(JNIEnv *jenv_, smd_tensorboard_writer *w, int64_t step, int mode,
+                                              double wall_time, const char *tag, int dtype, jarray array,
+                                              int elem_size, bool *written_out) {
+  JNIEnv *jenv = jenv_;
+  if (!array) return smd_java_throw_npe(jenv, "histogram data is null"), (smd_error *)NULL;
+  jsize n = (*jenv)->GetArrayLength(jenv, array);
+  void *p = (*jenv)->GetPrimitiveArrayCritical(jenv, array, NULL);
+  if (!p) return NULL;
+  smd_error *err = smd_tensorboard_writer_add_histogram(w, step, (smd_mode)mode, wall_time, tag, (smd_dtype)dtype, p,
+                                                        (size_t)n * (size_t)elem_size, written_out);
+  (*jenv)->ReleasePrimitiveArrayCritical(jenv, array, p, JNI_ABORT);
+  return err;
+}
+%}
+
