@@ -35,7 +35,6 @@ echo "bench_bindings: Go ..." >&2
 prefix="$build/go-prefix"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 pc=$(ls "$prefix"/lib*/pkgconfig/smd.pc | head -1)
-sed -i "s#^prefix=.*#prefix=$prefix#" "$pc"
 (cd bindings/go && PKG_CONFIG_PATH=$(dirname "$pc") LD_LIBRARY_PATH=$(dirname "$(dirname "$pc")") \
    go test -run '^$' -bench 'CgoEmptyCall|SaveTensorNotDue|SaveTensor4MiB|ReadValue' -benchtime 1s -count 3 .) > "$work/go.txt"
 go_ns() { # the best ns/op of benchmark $1 (exact name)
