@@ -9,7 +9,8 @@ cd "$(dirname "$0")/../.."
 venv=.venv-torch
 py=${SMD_FRAMEWORK_PYTHON:-python3}
 pins=(torch==2.15.0 numpy==1.26.4 pytest==9.2.0
-      smdebug==1.0.34 protobuf==3.20.3 boto3 packaging pyinstrument==3.4.2)
+      smdebug==1.0.34 protobuf==3.20.3 boto3==1.44.8 packaging pyinstrument==3.4.2
+      requests==2.34.2 psutil==7.2.2 pandas==2.2.3)
 stamp=$venv/.smd-pins
 if [[ ! -x $venv/bin/python ]]; then
   "$py" -m venv "$venv" >&2

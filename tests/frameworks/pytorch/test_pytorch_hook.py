@@ -420,3 +420,35 @@ def test_close_removes_the_torch_hooks(tmp_path):
     hook.close()
     net(data()[0])  # no step, no error after close
     assert create_trial(str(tmp_path / "run")).steps() == [0, 1]
+
+
+def test_same_trial_as_smdebugs_own_pytorch_hook(tmp_path):
+    """smdebug 1.0.34's PyTorch hook (installed in this venv, run in a subprocess) and smd's, on the
+    same seeded model and data: same tensor names, collections, steps, modes and values."""
+    script = """
+        import os, sys
+        os.environ.setdefault("SMDEBUG_LOG_LEVEL", "error")
+        os.environ.pop("TRAINING_JOB_NAME", None)
+        import smdebug.pytorch as sd
+        from models import train
+        hook = sd.Hook(sys.argv[1], save_config=sd.SaveConfig(save_interval=2),
+                       include_collections=["weights", "biases", "gradients", "losses"])
+        hook.set_mode(sd.modes.TRAIN)
+        train(hook, 5)
+        hook.close()
+        """
+    run_python(script, args=[str(tmp_path / "smdebug")])
+    hook = smd.Hook(str(tmp_path / "smd"), save_config=smd.SaveConfig(save_interval=2),
+                    include_collections=["weights", "biases", "gradients", "losses"])
+    hook.set_mode(smd.modes.TRAIN)
+    train(hook, 5)
+    hook.close()
+    ref, ours = create_trial(str(tmp_path / "smdebug")), create_trial(str(tmp_path / "smd"))
+    assert ours.tensor_names() == ref.tensor_names()
+    assert ours.steps() == ref.steps() == [0, 2, 4]
+    assert ours.steps(mode=smd.modes.TRAIN) == ref.steps(mode=smd.modes.TRAIN)
+    for c in ("weights", "biases", "gradients", "losses"):
+        assert ours.collection(c).tensor_names == ref.collection(c).tensor_names, c
+    for name in ref.tensor_names():
+        for step in ref.tensor(name).steps():
+            np.testing.assert_array_equal(ours.tensor(name).value(step), ref.tensor(name).value(step))
