@@ -5,9 +5,11 @@ python of its framework's virtual environment and prints one table.
     python tests/bench/bench_frameworks.py [--steps N] [--only FW,...] [--json]
 
 Each benchmark prints one JSON object per line: {"framework", "model", "config", "ms_per_step",
-"note"} with config one of "no hook", "smd every step", "smd every 100", "smdebug every step",
-"smdebug every 100". The table adds, per model, the overhead of each configuration against "no hook"
-(in %) and, for smdebug's rows, how many times smd's overhead at the same interval smdebug's is.
+"note"} (and optionally "cpu_ms_per_step": the process's CPU time per step) with config one of
+"no hook", "smd every step", "smd every 100", "smdebug every step", "smdebug every 100". The table
+adds, per model, the overhead of each configuration against "no hook" (in %) and, for smdebug's
+rows, how many times smd's overhead at the same interval smdebug's is; the same again for the CPU
+time when the benchmark reports it (wall time on a loaded machine also measures other processes).
 The virtual environment of a benchmark <fw>_bench.py is .venv-<venv> at the repository root, where
 <venv> comes from VENVS below (made by scripts/frameworks/<venv>.sh); SMD_BENCH_VENV_<FW> (upper
 case) overrides it with a path to a python. A missing environment gives a line saying so.
@@ -57,9 +59,12 @@ def overhead_table(rows):
         by_model.setdefault((row["framework"], row["model"]), {})[row["config"]] = row
     for cfgs in by_model.values():
         base = cfgs.get("no hook", {}).get("ms_per_step")
+        cbase = cfgs.get("no hook", {}).get("cpu_ms_per_step")
         for row in cfgs.values():
             ms = row.get("ms_per_step")
             row["overhead_pct"] = None if (ms is None or not base) else (ms - base) / base * 100
+            cms = row.get("cpu_ms_per_step")
+            row["cpu_overhead_pct"] = None if (cms is None or not cbase) else (cms - cbase) / cbase * 100
         for interval in ("every step", "every 100"):
             ours = cfgs.get(f"smd {interval}")
             theirs = cfgs.get(f"smdebug {interval}")
@@ -68,6 +73,8 @@ def overhead_table(rows):
             o = ours and ours.get("overhead_pct")
             t = theirs.get("overhead_pct")
             theirs["smdebug_vs_smd"] = (t / o) if (o and t is not None and o > 0) else None
+            o, t = ours and ours.get("cpu_overhead_pct"), theirs.get("cpu_overhead_pct")
+            theirs["cpu_smdebug_vs_smd"] = (t / o) if (o and t is not None and o > 0) else None
     return rows
 
 
@@ -95,7 +102,8 @@ def main():
         for row in rows:
             print(json.dumps(row))
     else:
-        head = f"{'framework':<11} {'model':<38} {'config':<19} {'ms/step':>9} {'overhead':>9} {'smdebug/smd':>11}"
+        head = (f"{'framework':<11} {'model':<38} {'config':<19} {'ms/step':>9} {'overhead':>9} "
+                f"{'smdebug/smd':>11} {'cpu ms':>8} {'cpu ovh':>9} {'cpu sd/smd':>10}")
         print(head)
         print("-" * len(head))
         for row in rows:
@@ -103,7 +111,10 @@ def main():
             print(f"{row['framework']:<11} {row['model'][:38]:<38} {row['config']:<19} "
                   f"{fmt(row.get('ms_per_step'), '9.3f'):>9} "
                   f"{fmt(row.get('overhead_pct'), '+8.1f') + ('%' if row.get('overhead_pct') is not None else ''):>9} "
-                  f"{fmt(ratio, '10.1f') + ('x' if ratio is not None else ''):>11}")
+                  f"{fmt(ratio, '10.1f') + ('x' if ratio is not None else ''):>11} "
+                  f"{fmt(row.get('cpu_ms_per_step'), '8.3f'):>8} "
+                  f"{fmt(row.get('cpu_overhead_pct'), '+8.1f') + ('%' if row.get('cpu_overhead_pct') is not None else ''):>9} "
+                  f"{fmt(row.get('cpu_smdebug_vs_smd'), '9.1f') + ('x' if row.get('cpu_smdebug_vs_smd') is not None else ''):>10}")
         notes = sorted({f"{r['framework']}: {r['note']}" for r in rows if r.get("note")})
         if notes:
             print("\nnotes:")

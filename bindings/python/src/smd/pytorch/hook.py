@@ -110,6 +110,8 @@ class Hook(_core.Hook):
         self._inputs_wanted = set() # names of modules whose inputs some collection asked for
         self._module_requests = []  # (collection, module, inputs, outputs) not yet applied
         self._handles = []          # torch hook handles, removed by close()
+        self._step_handles = []     # forward and gradient hooks, attached while steps are due
+        self._hooked = False        # whether _step_handles are attached
         self._due = False           # whether anything is due at the current step
         self._counts = {}           # "<module>_output_" -> next index in this step
         self._closed = False
@@ -149,11 +151,7 @@ class Hook(_core.Hook):
             self._modules[id(sub)] = (name if sub is not module else root_name, sub)
         self._roots.append((module, params))
         self._handles.append(module.register_forward_pre_hook(self._forward_pre_hook))
-        for name, sub in module.named_modules():
-            self._handles.append(sub.register_forward_hook(self._forward_hook))
-        for pname, p in params:
-            if p.requires_grad:
-                self._handles.append(p.register_hook(self._gradient_hook(GRADIENT_PREFIX + pname)))
+        self._hooked = None  # the per-step hooks are attached again at the next step
 
     register_hook = register_module  # smdebug's older name
 
@@ -167,7 +165,7 @@ class Hook(_core.Hook):
             raise ValueError(f"loss module {loss_module._get_name()} is already registered with this hook")
         self._modules[id(loss_module)] = (loss_module._get_name(), loss_module)
         self._loss_modules.add(id(loss_module))
-        self._handles.append(loss_module.register_forward_hook(self._forward_hook))
+        self._hooked = None
 
     def get_collection(self, name, create=True):
         c = super().get_collection(name, create)
@@ -200,11 +198,29 @@ class Hook(_core.Hook):
         self.begin_step()
         self._counts.clear()
         self._due = _smd.smd_hook_any_due(self._hook)
+        # The forward hooks of the submodules and the parameters' gradient hooks are attached only
+        # while steps are due: a module with hooks takes torch's slower call path, and a step that
+        # saves nothing then costs this pre-hook alone.
+        if self._due != self._hooked:
+            self._attach_step_hooks(self._due)
         if self._due:
             for m, params in self._roots:
                 if m is module:
                     for pname, p in params:
                         self._offer(pname, p)
+
+    def _attach_step_hooks(self, on):
+        for h in self._step_handles:
+            h.remove()
+        self._step_handles = []
+        if on:
+            for _, sub in self._modules.values():
+                self._step_handles.append(sub.register_forward_hook(self._forward_hook))
+            for _, params in self._roots:
+                for pname, p in params:
+                    if p.requires_grad:
+                        self._step_handles.append(p.register_hook(self._gradient_hook(GRADIENT_PREFIX + pname)))
+        self._hooked = on
 
     def _forward_hook(self, module, inputs, outputs):
         if not self._due:
@@ -276,7 +292,7 @@ class Hook(_core.Hook):
         """Removes the torch hooks, then closes the writer (see smd.Hook.close)."""
         if not self._closed:
             self._closed = True
-            for h in self._handles:
+            for h in self._handles + self._step_handles:
                 h.remove()
-            self._handles = []
+            self._handles, self._step_handles = [], []
         super().close()
