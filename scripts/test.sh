@@ -3,7 +3,8 @@
 #   1. the C/C++ tests (header, C API, impl unit tests, ABI, S3 against a local server), the
 #      interop tests against the real smdebug, the crash tests (tests/crash: kill -9, a full file
 #      system), and the bindings' suites: Python (after pip install ./bindings/python), Rust
-#      (cargo test, the examples, clippy, rustdoc) and Go (scripts/test_go.sh), on a normal build;
+#      (cargo test, the examples, clippy, rustdoc) and Go (scripts/test_go.sh), and the framework
+#      hooks (tests/frameworks: PyTorch, MXNet, each in its own venv), on a normal build;
 #   2. the C/C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the C API, C++ unit and S3 tests (the hook's writer threads, concurrent reads, uploads) under
 #      ThreadSanitizer;
@@ -93,6 +94,22 @@ else
   # From the tests' folder, so that `import smd` finds the installed package, not the sources.
   run_pytest "Python binding" bash -c 'cd bindings/python/tests &&
     SMD_BUILD_DIR="$0/build" "$0/.venv/bin/python" -m pytest . -q -p no:cacheprovider' "$PWD"
+fi
+
+echo "== PyTorch hooks (.venv-torch: torch 2.15.0 + the smd wheel, scripts/frameworks/torch.sh)"
+if scripts/frameworks/torch.sh >/dev/null; then
+  run_pytest "pytorch hooks" env SMD_BUILD_DIR="$PWD/build" \
+    .venv-torch/bin/python -m pytest tests/frameworks/pytorch -q -p no:cacheprovider
+else
+  failed=$((failed + 1)); echo "failed: scripts/frameworks/torch.sh"
+fi
+
+echo "== MXNet hooks (.venv-mxnet: MXNet 1.9.1, numpy 1.23 + the smd wheel, scripts/frameworks/mxnet.sh)"
+if scripts/frameworks/mxnet.sh >/dev/null; then
+  run_pytest "mxnet hooks" env SMD_BUILD_DIR="$PWD/build" \
+    .venv-mxnet/bin/python -m pytest tests/frameworks/mxnet -q -p no:cacheprovider
+else
+  failed=$((failed + 1)); echo "failed: scripts/frameworks/mxnet.sh"
 fi
 
 echo "== Rust binding (bindings/rust): cargo test, clippy, doc"
