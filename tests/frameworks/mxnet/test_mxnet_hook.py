@@ -228,3 +228,22 @@ def test_bad_input_gives_clear_errors(tmp_path):
     hook.close()
     with pytest.raises(TypeError, match="needs an out_dir"):
         smd.Hook()
+
+
+def test_a_hybridized_network_saves_its_blocks_outputs(tmp_path):
+    hook = smd.Hook(str(tmp_path / "run"), save_config=smd.SaveConfig(save_interval=1),
+                    include_collections=EVERY_STEP, include_regex=["_output_"])
+    net = make_net()
+    net.hybridize()
+    rec = {}
+    train(hook, 3, net=net, record=rec)
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.tensor("net_fc1_output_0").steps() == [0, 1, 2]
+    x, _ = data()
+    # the last step's output of fc1 was computed with the parameters before the last update
+    before_last = make_net()
+    for p in before_last.collect_params().values():
+        p.set_data(nd.array(rec[1]["params"][p.name]))
+    np.testing.assert_allclose(trial.tensor("net_fc1_output_0").value(2), before_last[0](x).asnumpy(), rtol=1e-6)
+    np.testing.assert_array_equal(trial.tensor("net_fc1_weight").value(2), rec[2]["params"]["net_fc1_weight"])
