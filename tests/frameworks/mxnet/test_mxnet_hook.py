@@ -225,6 +225,10 @@ def test_bad_input_gives_clear_errors(tmp_path):
         hook.save_scalar("loss", nd.ones(3))
     with pytest.raises(TypeError, match="add_block_tensors takes an mxnet.gluon.Block"):
         hook.get_collection("x").add_block_tensors("fc1")
+    other = smd.Hook(str(tmp_path / "other"))
+    with pytest.raises(ValueError, match="block net is registered with another open smd hook"):
+        other.register_block(net)
+    other.close()
     hook.close()
     with pytest.raises(TypeError, match="needs an out_dir"):
         smd.Hook()

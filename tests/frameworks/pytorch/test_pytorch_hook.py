@@ -373,6 +373,20 @@ def test_a_module_registered_twice_is_refused(tmp_path):
     hook.close()
 
 
+def test_a_model_registered_with_two_open_hooks_is_refused(tmp_path):
+    first = smd.Hook(str(tmp_path / "a"))
+    net = Net()
+    first.register_module(net)
+    second = smd.Hook(str(tmp_path / "b"), include_collections=["weights"])
+    with pytest.raises(ValueError, match="registered with another open smd hook"):
+        second.register_module(net)
+    first.close()
+    second.register_module(net)  # the first hook is closed: its torch hooks are gone
+    net(data()[0])
+    second.close()
+    assert create_trial(str(tmp_path / "b")).steps() == [0]
+
+
 def test_a_module_without_parameters_is_refused(tmp_path):
     hook = smd.Hook(str(tmp_path / "run"))
     with pytest.raises(ValueError, match="module ReLU has no parameters"):

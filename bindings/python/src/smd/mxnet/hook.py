@@ -90,6 +90,11 @@ class Hook(_core.Hook):
             raise TypeError(f"register_block takes an mxnet.gluon.Block, not {type(block).__name__}")
         if id(block) in self._registered:
             raise ValueError(f"block {block.name} is already registered with this hook")
+        other = getattr(block, "_smd_hook", None)
+        other = other() if other is not None else None
+        if other is not None and other is not self and not other._closed:
+            raise ValueError(f"block {block.name} is registered with another open smd hook: close "
+                             "that hook first (two hooks would each count steps on the same block)")
         is_loss = isinstance(block, mx.gluon.loss.Loss)
         if not is_loss:
             if not block.collect_params().keys():
@@ -98,6 +103,7 @@ class Hook(_core.Hook):
                                  "parameters); a loss block is registered as such")
             self._handles.append(block.register_forward_pre_hook(self._forward_pre_hook))
         self._registered.add(id(block))
+        block._smd_hook = weakref.ref(self)
         self._blocks.append((block, is_loss))
         self._hooked = None  # attach the forward hooks again at the next step
 

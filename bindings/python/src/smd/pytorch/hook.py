@@ -142,6 +142,13 @@ class Hook(_core.Hook):
             if id(sub) in self._modules:
                 raise ValueError(f"submodule {name or root_name!r} of {root_name} is already "
                                  f"registered with this hook (as {self._modules[id(sub)][0]!r})")
+        for name, sub in module.named_modules():
+            other = getattr(sub, "_smd_hook", None)
+            other = other() if other is not None else None
+            if other is not None and other is not self and not other._closed:
+                raise ValueError(f"module {name or root_name!r} of {root_name} is registered with "
+                                 "another open smd hook: close that hook first (two hooks would "
+                                 "each count steps on the same model)")
         params = [(root_name + "_" + n, p) for n, p in module.named_parameters()]
         if not params:
             raise ValueError(f"module {root_name} has no parameters: register the model that owns "
@@ -149,6 +156,7 @@ class Hook(_core.Hook):
                              "register a loss module with register_loss")
         for name, sub in module.named_modules():
             self._modules[id(sub)] = (name if sub is not module else root_name, sub)
+            sub._smd_hook = weakref.ref(self)
         self._roots.append((module, params))
         self._handles.append(module.register_forward_pre_hook(self._forward_pre_hook))
         self._hooked = None  # the per-step hooks are attached again at the next step
