@@ -466,3 +466,18 @@ def test_same_trial_as_smdebugs_own_pytorch_hook(tmp_path):
     for name in ref.tensor_names():
         for step in ref.tensor(name).steps():
             np.testing.assert_array_equal(ours.tensor(name).value(step), ref.tensor(name).value(step))
+
+
+def test_a_step_that_saves_nothing_leaves_no_hooks_on_submodules_or_parameters(tmp_path):
+    hook = smd.Hook(str(tmp_path / "run"), save_config=smd.SaveConfig(save_interval=2), include_collections=EVERY_STEP)
+    rec = {}
+    net = train(hook, 2, record=rec)  # step 0 saves, step 1 does not
+    assert not net.fc1._forward_hooks and not net.relu._forward_hooks
+    assert all(p._backward_hooks is None for p in net.parameters())  # autograd calls no Python
+    x, y = data()
+    net(x)  # step 2 saves again: the hooks are back
+    assert net.fc1._forward_hooks
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.tensor("gradient/Net_fc1.weight").steps() == [0]
+    np.testing.assert_array_equal(trial.tensor("Net_fc1.weight").value(2), net.fc1.weight.detach().numpy())
