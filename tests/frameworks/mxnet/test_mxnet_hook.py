@@ -234,6 +234,7 @@ def test_bad_input_gives_clear_errors(tmp_path):
         smd.Hook()
 
 
+@pytest.mark.filterwarnings("ignore:All children of this Sequential")  # hybridize() on a Sequential
 def test_a_hybridized_network_saves_its_blocks_outputs(tmp_path):
     hook = smd.Hook(str(tmp_path / "run"), save_config=smd.SaveConfig(save_interval=1),
                     include_collections=EVERY_STEP, include_regex=["_output_"])
