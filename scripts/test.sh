@@ -5,8 +5,8 @@
 #      system), and the bindings' suites: Python (after pip install ./bindings/python), Rust
 #      (cargo test, the examples, clippy, rustdoc), Go (scripts/test_go.sh) and Java (mvn package
 #      with its JUnit tests, the examples, the cross-language test tests/cross), and the framework
-#      hooks (tests/frameworks, each framework set in its own scripts/frameworks/*.sh venv), on a
-#      normal build;
+#      hooks (tests/frameworks: PyTorch, TensorFlow/Keras, XGBoost, MXNet, each framework set in
+#      its own scripts/frameworks/*.sh venv), on a normal build;
 #   2. the C/C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the C API, C++ unit and S3 tests (the hook's writer threads, concurrent reads, uploads) under
 #      ThreadSanitizer;
@@ -112,6 +112,22 @@ if scripts/frameworks/xgboost.sh; then
     .venv-xgboost/bin/python -m pytest tests/frameworks/xgboost -q -p no:cacheprovider
 else
   failed=$((failed + 1)); echo "scripts/frameworks/xgboost.sh failed"
+fi
+
+echo "== PyTorch hooks (.venv-torch: torch 2.15.0 + the smd wheel, scripts/frameworks/torch.sh)"
+if scripts/frameworks/torch.sh >/dev/null; then
+  run_pytest "pytorch hooks" env SMD_BUILD_DIR="$PWD/build" \
+    .venv-torch/bin/python -m pytest tests/frameworks/pytorch -q -p no:cacheprovider
+else
+  failed=$((failed + 1)); echo "failed: scripts/frameworks/torch.sh"
+fi
+
+echo "== MXNet hooks (.venv-mxnet: MXNet 1.9.1, numpy 1.23 + the smd wheel, scripts/frameworks/mxnet.sh)"
+if scripts/frameworks/mxnet.sh >/dev/null; then
+  run_pytest "mxnet hooks" env SMD_BUILD_DIR="$PWD/build" \
+    .venv-mxnet/bin/python -m pytest tests/frameworks/mxnet -q -p no:cacheprovider
+else
+  failed=$((failed + 1)); echo "failed: scripts/frameworks/mxnet.sh"
 fi
 
 echo "== Rust binding (bindings/rust): cargo test, clippy, doc"

@@ -93,13 +93,21 @@ class Hook:
         if include_workers not in ("one", "all"):
             raise ValueError(f"include_workers must be 'one' or 'all', not {include_workers!r}")
         _smd.smd_hook_options_set_include_workers(o, 1 if include_workers == "all" else 0)
+        self._framework_options(o)
         self._hook = _smd.smd_hook_create(out_dir, o)
 
     @classmethod
     def create_from_json_file(cls, json_file_path=None):
         """A hook from smdebug's JSON hook configuration (None: $SMDEBUG_CONFIG_FILE_PATH, else
         /opt/ml/input/config/debughookconfig.json)."""
-        return cls(None, _handle=_smd.smd_hook_create_from_json_file(json_file_path, None))
+        o = _smd.smd_hook_options_create()
+        cls._framework_options(o)
+        return cls(None, _handle=_smd.smd_hook_create_from_json_file(json_file_path, o))
+
+    @classmethod
+    def _framework_options(cls, options):
+        """Framework hooks set what their framework knows here (e.g. the worker name of an
+        initialized process group); the framework-free hook sets nothing."""
 
     # -- steps and modes ---------------------------------------------------------------------
     def set_mode(self, mode):

@@ -1,0 +1,8 @@
+"""smdebug's MXNet API over smd: ``import smd.mxnet as smd`` in place of
+``import smdebug.mxnet as smd``. Importing this package imports mxnet; ``import smd`` does not."""
+from smd import modes  # noqa: F401
+from smd.collection_keys import CollectionKeys  # noqa: F401
+from smd.modes import ModeKeys  # noqa: F401
+from smd.mxnet.hook import Collection, Hook, get_hook  # noqa: F401
+from smd.reduction_config import ReductionConfig  # noqa: F401
+from smd.save_config import SaveConfig, SaveConfigMode  # noqa: F401

@@ -1,0 +1,320 @@
+"""smdebug's PyTorch hook over smd's writer: ``smd.pytorch.Hook``.
+
+``register_module(model)`` adds a forward pre-hook to the model (each forward pass of the model
+starts a step), forward hooks to every submodule (their outputs, and inputs on request) and a
+gradient hook to every parameter that requires a gradient. Tensor names are smdebug's:
+``<Model>_<param>`` for parameters (weights/biases, saved when the step starts, i.e. before that
+step's update), ``gradient/<Model>_<param>`` for gradients, ``<module>_output_<i>`` and
+``<module>_input_<i>`` for module tensors, ``<Loss>_output_0`` for a loss module registered with
+``register_loss``.
+"""
+import atexit
+import re
+import weakref
+
+import numpy as np
+import torch
+
+import smd.hook as _core
+from smd import smdc as _smd
+from smd.collection_keys import CollectionKeys
+
+# torch dtype -> smd dtype (TensorFlow DataType numbers) and the numpy dtype of the view passed to
+# smd; bfloat16 has no numpy dtype and travels as its 16-bit pattern.
+_DTYPES = {
+    torch.float32: 1, torch.float64: 2, torch.int32: 3, torch.uint8: 4, torch.int16: 5,
+    torch.int8: 6, torch.complex64: 8, torch.int64: 9, torch.bool: 10, torch.complex128: 18,
+    torch.float16: 19, torch.bfloat16: 14,
+}
+for _name, _code in (("uint16", 17), ("uint32", 22), ("uint64", 23)):
+    if hasattr(torch, _name):
+        _DTYPES[getattr(torch, _name)] = _code
+
+INPUT_SUFFIX = "_input_"
+OUTPUT_SUFFIX = "_output_"
+GRADIENT_PREFIX = "gradient/"
+
+_current_hook = None
+
+
+def get_hook(json_config_path=None, create_if_not_exists=False):
+    """The hook created last in this process; with ``create_if_not_exists``, one from the JSON
+    configuration (``json_config_path`` or $SMDEBUG_CONFIG_FILE_PATH) if there is none yet."""
+    global _current_hook
+    hook = _current_hook() if _current_hook is not None else None
+    if hook is None and create_if_not_exists:
+        hook = Hook.create_from_json_file(json_config_path)
+    return hook
+
+
+def _host_view(name, tensor):
+    """(smd dtype, shape, a buffer over the elements) of a torch tensor: a CPU tensor's own
+    memory when it is contiguous (no copy), otherwise a contiguous copy; a tensor on another
+    device (GPU) is copied to host memory first."""
+    t = tensor.detach()
+    if t.device.type != "cpu":
+        t = t.to("cpu")
+    if t.is_sparse or t.layout != torch.strided:
+        t = t.to_dense()
+    code = _DTYPES.get(t.dtype)
+    if code is None:
+        raise TypeError(f"tensor {name!r}: torch dtype {t.dtype} cannot be saved")
+    if not t.is_contiguous():
+        t = t.contiguous()
+    if t.is_conj():
+        t = t.resolve_conj()
+    if t.is_neg():
+        t = t.resolve_neg()
+    if t.dtype == torch.bfloat16:
+        buf = t.view(torch.int16).numpy()
+    else:
+        buf = t.numpy()
+    return code, list(t.shape), buf
+
+
+class Collection(_core.Collection):
+    """smdebug's PyTorch collection: adds ``add_module_tensors``."""
+
+    def __init__(self, handle, hook):
+        super().__init__(handle)
+        self._owner = weakref.ref(hook)
+
+    def add_module_tensors(self, module, inputs=False, outputs=True):
+        """Adds the inputs and/or outputs of ``module`` (a module registered with the hook, or a
+        submodule of one) to this collection; effective from the next step."""
+        if not isinstance(module, torch.nn.Module):
+            raise TypeError(f"add_module_tensors takes a torch.nn.Module, not {type(module).__name__}")
+        hook = self._owner()
+        if hook is None:
+            raise RuntimeError(f"collection {self.name!r}: its hook is gone")
+        hook._module_requests.append((self.name, module, bool(inputs), bool(outputs)))
+
+
+class Hook(_core.Hook):
+    """smdebug's ``smdebug.pytorch.Hook``: same constructor arguments, ``register_module``,
+    ``register_loss``, ``record_tensor_value``, ``save_tensor``/``save_scalar`` with torch
+    tensors, ``set_mode``, ``get_collection(...).add_module_tensors``, ``close``."""
+
+    def __init__(self, out_dir=None, export_tensorboard=False, tensorboard_dir=None, dry_run=False,
+                 reduction_config=None, save_config=None, include_regex=None,
+                 include_collections=None, save_all=False, include_workers="one", *, _handle=None):
+        if _handle is None and out_dir is None:
+            raise TypeError("smd.pytorch.Hook needs an out_dir (or use Hook.create_from_json_file())")
+        super().__init__(out_dir, export_tensorboard, tensorboard_dir, dry_run, reduction_config,
+                         save_config, include_regex, include_collections, save_all, include_workers,
+                         _handle=_handle)
+        self._save_all = bool(save_all)
+        self._modules = {}          # id(module) -> (module name, module), every registered one
+        self._roots = []            # modules registered with register_module
+        self._loss_modules = set()  # id() of modules registered with register_loss
+        self._inputs_wanted = set() # names of modules whose inputs some collection asked for
+        self._module_requests = []  # (collection, module, inputs, outputs) not yet applied
+        self._handles = []          # torch hook handles, removed by close()
+        self._step_handles = []     # forward and gradient hooks, attached while steps are due
+        self._hooked = False        # whether _step_handles are attached
+        self._due = False           # whether anything is due at the current step
+        self._counts = {}           # "<module>_output_" -> next index in this step
+        self._closed = False
+        global _current_hook
+        _current_hook = weakref.ref(self)
+        ref = weakref.ref(self)
+        atexit.register(lambda: ref() is not None and ref().close())
+
+    @classmethod
+    def _framework_options(cls, options):
+        # An initialized torch.distributed process group names the worker (smdebug's
+        # worker_<rank>); otherwise smd reads RANK/WORLD_SIZE and the other launchers' variables.
+        dist = getattr(torch, "distributed", None)
+        if dist is not None and dist.is_available() and dist.is_initialized():
+            _smd.smd_hook_options_set_worker(options, f"worker_{dist.get_rank()}")
+            _smd.smd_hook_options_set_num_workers(options, dist.get_world_size())
+
+    # -- registration ------------------------------------------------------------------------
+    def register_module(self, module):
+        """Hooks ``module`` (the model) and all its submodules. Every forward pass of ``module``
+        starts a new step."""
+        if not isinstance(module, torch.nn.Module):
+            raise TypeError(f"register_module takes a torch.nn.Module, not {type(module).__name__}")
+        root_name = module._get_name()
+        if id(module) in self._modules:
+            raise ValueError(f"module {root_name} is already registered with this hook")
+        for name, sub in module.named_modules():
+            if id(sub) in self._modules:
+                raise ValueError(f"submodule {name or root_name!r} of {root_name} is already "
+                                 f"registered with this hook (as {self._modules[id(sub)][0]!r})")
+        for name, sub in module.named_modules():
+            other = getattr(sub, "_smd_hook", None)
+            other = other() if other is not None else None
+            if other is not None and other is not self and not other._closed:
+                raise ValueError(f"module {name or root_name!r} of {root_name} is registered with "
+                                 "another open smd hook: close that hook first (two hooks would "
+                                 "each count steps on the same model)")
+        params = [(root_name + "_" + n, p) for n, p in module.named_parameters()]
+        if not params:
+            raise ValueError(f"module {root_name} has no parameters: register the model that owns "
+                             "them (weights, biases and gradients come from its parameters); "
+                             "register a loss module with register_loss")
+        for name, sub in module.named_modules():
+            self._modules[id(sub)] = (name if sub is not module else root_name, sub)
+            sub._smd_hook = weakref.ref(self)
+        self._roots.append((module, params))
+        self._handles.append(module.register_forward_pre_hook(self._forward_pre_hook))
+        self._hooked = None  # the per-step hooks are attached again at the next step
+
+    register_hook = register_module  # smdebug's older name
+
+    def register_loss(self, loss_module):
+        """Saves the output of a loss module (e.g. ``nn.CrossEntropyLoss()``) in ``losses`` as
+        ``<LossClass>_output_0``."""
+        if not isinstance(loss_module, torch.nn.modules.loss._Loss):
+            raise TypeError("register_loss takes a loss module (a subclass of "
+                            f"torch.nn.modules.loss._Loss), not {type(loss_module).__name__}")
+        if id(loss_module) in self._modules:
+            raise ValueError(f"loss module {loss_module._get_name()} is already registered with this hook")
+        self._modules[id(loss_module)] = (loss_module._get_name(), loss_module)
+        self._loss_modules.add(id(loss_module))
+        self._hooked = None
+
+    def get_collection(self, name, create=True):
+        c = super().get_collection(name, create)
+        return Collection(c._c, self)
+
+    # -- torch hooks -------------------------------------------------------------------------
+    def _apply_module_requests(self):
+        pending = []
+        for coll, module, inputs, outputs in self._module_requests:
+            entry = self._modules.get(id(module))
+            if entry is None:
+                pending.append((coll, module, inputs, outputs))
+                continue
+            c = super().get_collection(coll)
+            if inputs:
+                c.include("^" + re.escape(entry[0] + INPUT_SUFFIX))
+                self._inputs_wanted.add(entry[0])
+            if outputs:
+                c.include("^" + re.escape(entry[0] + OUTPUT_SUFFIX))
+        if pending:
+            names = ", ".join(f"{m._get_name()} (collection {c!r})" for c, m, _, _ in pending)
+            self._module_requests = []
+            raise ValueError(f"add_module_tensors: {names} is not a module registered with "
+                             "register_module or register_loss, nor a submodule of one")
+        self._module_requests = []
+
+    def _forward_pre_hook(self, module, inputs):
+        if self._module_requests:
+            self._apply_module_requests()
+        self.begin_step()
+        self._counts.clear()
+        self._due = _smd.smd_hook_any_due(self._hook)
+        # The forward hooks of the submodules and the parameters' gradient hooks are attached only
+        # while steps are due: a module with hooks takes torch's slower call path, and a step that
+        # saves nothing then costs this pre-hook alone.
+        if self._due != self._hooked:
+            self._attach_step_hooks(self._due)
+        if self._due:
+            for m, params in self._roots:
+                if m is module:
+                    for pname, p in params:
+                        self._offer(pname, p)
+
+    def _attach_step_hooks(self, on):
+        for h in self._step_handles:
+            h.remove()
+        if self._step_handles:
+            self._forget_empty_gradient_hooks()
+        self._step_handles = []
+        if on:
+            for _, sub in self._modules.values():
+                self._step_handles.append(sub.register_forward_hook(self._forward_hook))
+            for _, params in self._roots:
+                for pname, p in params:
+                    if p.requires_grad:
+                        self._step_handles.append(p.register_hook(self._gradient_hook(GRADIENT_PREFIX + pname)))
+        self._hooked = on
+
+    def _forget_empty_gradient_hooks(self):
+        # A parameter keeps an empty hook dictionary after its last hook is removed, and autograd
+        # still calls into Python for it at every backward pass (~2 us a parameter); None drops
+        # it. Only when empty: hooks of others stay.
+        for _, params in self._roots:
+            for _, p in params:
+                if p.requires_grad and getattr(p, "_backward_hooks", None) is not None \
+                        and len(p._backward_hooks) == 0:
+                    p._backward_hooks = None
+
+    def _forward_hook(self, module, inputs, outputs):
+        if not self._due:
+            return
+        name = self._modules[id(module)][0]
+        if (name in self._inputs_wanted or self._save_all
+                or id(module) not in self._loss_modules):
+            self._write(name, INPUT_SUFFIX, inputs)
+        self._write(name, OUTPUT_SUFFIX, outputs)
+
+    def _gradient_hook(self, name):
+        def hook(grad):
+            if self._due and grad is not None:
+                self._offer(name, grad)
+        return hook
+
+    def _write(self, module_name, suffix, value):
+        key = module_name + suffix
+        idx = self._counts.get(key, 0)
+        self._counts[key] = self._write_nested(key, value, idx)
+
+    def _write_nested(self, key, value, idx):
+        if isinstance(value, torch.Tensor):
+            self._offer(key + str(idx), value)
+            return idx + 1
+        if isinstance(value, (tuple, list)):
+            for v in value:
+                idx = self._write_nested(key, v, idx)
+        return idx
+
+    def _offer(self, name, tensor):
+        """Saves a torch tensor if a collection it belongs to is due now."""
+        if not _smd.smd_hook_is_due(self._hook, name):
+            return
+        dtype, shape, buf = _host_view(name, tensor)
+        _smd.smd_hook_save_tensor(self._hook, name, dtype, shape, buf, [])
+
+    # -- saving ------------------------------------------------------------------------------
+    def record_tensor_value(self, tensor_name, tensor_value):
+        """Saves a tensor computed outside any module (e.g. ``F.mse_loss(...)``) as
+        ``<tensor_name>_output_0``, like a module output."""
+        if not isinstance(tensor_name, str):
+            raise TypeError(f"tensor_name must be a str, not {type(tensor_name).__name__}")
+        if not isinstance(tensor_value, torch.Tensor):
+            raise TypeError(f"record_tensor_value({tensor_name!r}): the value must be a torch.Tensor, "
+                            f"not {type(tensor_value).__name__}")
+        if self._due:
+            self._write(tensor_name, OUTPUT_SUFFIX, tensor_value)
+
+    def save_tensor(self, tensor_name, tensor_value, collections_to_write=CollectionKeys.DEFAULT):
+        """As smd.Hook.save_tensor; also takes torch tensors (CPU ones without a copy)."""
+        if not isinstance(tensor_value, torch.Tensor):
+            return super().save_tensor(tensor_name, tensor_value, collections_to_write)
+        if not isinstance(tensor_name, str):
+            raise TypeError(f"tensor_name must be a str, not {type(tensor_name).__name__}")
+        colls = [collections_to_write] if isinstance(collections_to_write, str) else list(collections_to_write)
+        dtype, shape, buf = _host_view(tensor_name, tensor_value)
+        _smd.smd_hook_save_tensor(self._hook, tensor_name, dtype, shape, buf, colls)
+
+    def save_scalar(self, name, value, sm_metric=False):
+        if isinstance(value, torch.Tensor):
+            if value.numel() != 1:
+                raise TypeError(f"save_scalar({name!r}): a tensor of {value.numel()} elements is not a scalar")
+            value = value.detach().cpu().item()
+        return super().save_scalar(name, value, sm_metric)
+
+    # -- end ---------------------------------------------------------------------------------
+    def close(self):
+        """Removes the torch hooks, then closes the writer (see smd.Hook.close)."""
+        if not self._closed:
+            self._closed = True
+            for h in self._handles + self._step_handles:
+                h.remove()
+            if self._step_handles:
+                self._forget_empty_gradient_hooks()
+            self._handles, self._step_handles = [], []
+        super().close()

@@ -1,0 +1,254 @@
+"""smd.mxnet.Hook with the real MXNet 1.9.1 (Gluon): collections, values against MXNet's, modes,
+save intervals, block tensors, the real smdebug reading the trials and writing the same trial with
+its own MXNet hook, a built-in rule, the JSON configuration, bad input."""
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+import mxnet as mx
+import numpy as np
+import pytest
+from mxnet import gluon, nd
+
+import smd.mxnet as smd
+from smd.trials import create_trial
+from models import LOSS, data, make_net, train
+
+EVERY_STEP = ["weights", "biases", "gradients", "losses"]
+PARAMS = ["net_fc1_weight", "net_fc1_bias", "net_fc2_weight", "net_fc2_bias"]
+LOSS_OUT = LOSS + "_output_0"
+
+
+def hook_every_step(out, **kw):
+    kw.setdefault("include_collections", EVERY_STEP)
+    return smd.Hook(str(out), save_config=smd.SaveConfig(save_interval=1), **kw)
+
+
+def sha(a):
+    a = np.ascontiguousarray(np.asarray(a))
+    return hashlib.sha256(a.astype(a.dtype.newbyteorder("<"), copy=False).tobytes()).hexdigest()
+
+
+def run_python(code, args=(), timeout=300):
+    e = dict(os.environ)
+    here = os.path.dirname(os.path.abspath(__file__))
+    e["PYTHONPATH"] = here + os.pathsep + e.get("PYTHONPATH", "")
+    with tempfile.NamedTemporaryFile("w", suffix=".py", delete=False) as f:
+        f.write(textwrap.dedent(code))
+    try:
+        r = subprocess.run([sys.executable, f.name, *args], capture_output=True, text=True, env=e, timeout=timeout)
+    finally:
+        os.unlink(f.name)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return r.stdout
+
+
+def test_default_collections_hold_smdebugs_tensor_names(tmp_path):
+    hook = hook_every_step(tmp_path / "run")
+    train(hook, 2)
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    colls = trial.collections()
+    assert colls["weights"].tensor_names == {"net_fc1_weight", "net_fc2_weight"}
+    assert colls["biases"].tensor_names == {"net_fc1_bias", "net_fc2_bias"}
+    assert colls["gradients"].tensor_names == {"gradient/" + p for p in PARAMS}
+    assert colls["losses"].tensor_names == {LOSS_OUT}
+    assert trial.steps() == [0, 1]
+
+
+def test_values_equal_what_mxnet_computed(tmp_path):
+    hook = hook_every_step(tmp_path / "run")
+    rec = {}
+    train(hook, 4, record=rec)
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    for step in range(4):
+        for p in PARAMS:
+            # as in smdebug: a step's parameters after its update, and its gradients
+            np.testing.assert_array_equal(trial.tensor(p).value(step), rec[step]["params"][p])
+            np.testing.assert_array_equal(trial.tensor("gradient/" + p).value(step), rec[step]["grads"][p])
+        np.testing.assert_array_equal(trial.tensor(LOSS_OUT).value(step), rec[step]["loss"])
+    assert not np.array_equal(trial.tensor("net_fc1_weight").value(0), trial.tensor("net_fc1_weight").value(3))
+
+
+def test_the_real_smdebug_reads_the_trial(tmp_path, smdebug_dump):
+    hook = hook_every_step(tmp_path / "run")
+    rec = {}
+    train(hook, 3, record=rec)
+    hook.close()
+    doc = smdebug_dump(tmp_path / "run")
+    assert doc["ended"] is True and doc["steps"]["GLOBAL"] == [0, 1, 2]
+    assert doc["collections"]["losses"]["tensor_names"] == [LOSS_OUT]
+    for step in range(3):
+        for p in PARAMS:
+            got = doc["tensors"][p]["at"][str(step)]["workers"]["worker_0"]["value"]
+            assert got["sha256"] == sha(rec[step]["params"][p]), (p, step)
+
+
+def test_same_trial_as_smdebugs_own_mxnet_hook(tmp_path):
+    script = """
+        import os, sys
+        os.environ.setdefault("SMDEBUG_LOG_LEVEL", "error")
+        os.environ.pop("TRAINING_JOB_NAME", None)
+        import smdebug.mxnet as sd
+        from models import train
+        hook = sd.Hook(sys.argv[1], save_config=sd.SaveConfig(save_interval=2),
+                       include_collections=["weights", "biases", "gradients", "losses"])
+        hook.set_mode(sd.modes.TRAIN)
+        train(hook, 5)
+        hook.close()
+        """
+    run_python(script, args=[str(tmp_path / "smdebug")])
+    hook = smd.Hook(str(tmp_path / "smd"), save_config=smd.SaveConfig(save_interval=2), include_collections=EVERY_STEP)
+    hook.set_mode(smd.modes.TRAIN)
+    train(hook, 5)
+    hook.close()
+    ref, ours = create_trial(str(tmp_path / "smdebug")), create_trial(str(tmp_path / "smd"))
+    assert ours.tensor_names() == ref.tensor_names()
+    assert ours.steps() == ref.steps() == [0, 2, 4]
+    for c in EVERY_STEP:
+        assert ours.collection(c).tensor_names == ref.collection(c).tensor_names, c
+    for name in ref.tensor_names():
+        assert ours.tensor(name).steps() == ref.tensor(name).steps(), name
+        for step in ref.tensor(name).steps():
+            np.testing.assert_array_equal(ours.tensor(name).value(step), ref.tensor(name).value(step))
+
+
+def test_default_hook_saves_losses_only(tmp_path):
+    hook = smd.Hook(str(tmp_path / "run"))
+    train(hook, 3)
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.tensor_names() == [LOSS_OUT] and trial.steps() == [0]
+
+
+def test_save_interval(tmp_path):
+    hook = smd.Hook(str(tmp_path / "run"), save_config=smd.SaveConfig(save_interval=3), include_collections=EVERY_STEP)
+    train(hook, 8)
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.steps() == [0, 3, 6]
+    assert trial.tensor("gradient/net_fc2_bias").steps() == [0, 3, 6]
+
+
+def test_modes_train_then_eval(tmp_path):
+    hook = hook_every_step(tmp_path / "run")
+    hook.set_mode(smd.modes.TRAIN)
+    net = train(hook, 3)
+    hook.set_mode(smd.modes.EVAL)
+    for _ in range(2):
+        net(data(seed=1)[0])
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.steps(mode=smd.modes.TRAIN) == [0, 1, 2]
+    assert trial.steps(mode=smd.modes.EVAL) == [0, 1]
+    np.testing.assert_array_equal(trial.tensor("net_fc1_weight").value(1, mode=smd.modes.EVAL),
+                                  net[0].weight.data().asnumpy())
+
+
+def test_block_inputs_and_outputs_through_add_block_tensors(tmp_path):
+    hook = smd.Hook(str(tmp_path / "run"), save_config=smd.SaveConfig(save_interval=1), include_collections=["fc2"])
+    net = make_net()
+    hook.register_block(net)
+    hook.get_collection("fc2").add_block_tensors(net[1], inputs=True, outputs=True)
+    x, _ = data()
+    out = net(x)
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.collection("fc2").tensor_names == {"net_fc2_input_0", "net_fc2_output_0"}
+    np.testing.assert_array_equal(trial.tensor("net_fc2_input_0").value(0), net[0](x).asnumpy())
+    np.testing.assert_array_equal(trial.tensor("net_fc2_output_0").value(0), out.asnumpy())
+
+
+def test_save_tensor_and_save_scalar_with_ndarrays(tmp_path):
+    hook = smd.Hook(str(tmp_path / "run"), save_config=smd.SaveConfig(save_interval=1))
+    net = make_net()
+    hook.register_block(net)
+    net(data()[0])
+    hook.save_tensor("ones", nd.ones((2, 3)), "custom")
+    hook.save_scalar("lr", nd.array([0.5]))
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    np.testing.assert_array_equal(trial.tensor("ones").value(0), np.ones((2, 3), np.float32))
+    assert trial.tensor("scalar/lr").value(0).tolist() == [0.5]
+
+
+def test_json_configuration_zero_script_change(tmp_path, monkeypatch):
+    cfg = {"LocalPath": str(tmp_path / "run"), "HookParameters": {"save_interval": "2"},
+           "CollectionConfigurations": [{"CollectionName": "weights"}]}
+    (tmp_path / "cfg.json").write_text(json.dumps(cfg))
+    monkeypatch.setenv("SMDEBUG_CONFIG_FILE_PATH", str(tmp_path / "cfg.json"))
+    hook = smd.Hook.create_from_json_file()
+    assert isinstance(hook, smd.Hook) and smd.get_hook() is hook
+    train(hook, 5)
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.tensor("net_fc1_weight").steps() == [0, 2, 4]
+    assert trial.tensor(LOSS_OUT).steps() == [0, 2, 4]
+
+
+@pytest.mark.parametrize("broken", [True, False])
+def test_vanishing_gradient_fires_on_a_saturated_net_only(tmp_path, smd_tool, broken):
+    hook = hook_every_step(tmp_path / "run")
+    net = make_net(sigmoid=True, scale=1e4 if broken else 1.0)
+    train(hook, 5, net=net)
+    hook.close()
+    r = subprocess.run([str(smd_tool), "rules", str(tmp_path / "run"), "--rule", "VanishingGradient"],
+                       capture_output=True, text=True, timeout=120)
+    if broken:
+        assert r.returncode == 6, r.stdout + r.stderr
+        assert "gradient/net_fc1_weight" in r.stdout
+    else:
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert "NoIssuesFound (5 step(s) evaluated" in r.stdout
+
+
+def test_importing_smd_does_not_import_mxnet():
+    assert run_python("import sys, smd; print('mxnet' in sys.modules)").strip() == "False"
+
+
+def test_bad_input_gives_clear_errors(tmp_path):
+    hook = smd.Hook(str(tmp_path / "run"))
+    net = make_net()
+    hook.register_block(net)
+    with pytest.raises(ValueError, match="block net_ is already registered|block net is already registered"):
+        hook.register_block(net)
+    with pytest.raises(ValueError, match="has no parameters"):
+        hook.register_block(gluon.nn.Activation("relu"))
+    with pytest.raises(TypeError, match="register_block takes an mxnet.gluon.Block, not ndarray"):
+        hook.register_block(np.ones(2))
+    with pytest.raises(TypeError, match="an NDArray of 3 elements is not a scalar"):
+        hook.save_scalar("loss", nd.ones(3))
+    with pytest.raises(TypeError, match="add_block_tensors takes an mxnet.gluon.Block"):
+        hook.get_collection("x").add_block_tensors("fc1")
+    other = smd.Hook(str(tmp_path / "other"))
+    with pytest.raises(ValueError, match="block net is registered with another open smd hook"):
+        other.register_block(net)
+    other.close()
+    hook.close()
+    with pytest.raises(TypeError, match="needs an out_dir"):
+        smd.Hook()
+
+
+@pytest.mark.filterwarnings("ignore:All children of this Sequential")  # hybridize() on a Sequential
+def test_a_hybridized_network_saves_its_blocks_outputs(tmp_path):
+    hook = smd.Hook(str(tmp_path / "run"), save_config=smd.SaveConfig(save_interval=1),
+                    include_collections=EVERY_STEP, include_regex=["_output_"])
+    net = make_net()
+    net.hybridize()
+    rec = {}
+    train(hook, 3, net=net, record=rec)
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.tensor("net_fc1_output_0").steps() == [0, 1, 2]
+    x, _ = data()
+    # the last step's output of fc1 was computed with the parameters before the last update
+    before_last = make_net()
+    for p in before_last.collect_params().values():
+        p.set_data(nd.array(rec[1]["params"][p.name]))
+    np.testing.assert_allclose(trial.tensor("net_fc1_output_0").value(2), before_last[0](x).asnumpy(), rtol=1e-6)
+    np.testing.assert_array_equal(trial.tensor("net_fc1_weight").value(2), rec[2]["params"]["net_fc1_weight"])
