@@ -519,8 +519,8 @@ static PyObject *smd_py_rule_findings(const smd_rule *rule) {
 
 %{
 /* The finding callback: payload is a Python callable taking (rule, step, tensor, trial,
- * message, line); it runs with the GIL taken. A raise cancels the invocation (SMD_E_CANCELLED),
- * and the exception is printed. */
+ * message, line); it runs with the GIL taken. Returning False, or raising (the exception is
+ * printed), cancels the invocation (SMD_E_CANCELLED). */
 static int smd_py_finding_tramp(const smd_rule *rule, const smd_rule_finding *f, void *payload) {
   (void)rule;
   PyGILState_STATE g = PyGILState_Ensure();
@@ -528,6 +528,7 @@ static int smd_py_finding_tramp(const smd_rule *rule, const smd_rule_finding *f,
   PyObject *t = smd_py_finding_tuple(f);
   PyObject *r = t ? PyObject_CallObject((PyObject *)payload, t) : NULL;
   if (!r) { PyErr_Print(); rc = 1; }
+  else if (r == Py_False) rc = 1; /* failed; the Python layer kept the exception */
   Py_XDECREF(r);
   Py_XDECREF(t);
   PyGILState_Release(g);

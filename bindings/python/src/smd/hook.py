@@ -4,6 +4,7 @@ import numpy as np
 
 from smd import smdc as _smd
 from smd.collection_keys import CollectionKeys
+from smd.exceptions import SMDebugTypeError, SMDebugValueError
 from smd.modes import _mode_value, ModeKeys
 from smd.reduction_config import ReductionConfig
 from smd.save_config import SaveConfig
@@ -48,15 +49,76 @@ class Collection:
 def _as_array(value):
     """A C-contiguous little-endian numpy array of `value` without a copy when it already is one
     (numpy arrays, buffer-protocol objects, DLPack producers); non-contiguous or big-endian
-    arrays are copied."""
+    arrays are copied. String arrays (numpy str/bytes, or object arrays of str/bytes) are
+    returned as they are, for _string_items."""
     if hasattr(value, "__dlpack__") and not isinstance(value, np.ndarray):
         value = np.from_dlpack(value)
     a = np.asarray(value)
     if a.dtype.kind in "USO":
-        raise TypeError("smd.Hook.save_tensor takes numeric arrays; string arrays are not bound yet")
+        return a
     if a.dtype.byteorder == ">":
         a = a.astype(a.dtype.newbyteorder("<"))
     return np.ascontiguousarray(a)
+
+
+def _string_items(name, a):
+    """The UTF-8 bytes of each element of a 1-D string array (smdebug saves and reads string
+    tensors as 1-D only)."""
+    if a.ndim != 1:
+        raise SMDebugValueError(f"tensor {name}: string tensors must be 1-D (smdebug reads only 1-D "
+                                f"string tensors), not of shape {a.shape}")
+    items = []
+    for x in a.tolist():
+        if isinstance(x, str):
+            items.append(x.encode("utf-8", "surrogateescape"))
+        elif isinstance(x, bytes):
+            items.append(x)
+        else:
+            raise TypeError(f"tensor {name}: an object array must hold only str or bytes, not {type(x).__name__}")
+    return items
+
+
+_SCALAR_DTYPES = {"float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint8", "uint16",
+                  "uint32", "uint64", "bool", "bfloat16", "complex64", "complex128"}
+
+
+def _set_smd_options(o, fsync, max_pending_steps, memory_budget, worker, num_workers, s3_endpoint,
+                     s3_region, s3_profile, s3_addressing_style, s3_ca_bundle, s3_credentials):
+    _smd.smd_hook_options_set_fsync(o, bool(fsync))
+    if max_pending_steps is not None:
+        _smd.smd_hook_options_set_max_pending_steps(o, _int("max_pending_steps", max_pending_steps))
+    if memory_budget is not None:
+        if _int("memory_budget", memory_budget) <= 0:
+            raise SMDebugValueError(f"memory_budget must be > 0 bytes, not {memory_budget}")
+        _smd.smd_hook_options_set_memory_budget(o, memory_budget)
+    if worker is not None:
+        _smd.smd_hook_options_set_worker(o, _str("worker", worker))
+    if num_workers is not None:
+        _smd.smd_hook_options_set_num_workers(o, _int("num_workers", num_workers))
+    for setter, name, value in ((_smd.smd_hook_options_set_s3_endpoint, "s3_endpoint", s3_endpoint),
+                                (_smd.smd_hook_options_set_s3_region, "s3_region", s3_region),
+                                (_smd.smd_hook_options_set_s3_profile, "s3_profile", s3_profile),
+                                (_smd.smd_hook_options_set_s3_addressing_style, "s3_addressing_style", s3_addressing_style),
+                                (_smd.smd_hook_options_set_s3_ca_bundle, "s3_ca_bundle", s3_ca_bundle)):
+        if value is not None:
+            setter(o, _str(name, value))
+    if s3_credentials is not None:
+        creds = tuple(s3_credentials)
+        if len(creds) not in (2, 3) or not all(isinstance(c, str) for c in creds):
+            raise TypeError("s3_credentials must be a tuple (access_key_id, secret_access_key[, session_token]) of str")
+        _smd.smd_hook_options_set_s3_credentials(o, creds[0], creds[1], creds[2] if len(creds) == 3 else None)
+
+
+def _int(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    return int(value)
+
+
+def _str(name, value):
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+    return value
 
 
 class Hook:
@@ -66,7 +128,25 @@ class Hook:
 
     def __init__(self, out_dir, export_tensorboard=False, tensorboard_dir=None, dry_run=False,
                  reduction_config=None, save_config=None, include_regex=None,
-                 include_collections=None, save_all=False, include_workers="one", *, _handle=None):
+                 include_collections=None, save_all=False, include_workers="one", *, fsync=False,
+                 max_pending_steps=None, memory_budget=None, worker=None, num_workers=None,
+                 s3_endpoint=None, s3_region=None, s3_profile=None, s3_addressing_style=None,
+                 s3_ca_bundle=None, s3_credentials=None, _handle=None):
+        """The arguments of seed 002 (smdebug's hook constructor), then smd's keyword-only ones:
+
+        - ``fsync``: make every file durable (fsync before its rename) before a step shows in
+          the index, so that saved steps survive an operating-system crash (default False, as
+          smdebug);
+        - ``max_pending_steps``: the most steps the writer may fall behind training (None: no
+          bound; 0: each step is written before the next begins);
+        - ``memory_budget``: bytes of tensor data held waiting for the writer (default 256 MiB);
+        - ``worker``, ``num_workers``: this process's worker name and the number of workers
+          (default: from the environment, as smdebug);
+        - ``s3_endpoint`` ("http[s]://host[:port]"), ``s3_region``, ``s3_profile``,
+          ``s3_addressing_style`` ("path" or "virtual"), ``s3_ca_bundle`` (a PEM file),
+          ``s3_credentials`` (a tuple (access_key_id, secret_access_key[, session_token])): S3
+          settings for an ``s3://bucket/prefix`` out_dir; unset ones come from the AWS
+          configuration chain (AWS_* variables, ~/.aws)."""
         if _handle is not None:
             self._hook = _handle
             return
@@ -93,6 +173,10 @@ class Hook:
         if include_workers not in ("one", "all"):
             raise ValueError(f"include_workers must be 'one' or 'all', not {include_workers!r}")
         _smd.smd_hook_options_set_include_workers(o, 1 if include_workers == "all" else 0)
+        _set_smd_options(o, fsync=fsync, max_pending_steps=max_pending_steps, memory_budget=memory_budget,
+                         worker=worker, num_workers=num_workers, s3_endpoint=s3_endpoint, s3_region=s3_region,
+                         s3_profile=s3_profile, s3_addressing_style=s3_addressing_style,
+                         s3_ca_bundle=s3_ca_bundle, s3_credentials=s3_credentials)
         self._hook = _smd.smd_hook_create(out_dir, o)
 
     @classmethod
@@ -127,19 +211,44 @@ class Hook:
         """Offers a tensor for the current step; it is saved if a collection it belongs to is
         due. ``tensor_value``: a numpy array, a buffer-protocol object or a DLPack producer;
         C-contiguous arrays are passed without a copy on the Python side (smd copies what it
-        saves), others are made contiguous first (one copy)."""
+        saves), others are made contiguous first (one copy). float16 and bfloat16
+        (``ml_dtypes.bfloat16``) are saved as themselves. A 1-D array of str or bytes (numpy
+        ``U``/``S`` dtypes, or an object array of str/bytes) is saved as smdebug saves string
+        tensors (DT_STRING, UTF-8): its value only, without reductions."""
         if not isinstance(tensor_name, str):
             raise TypeError(f"tensor_name must be a str, not {type(tensor_name).__name__}")
         colls = [collections_to_write] if isinstance(collections_to_write, str) else list(collections_to_write)
         a = _as_array(tensor_value)
+        if a.dtype.kind in "USO":
+            _smd.smd_py_hook_save_strings(self._hook, tensor_name, _string_items(tensor_name, a), colls)
+            return
         dtype = _smd.smd_dtype_from_name(a.dtype.name)
         _smd.smd_hook_save_tensor(self._hook, tensor_name, dtype, list(a.shape), a.reshape(-1).view(np.uint8), colls)
 
     def save_scalar(self, name, value, sm_metric=False):
-        """Saves a scalar as the tensor "scalar/<name>" (float64) in the current step."""
+        """Saves a scalar as the tensor "scalar/<name>" (shape [1]) in the current step, whatever
+        the save configuration says. As smdebug, the value keeps its type: a Python float is
+        float64, an int int64, a bool bool, a numpy scalar or 1-element array its own dtype.
+        ``sm_metric`` (SageMaker Metrics) is accepted and has no effect outside SageMaker.
+        A value with more than one element raises SMDebugTypeError."""
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, not {type(name).__name__}")
-        _smd.smd_hook_save_scalar(self._hook, name, float(value))
+        if isinstance(value, (str, bytes)):
+            raise SMDebugTypeError(f"scalar/{name} has non numeric value of type: {type(value)}")
+        a = np.asarray(value)
+        if a.size != 1:
+            raise SMDebugTypeError(f"scalar/{name} has non scalar value of type: {type(value)}")
+        if a.dtype.name not in _SCALAR_DTYPES:
+            raise SMDebugTypeError(f"scalar/{name} has a value of unsupported type: {a.dtype}")
+        a = np.ascontiguousarray(a.reshape(1).astype(a.dtype.newbyteorder("<")))
+        _smd.smd_py_hook_save_scalar_typed(self._hook, name, _smd.smd_dtype_from_name(a.dtype.name),
+                                           a.view(np.uint8))
+
+    def stop_requested(self):
+        """Whether a rule asked this training job to stop (smdebug's StopTraining action, done
+        locally: the rule writes the signal into this hook's out_dir). Poll it once per step;
+        when True, finish the step and close the hook."""
+        return _smd.smd_hook_stop_requested(self._hook)
 
     # -- collections -------------------------------------------------------------------------
     def get_collection(self, name, create=True):
