@@ -6,6 +6,7 @@ likewise ``smd.modes``, ``smd.exceptions``, ``smd.SaveConfig``, ``smd.Hook``.
 from smd import smdc as _smd
 from smd import exceptions, modes  # noqa: F401
 from smd.collection_keys import CollectionKeys  # noqa: F401
+from smd._values import DLPackValue, to_dlpack  # noqa: F401
 from smd.hook import Hook  # noqa: F401
 from smd.modes import ModeKeys  # noqa: F401
 from smd.reduction_config import ReductionConfig  # noqa: F401
