@@ -641,4 +641,159 @@ static PyObject *smd_py_value_dlpack(const smd_value *value, int versioned) {
 }
 %}
 
+/* ValueBuffer: a read-only buffer-protocol view of one numeric smd value. It owns a reference to
+ * the value's proxy, so an array made from it (np.asarray) keeps smd's buffer alive after its
+ * tensor and trial are gone; numpy builds the array from the buffer protocol (format, shape)
+ * without copying. Attributes: `value` (the smd_value proxy), `bfloat16` (True for bfloat16
+ * values, exported as "<H" and viewed as ml_dtypes.bfloat16 in Python). */
+%{
+#include <structmember.h>
+typedef struct {
+  PyObject_HEAD
+  PyObject *proxy;        /* the owning smd_value proxy */
+  const smd_value *value; /* borrowed from proxy */
+  Py_ssize_t *shape;
+  int ndim;
+  char bfloat16;
+  const char *format;
+} smd_py_value_buffer;
+
+static PyTypeObject *smd_py_value_buffer_type = NULL;
+
+static const char *smd_py_format(smd_dtype d) {
+  switch (d) {
+    case SMD_DTYPE_FLOAT32: return "<f";
+    case SMD_DTYPE_FLOAT64: return "<d";
+    case SMD_DTYPE_INT32: return "<i";
+    case SMD_DTYPE_UINT8: return "B";
+    case SMD_DTYPE_INT16: return "<h";
+    case SMD_DTYPE_INT8: return "b";
+    case SMD_DTYPE_COMPLEX64: return "<Zf";
+    case SMD_DTYPE_INT64: return "<q";
+    case SMD_DTYPE_BOOL: return "?";
+    case SMD_DTYPE_BFLOAT16: return "<H";
+    case SMD_DTYPE_UINT16: return "<H";
+    case SMD_DTYPE_COMPLEX128: return "<Zd";
+    case SMD_DTYPE_FLOAT16: return "<e";
+    case SMD_DTYPE_UINT32: return "<I";
+    case SMD_DTYPE_UINT64: return "<Q";
+    default: return NULL;
+  }
+}
+
+static int smd_py_vb_getbuffer(PyObject *self_, Py_buffer *view, int flags) {
+  smd_py_value_buffer *self = (smd_py_value_buffer *)self_;
+  if (flags & PyBUF_WRITABLE) {
+    PyErr_SetString(PyExc_BufferError, "smd values are read-only");
+    view->obj = NULL;
+    return -1;
+  }
+  size_t item = smd_dtype_size(smd_value_dtype(self->value));
+  view->buf = (void *)smd_value_data(self->value);
+  view->obj = self_;
+  Py_INCREF(self_);
+  view->len = (Py_ssize_t)(item * smd_value_count(self->value));
+  view->readonly = 1;
+  view->itemsize = (Py_ssize_t)item;
+  view->format = (flags & PyBUF_FORMAT) ? (char *)self->format : NULL;
+  view->ndim = self->ndim;
+  view->shape = (flags & PyBUF_ND) ? self->shape : NULL;
+  view->strides = NULL;
+  view->suboffsets = NULL;
+  view->internal = NULL;
+  return 0;
+}
+
+static void smd_py_vb_dealloc(PyObject *self_) {
+  smd_py_value_buffer *self = (smd_py_value_buffer *)self_;
+  PyTypeObject *tp = Py_TYPE(self_);
+  Py_XDECREF(self->proxy);
+  free(self->shape);
+  tp->tp_free(self_);
+  Py_DECREF(tp);
+}
+
+static PyMemberDef smd_py_vb_members[] = {
+  {(char *)"value", T_OBJECT, offsetof(smd_py_value_buffer, proxy), READONLY, (char *)"the smd_value proxy"},
+  {(char *)"bfloat16", T_BOOL, offsetof(smd_py_value_buffer, bfloat16), READONLY, (char *)"a bfloat16 value"},
+  {NULL, 0, 0, 0, NULL}
+};
+
+static PyType_Slot smd_py_vb_slots[] = {
+  {Py_tp_dealloc, (void *)smd_py_vb_dealloc},
+  {Py_tp_members, (void *)smd_py_vb_members},
+  {Py_tp_doc, (void *)"A read-only buffer-protocol view of one numeric smd value (made by smd's reads)."},
+  {Py_bf_getbuffer, (void *)smd_py_vb_getbuffer},
+  {0, NULL}
+};
+
+static PyType_Spec smd_py_vb_spec = {
+  "smd.smdc.ValueBuffer", sizeof(smd_py_value_buffer), 0, Py_TPFLAGS_DEFAULT, smd_py_vb_slots
+};
+
+/* A ValueBuffer over `proxy` (an owning smd_value proxy whose value is v), or a new reference to
+ * proxy itself when the value is a string or has no elements (converted the slow way). */
+static PyObject *smd_py_buffer_or_proxy(PyObject *proxy, const smd_value *v) {
+  const char *format = smd_py_format(smd_value_dtype(v));
+  if (!format || smd_value_count(v) == 0 || !smd_py_value_buffer_type) { Py_INCREF(proxy); return proxy; }
+  smd_py_value_buffer *b = PyObject_New(smd_py_value_buffer, smd_py_value_buffer_type);
+  if (!b) return NULL;
+  b->proxy = NULL;
+  b->shape = NULL;
+  size_t nd = smd_value_ndim(v);
+  b->shape = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (nd > 0 ? nd : 1));
+  if (!b->shape) { Py_DECREF(b); return PyErr_NoMemory(); }
+  const int64_t *dims = smd_value_shape(v);
+  for (size_t i = 0; i < nd; ++i) b->shape[i] = (Py_ssize_t)dims[i];
+  b->ndim = (int)nd;
+  b->format = format;
+  b->bfloat16 = smd_value_dtype(v) == SMD_DTYPE_BFLOAT16;
+  b->value = v;
+  Py_INCREF(proxy);
+  b->proxy = proxy;
+  return (PyObject *)b;
+}
+%}
+
+%init %{
+  smd_py_value_buffer_type = (PyTypeObject *)PyType_FromSpec(&smd_py_vb_spec);
+  if (smd_py_value_buffer_type) {
+    Py_INCREF(smd_py_value_buffer_type);
+    PyModule_AddObject(m, "ValueBuffer", (PyObject *)smd_py_value_buffer_type);
+  }
+%}
+
+%typemap(in) PyObject *value_proxy { $1 = $input; }
+%nothread smd_py_value_buffer_of;
+%inline %{
+/* The ValueBuffer of an smd_value proxy (or the proxy itself for strings and empty values). */
+static PyObject *smd_py_value_buffer_of(PyObject *value_proxy) {
+  void *p = NULL;
+  if (!SWIG_IsOK(SWIG_ConvertPtr(value_proxy, &p, SWIGTYPE_p_smd_value, 0)) || !p) {
+    PyErr_SetString(PyExc_TypeError, "expected an smd_value");
+    return NULL;
+  }
+  return smd_py_buffer_or_proxy(value_proxy, (const smd_value *)p);
+}
+%}
+
+/* The fast path of Tensor.value(): one call that reads the value (GIL released) and returns its
+ * ValueBuffer (or the smd_value proxy for strings and empty values). */
+%nothread smd_py_tensor_value_fast;
+%inline %{
+static PyObject *smd_py_tensor_value_fast(smd_tensor *tensor, int64_t step, int mode, const char *worker) {
+  smd_value *v = NULL;
+  smd_error *e;
+  Py_BEGIN_ALLOW_THREADS
+  e = smd_tensor_value(tensor, step, (smd_mode)mode, worker, &v);
+  Py_END_ALLOW_THREADS
+  if (e) { smd_py_raise(e); return NULL; }
+  PyObject *proxy = SWIG_NewPointerObj(SWIG_as_voidptr(v), SWIGTYPE_p_smd_value, SWIG_POINTER_OWN);
+  if (!proxy) { smd_value_free(v); return NULL; }
+  PyObject *r = smd_py_buffer_or_proxy(proxy, v);
+  Py_DECREF(proxy);
+  return r;
+}
+%}
+
 %include "smd_core.i"
