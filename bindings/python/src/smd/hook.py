@@ -23,24 +23,28 @@ class Collection:
             _smd.smd_collection_add_include_regex(self._c, r)
 
     def add_tensor_name(self, name):
+        """Adds one tensor name to the collection."""
         _smd.smd_collection_add_tensor_name(self._c, name)
 
     @property
     def tensor_names(self):
+        """The tensor names added to the collection (a set)."""
         return set(_smd.smd_collection_tensor_names(self._c))
 
     def _set_save_config(self, cfg):
+        """Sets the SaveConfig of the collection's tensors (write-only)."""
         if not isinstance(cfg, SaveConfig):
             raise TypeError(f"save_config must be a SaveConfig, not {type(cfg).__name__}")
         _smd.smd_collection_set_save_config(self._c, cfg._to_c())
 
     def _set_reduction_config(self, cfg):
+        """Sets the ReductionConfig of the collection's tensors (write-only)."""
         if not isinstance(cfg, ReductionConfig):
             raise TypeError(f"reduction_config must be a ReductionConfig, not {type(cfg).__name__}")
         _smd.smd_collection_set_reduction_config(self._c, cfg._to_c())
 
-    save_config = property(None, _set_save_config)
-    reduction_config = property(None, _set_reduction_config)
+    save_config = property(None, _set_save_config, doc="The collection's SaveConfig (write-only).")
+    reduction_config = property(None, _set_reduction_config, doc="The collection's ReductionConfig (write-only).")
 
     def __repr__(self):
         return f"<smd.Collection {self.name}>"
@@ -187,6 +191,8 @@ class Hook:
 
     # -- steps and modes ---------------------------------------------------------------------
     def set_mode(self, mode):
+        """Sets the current mode (smd.modes.TRAIN, EVAL, PREDICT or GLOBAL). Call it before
+        ``begin_step``: a mode used for the first time starts at mode step -1."""
         _smd.smd_hook_set_mode(self._hook, _mode_value(mode))
 
     def begin_step(self):
@@ -200,10 +206,12 @@ class Hook:
 
     @property
     def mode(self):
+        """The current mode (a ModeKeys)."""
         return ModeKeys(_smd.smd_hook_mode(self._hook))
 
     @property
     def mode_steps(self):
+        """{current mode: its current mode step}."""
         return {self.mode: _smd.smd_hook_mode_step(self._hook)}
 
     # -- saving ------------------------------------------------------------------------------
@@ -252,15 +260,20 @@ class Hook:
 
     # -- collections -------------------------------------------------------------------------
     def get_collection(self, name, create=True):
+        """The hook's collection ``name``, created with the hook's configuration if missing
+        (``create=False``: KeyError instead)."""
         if not create and name not in _smd.smd_hook_collection_names(self._hook):
             raise KeyError(f"the hook has no collection {name!r}")
         return Collection(_smd.smd_hook_get_collection(self._hook, name))
 
     def get_collections(self):
+        """Every collection of the hook: a dict name -> Collection."""
         return {n: self.get_collection(n) for n in _smd.smd_hook_collection_names(self._hook)}
 
     # -- end ---------------------------------------------------------------------------------
     def flush(self):
+        """Waits until everything offered so far is written to the current step's file; raises
+        the first error the writer met."""
         _smd.smd_hook_flush(self._hook)
 
     def close(self):
@@ -273,3 +286,5 @@ class Hook:
 
     def __exit__(self, *exc):
         self.close()
+
+__all__ = ["Collection", "Hook"]

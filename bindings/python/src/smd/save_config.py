@@ -34,6 +34,7 @@ class SaveConfig:
             self.mode_save_configs[ModeKeys(_mode_value(mode))] = cfg or default
 
     def get_save_config(self, mode):
+        """The SaveConfigMode of ``mode``."""
         return self.mode_save_configs[ModeKeys(_mode_value(mode))]
 
     def _to_c(self):
@@ -44,7 +45,10 @@ class SaveConfig:
         return cfg
 
     def should_save_step(self, mode, step_num):
+        """Whether mode step ``step_num`` of ``mode`` is saved under this configuration."""
         return _smd.smd_save_config_should_save(self._to_c(), int(step_num), _mode_value(mode))
 
     def __repr__(self):
         return f"<SaveConfig {self.mode_save_configs}>"
+
+__all__ = ["SaveConfig", "SaveConfigMode"]

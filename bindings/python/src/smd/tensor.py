@@ -88,3 +88,5 @@ class Tensor:
         if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
             raise TypeError(f"n must be a non-negative int or None, not {n!r}")
         return _smd.smd_tensor_prev_steps(self._tensor, _step(step), _mode_value(mode), n or 0)
+
+__all__ = ["Tensor"]

@@ -45,3 +45,5 @@ class Actions:
 
     def __repr__(self):
         return f"<smd.rules.action.Actions rule={self.rule_name} stop_training={self.stop_training}>"
+
+__all__ = ["ALLOWED_ACTIONS", "Actions"]

@@ -165,3 +165,5 @@ class Rule:
 
     def __repr__(self):
         return f"<smd.rules.Rule {self.rule_name} on {self.base_trial.name}>"
+
+__all__ = ["Finding", "RequiredTensors", "Rule"]

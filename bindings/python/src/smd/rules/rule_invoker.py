@@ -59,3 +59,5 @@ def invoke_rule(rule_obj, start_step=0, end_step=None, raise_eval_cond=False, *,
         raise
     finally:
         del callback  # the options (and their callback) are no longer used
+
+__all__ = ["invoke_rule"]

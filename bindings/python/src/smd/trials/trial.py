@@ -89,6 +89,7 @@ class Trial:
         return Tensor(_smd.smd_trial_tensor(self._trial, _check_str("tname", tname)), self)
 
     def has_tensor(self, tname):
+        """Whether the trial has a tensor of this name."""
         return _smd.smd_trial_has_tensor(self._trial, _check_str("tname", tname))
 
     # -- steps, modes, workers -------------------------------------------------------------------
@@ -101,15 +102,19 @@ class Trial:
         return [ModeKeys(m) for m in _smd.smd_trial_modes(self._trial)]
 
     def mode(self, global_step):
+        """The mode (a ModeKeys) of a global step."""
         return ModeKeys(_smd.smd_trial_mode(self._trial, _check_int("global_step", global_step)))
 
     def mode_step(self, global_step):
+        """The mode step of a global step."""
         return _smd.smd_trial_mode_step(self._trial, _check_int("global_step", global_step))
 
     def mode_modestep(self, global_step):
+        """(mode, mode step) of a global step."""
         return self.mode(global_step), self.mode_step(global_step)
 
     def global_step(self, mode, mode_step):
+        """The global step of ``mode_step`` in ``mode``."""
         return _smd.smd_trial_global_step(self._trial, _check_int("mode_step", mode_step), _mode_value(mode))
 
     def workers(self):
@@ -117,6 +122,8 @@ class Trial:
         return _smd.smd_trial_workers(self._trial)
 
     def has_passed_step(self, step, mode=GLOBAL):
+        """Whether the step is complete (StepState.AVAILABLE), may still come
+        (NOT_YET_AVAILABLE) or never will (UNAVAILABLE)."""
         return StepState(_smd.smd_trial_has_passed_step(self._trial, _check_int("step", step), _mode_value(mode)))
 
     def wait_for_steps(self, required_steps, mode=GLOBAL, timeout_ms=-1):
@@ -131,26 +138,45 @@ class Trial:
         return {n: self.collection(n) for n in _smd.smd_trial_collection_names(self._trial)}
 
     def collection(self, coll_name):
+        """The collection ``coll_name`` of the trial's collections file."""
         return Collection(_smd.smd_trial_collection(self._trial, _check_str("coll_name", coll_name)))
 
+    def set_auto_refresh(self, on):
+        """Turns the automatic refresh (loading new steps as queries need them) on or off;
+        returns the previous setting. smdebug's ``no_refresh``/``refresh`` blocks
+        (``smd.analysis.utils``) use it."""
+        return _smd.smd_trial_set_auto_refresh(self._trial, bool(on))
+
     def refresh_data(self):
+        """Loads the steps and tensors written since the last refresh."""
         _smd.smd_trial_refresh(self._trial)
 
     def has_ended(self):
+        """Whether the training job has ended (training_job_end.ts is present)."""
         return _smd.smd_trial_has_ended(self._trial)
 
     @property
     def num_workers(self):
+        """The number of workers of the training job."""
         return _smd.smd_trial_num_workers(self._trial)
 
     def warnings(self):
+        """Messages about the files skipped so far (malformed index files, unusable file names, a
+        collections file without _meta.num_workers), oldest first: a list of str."""
         return _smd.smd_trial_warnings(self._trial)
 
 
-def create_trial(path, name=None, profiler=False, output_dir=None, **kwargs):
+def create_trial(path=None, name=None, profiler=False, output_dir=None, *, out_dir=None, **kwargs):
     """Opens the trial in folder ``path`` (smdebug's create_trial). Keyword arguments:
     ``range_steps=(begin, end)`` loads only global steps begin <= step < end (None: unbounded);
-    ``auto_refresh`` (default True); ``cache_bytes``."""
+    ``auto_refresh`` (default True); ``cache_bytes``. ``out_dir`` is accepted for ``path`` (the
+    hook's name for the folder, as smdebug's glossary writes ``create_trial(out_dir=...)``)."""
+    if path is None:
+        path = out_dir
+    if path is None:
+        raise TypeError("create_trial() needs the trial's path")
     if profiler:
         raise NotImplementedError("smd does not read profiler data (profiler=True)")
     return Trial(path, name=name, **kwargs)
+
+__all__ = ["Collection", "StepState", "Trial", "create_trial"]
