@@ -47,7 +47,11 @@ def _check_str(name, value):
 class Trial:
     """A trial: the folder a training job's hook writes. Made by :func:`create_trial`."""
 
-    def __init__(self, path, name=None, range_steps=None, auto_refresh=True, cache_bytes=None):
+    def __init__(self, path, name=None, range_steps=None, auto_refresh=True, cache_bytes=None, *,
+                 s3_endpoint=None, s3_region=None, s3_profile=None, s3_addressing_style=None,
+                 s3_ca_bundle=None, s3_credentials=None):
+        """Opens the trial in folder ``path`` or under ``s3://bucket/prefix``; see
+        :func:`create_trial` for the arguments."""
         path = _check_str("path", path)
         options = _smd.smd_trial_options_create()
         if range_steps is not None:
@@ -59,6 +63,19 @@ class Trial:
             if _check_int("cache_bytes", cache_bytes) < 0:
                 raise SMDebugValueError(f"cache_bytes must be >= 0, not {cache_bytes}")
             _smd.smd_trial_options_set_cache_bytes(options, cache_bytes)
+        for setter, key, value in ((_smd.smd_trial_options_set_s3_endpoint, "s3_endpoint", s3_endpoint),
+                                   (_smd.smd_trial_options_set_s3_region, "s3_region", s3_region),
+                                   (_smd.smd_trial_options_set_s3_profile, "s3_profile", s3_profile),
+                                   (_smd.smd_trial_options_set_s3_addressing_style, "s3_addressing_style",
+                                    s3_addressing_style),
+                                   (_smd.smd_trial_options_set_s3_ca_bundle, "s3_ca_bundle", s3_ca_bundle)):
+            if value is not None:
+                setter(options, _check_str(key, value))
+        if s3_credentials is not None:
+            creds = tuple(s3_credentials)
+            if len(creds) not in (2, 3) or not all(isinstance(c, str) for c in creds):
+                raise TypeError("s3_credentials must be a tuple (access_key_id, secret_access_key[, session_token]) of str")
+            _smd.smd_trial_options_set_s3_credentials(options, creds[0], creds[1], creds[2] if len(creds) == 3 else None)
         self._trial = _smd.smd_trial_open(path, options)
         self.path = _smd.smd_trial_path(self._trial)
         self.name = name if name is not None else path.strip().rstrip("/").split("/")[-1]
@@ -169,8 +186,14 @@ class Trial:
 def create_trial(path=None, name=None, profiler=False, output_dir=None, *, out_dir=None, **kwargs):
     """Opens the trial in folder ``path`` (smdebug's create_trial). Keyword arguments:
     ``range_steps=(begin, end)`` loads only global steps begin <= step < end (None: unbounded);
-    ``auto_refresh`` (default True); ``cache_bytes``. ``out_dir`` is accepted for ``path`` (the
-    hook's name for the folder, as smdebug's glossary writes ``create_trial(out_dir=...)``)."""
+    ``auto_refresh`` (default True); ``cache_bytes`` (the size of smd's value cache). ``out_dir``
+    is accepted for ``path`` (the hook's name for the folder, as smdebug's glossary writes
+    ``create_trial(out_dir=...)``). An ``s3://bucket/prefix`` path is read from S3 with the AWS
+    configuration chain (AWS_* variables, ~/.aws), or with the keyword arguments
+    ``s3_endpoint`` ("http[s]://host[:port]"), ``s3_region``, ``s3_profile``,
+    ``s3_addressing_style`` ("path" or "virtual"), ``s3_ca_bundle`` (a PEM file) and
+    ``s3_credentials`` ((access_key_id, secret_access_key[, session_token])), which win over it.
+    ``profiler=True`` raises NotImplementedError: smd reads no profiler data."""
     if path is None:
         path = out_dir
     if path is None:

@@ -24,7 +24,10 @@ class Trial:
     path: str
     name: str
     def __init__(self, path: str, name: Optional[str] = ..., range_steps: Optional[Tuple[Optional[int], Optional[int]]] = ...,
-                 auto_refresh: bool = ..., cache_bytes: Optional[int] = ...) -> None: ...
+                 auto_refresh: bool = ..., cache_bytes: Optional[int] = ..., *, s3_endpoint: Optional[str] = ...,
+                 s3_region: Optional[str] = ..., s3_profile: Optional[str] = ...,
+                 s3_addressing_style: Optional[str] = ..., s3_ca_bundle: Optional[str] = ...,
+                 s3_credentials: Optional[Tuple[str, ...]] = ...) -> None: ...
     def tensor_names(self, show_prefixed_tensors: bool = ..., *, step: Optional[int] = ..., mode: _Mode = ...,
                      regex: Union[str, Sequence[str], None] = ...,
                      collection: Union[str, Collection, None] = ...) -> List[str]: ...
