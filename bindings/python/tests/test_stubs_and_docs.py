@@ -106,7 +106,7 @@ def test_every_public_name_has_a_docstring_and_a_stub(modname):
                 missing_doc.append(name)
         if inspect.isclass(obj) and getattr(obj, "__module__", "") == modname:
             for member, mobj in _public_members(obj):
-                doc = mobj.__doc__ if not isinstance(mobj, property) else (mobj.fget.__doc__ if mobj.fget else mobj.__doc__)
+                doc = mobj.__doc__
                 if not (doc and doc.strip()):
                     missing_doc.append(f"{name}.{member}")
                 if name in stub and member not in stub[name]:

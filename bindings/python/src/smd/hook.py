@@ -11,43 +11,145 @@ from smd.save_config import SaveConfig
 
 
 class Collection:
-    """A collection of the hook (``hook.get_collection(name)``)."""
+    """A collection: a named group of tensors with its own save and reduction configuration.
 
-    def __init__(self, handle):
-        self._c = handle
-        self.name = _smd.smd_collection_name(handle)
+    ``hook.get_collection(name)`` returns the hook's collection of that name (made on first use
+    with the hook's configuration). ``Collection(name, include_regex, tensor_names,
+    reduction_config, save_config, save_histogram)`` makes a detached one, as smdebug's
+    ``Collection`` class, that ``hook.add_collection(collection)`` adds to a hook. Changes to a
+    hook's collection apply to the tensors offered from then on. Assigning attributes of its
+    ``save_config`` (``coll.save_config.end_step = 0``) changes the collection's configuration
+    in every mode."""
+
+    def __init__(self, name, include_regex=None, tensor_names=None, reduction_config=None, save_config=None,
+                 save_histogram=True, *, _handle=None, _state=None):
+        if _handle is None and not isinstance(name, str):  # Collection(handle), as smd 0.2 made them
+            _handle, name = name, _smd.smd_collection_name(name)
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, not {type(name).__name__}")
+        self._c = _handle
+        self.name = name
+        self._state = _state if _state is not None else _new_state(None, None)
+        if include_regex is not None:
+            self.include(include_regex)
+        for t in tensor_names or []:
+            self.add_tensor_name(t)
+        if reduction_config is not None:
+            self.reduction_config = reduction_config
+        if save_config is not None:
+            self.save_config = save_config
+        if save_histogram is not True:
+            self.save_histogram = save_histogram
 
     def include(self, regex):
         """Adds a regex (or a list of them) of tensor names."""
         for r in [regex] if isinstance(regex, str) else list(regex):
-            _smd.smd_collection_add_include_regex(self._c, r)
+            if not isinstance(r, str):
+                raise TypeError(f"include regexes must be str, not {type(r).__name__}")
+            if self._c is not None:
+                _smd.smd_collection_add_include_regex(self._c, r)
+            if r not in self._state["include_regex"]:
+                self._state["include_regex"].append(r)
 
     def add_tensor_name(self, name):
         """Adds one tensor name to the collection."""
-        _smd.smd_collection_add_tensor_name(self._c, name)
+        if not isinstance(name, str):
+            raise TypeError(f"tensor names must be str, not {type(name).__name__}")
+        if self._c is not None:
+            _smd.smd_collection_add_tensor_name(self._c, name)
+        self._state["tensor_names"].add(name)
 
     @property
     def tensor_names(self):
-        """The tensor names added to the collection (a set)."""
+        """The tensor names of the collection (a set): the names added, and for a hook's
+        collection the names of the tensors saved into it."""
+        if self._c is None:
+            return set(self._state["tensor_names"])
         return set(_smd.smd_collection_tensor_names(self._c))
 
-    def _set_save_config(self, cfg):
-        """Sets the SaveConfig of the collection's tensors (write-only)."""
+    @tensor_names.setter
+    def tensor_names(self, names):
+        for n in [names] if isinstance(names, str) else names:
+            self.add_tensor_name(n)
+
+    @property
+    def include_regex(self):
+        """The include regexes (a list). Assigning a list adds the regexes not yet included
+        (smd cannot take regexes out of a collection)."""
+        return list(self._state["include_regex"])
+
+    @include_regex.setter
+    def include_regex(self, regexes):
+        self.include(regexes)
+
+    @property
+    def save_config(self):
+        """The collection's SaveConfig: assign one, or assign attributes of this one
+        (``save_interval``, ``start_step``, ``end_step``, ``save_steps``) to change every mode."""
+        cfg = self._state["save_config"]
+        if cfg is None:
+            cfg = self._state["save_config"] = SaveConfig()
+        if self._apply_save_config not in cfg._listeners:
+            cfg._listeners.append(self._apply_save_config)
+        return cfg
+
+    @save_config.setter
+    def save_config(self, cfg):
         if not isinstance(cfg, SaveConfig):
             raise TypeError(f"save_config must be a SaveConfig, not {type(cfg).__name__}")
-        _smd.smd_collection_set_save_config(self._c, cfg._to_c())
+        self._state["save_config"] = cfg
+        self._apply_save_config(cfg)
 
-    def _set_reduction_config(self, cfg):
-        """Sets the ReductionConfig of the collection's tensors (write-only)."""
+    def _apply_save_config(self, cfg):
+        if self._c is not None and self._state["save_config"] is cfg:
+            _smd.smd_collection_set_save_config(self._c, cfg._to_c())
+
+    @property
+    def reduction_config(self):
+        """The collection's ReductionConfig (assign a new one to change it)."""
+        cfg = self._state["reduction_config"]
+        return cfg if cfg is not None else ReductionConfig()
+
+    @reduction_config.setter
+    def reduction_config(self, cfg):
         if not isinstance(cfg, ReductionConfig):
             raise TypeError(f"reduction_config must be a ReductionConfig, not {type(cfg).__name__}")
-        _smd.smd_collection_set_reduction_config(self._c, cfg._to_c())
+        self._state["reduction_config"] = cfg
+        if self._c is not None:
+            _smd.smd_collection_set_reduction_config(self._c, cfg._to_c())
 
-    save_config = property(None, _set_save_config, doc="The collection's SaveConfig (write-only).")
-    reduction_config = property(None, _set_reduction_config, doc="The collection's ReductionConfig (write-only).")
+    @property
+    def save_histogram(self):
+        """Whether TensorBoard histograms are exported for the collection's tensors."""
+        return self._state["save_histogram"]
+
+    @save_histogram.setter
+    def save_histogram(self, on):
+        self._state["save_histogram"] = bool(on)
+        if self._c is not None:
+            _smd.smd_collection_set_save_histogram(self._c, bool(on))
+
+    def _attach(self, handle, state):
+        """Makes a detached collection the hook's (handle, state), applying its settings."""
+        mine = self._state
+        self._c, self._state = handle, state
+        self.include(mine["include_regex"])
+        for n in mine["tensor_names"]:
+            self.add_tensor_name(n)
+        if mine["save_config"] is not None:
+            self.save_config = mine["save_config"]
+        if mine["reduction_config"] is not None:
+            self.reduction_config = mine["reduction_config"]
+        if not mine["save_histogram"]:
+            self.save_histogram = False
 
     def __repr__(self):
         return f"<smd.Collection {self.name}>"
+
+
+def _new_state(save_config, reduction_config):
+    return {"include_regex": [], "tensor_names": set(), "save_config": save_config,
+            "reduction_config": reduction_config, "save_histogram": True}
 
 
 def _as_array(value):
@@ -151,6 +253,7 @@ class Hook:
           ``s3_credentials`` (a tuple (access_key_id, secret_access_key[, session_token])): S3
           settings for an ``s3://bucket/prefix`` out_dir; unset ones come from the AWS
           configuration chain (AWS_* variables, ~/.aws)."""
+        self._save_config, self._reduction_config, self._coll_state = save_config, reduction_config, {}
         if _handle is not None:
             self._hook = _handle
             return
@@ -264,7 +367,23 @@ class Hook:
         (``create=False``: KeyError instead)."""
         if not create and name not in _smd.smd_hook_collection_names(self._hook):
             raise KeyError(f"the hook has no collection {name!r}")
-        return Collection(_smd.smd_hook_get_collection(self._hook, name))
+        return Collection(name, _handle=_smd.smd_hook_get_collection(self._hook, name), _state=self._state_of(name))
+
+    def _state_of(self, name):
+        state = self._coll_state.get(name)
+        if state is None:
+            cfg = self._save_config
+            state = self._coll_state[name] = _new_state(None if cfg is None else cfg._copy(), self._reduction_config)
+        return state
+
+    def add_collection(self, collection):
+        """Adds a collection made with ``Collection(name, ...)`` to the hook: the hook's
+        collection of that name takes its regexes, tensor names and configurations, and the
+        object becomes that collection."""
+        if not isinstance(collection, Collection):
+            raise SMDebugTypeError(f"collection must be an instance of Collection class. value of type "
+                                   f"{type(collection)} is not supported")
+        collection._attach(_smd.smd_hook_get_collection(self._hook, collection.name), self._state_of(collection.name))
 
     def get_collections(self):
         """Every collection of the hook: a dict name -> Collection."""

@@ -17,5 +17,9 @@ class SaveConfig:
     def __init__(self, mode_save_configs: Optional[Dict[_Mode, Optional[SaveConfigMode]]] = ...,
                  save_interval: Optional[int] = ..., start_step: Optional[int] = ...,
                  end_step: Optional[int] = ..., save_steps: Optional[Sequence[int]] = ...) -> None: ...
+    save_interval: Optional[int]
+    start_step: Optional[int]
+    end_step: Optional[int]
+    save_steps: Optional[List[int]]
     def get_save_config(self, mode: _Mode) -> SaveConfigMode: ...
     def should_save_step(self, mode: _Mode, step_num: int) -> bool: ...
