@@ -101,6 +101,11 @@ class Trial:
             _smd.smd_tensor_filter_set_collection(f, _check_str("collection", name))
         return _smd.smd_trial_tensor_names(self._trial, f)
 
+    def tensors(self, *args, **kwargs):
+        """The same as :meth:`tensor_names` (the name smdebug's rule example in its analysis docs
+        uses: ``self.base_trial.tensors(collection='gradients')``)."""
+        return self.tensor_names(*args, **kwargs)
+
     def tensor(self, tname):
         """The Tensor of this name; TensorUnavailable if the trial has none."""
         return Tensor(_smd.smd_trial_tensor(self._trial, _check_str("tname", tname)), self)
