@@ -387,6 +387,10 @@ def test_seed002_hook_constructor_and_common_api(tmp_path):
     assert trial.tensor("scalar/accuracy").value(0).tolist() == [0.75]
     assert trial.tensor("custom/t").steps() == [0]
     assert not trial.has_tensor("acc")  # metrics' end_step = 0: never saved
+    # without that line, the same script saves it
+    run(src.replace('hook.get_collection("metrics").save_config.end_step = 0', ""), "smd", HookClass=smd.Hook,
+        out_dir=str(tmp_path / "control"), np=np)
+    assert create_trial(str(tmp_path / "control")).tensor("acc").steps() == [0]
 
 
 SAVE_CONFIGS = {
