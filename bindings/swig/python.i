@@ -550,6 +550,31 @@ static smd_error *smd_py_invoke_options_set_finding_callback(smd_rule_invoke_opt
 }
 %}
 
+/* The progress callback: payload is a Python callable taking (step, outcome) (outcome: an
+ * smd_rule_outcome value); it runs with the GIL taken. Returning False, or raising (printed),
+ * cancels the invocation (SMD_E_CANCELLED). */
+%{
+static int smd_py_progress_tramp(const smd_rule *rule, int64_t step, smd_rule_outcome outcome, void *payload) {
+  (void)rule;
+  PyGILState_STATE g = PyGILState_Ensure();
+  int rc = 0;
+  PyObject *r = PyObject_CallFunction((PyObject *)payload, "Li", (long long)step, (int)outcome);
+  if (!r) { PyErr_Print(); rc = 1; }
+  else if (r == Py_False) rc = 1;
+  Py_XDECREF(r);
+  PyGILState_Release(g);
+  return rc;
+}
+%}
+%inline %{
+/* The callable must outlive the invocations (smd/rules keeps it while invoking). */
+static smd_error *smd_py_invoke_options_set_progress_callback(smd_rule_invoke_options *options,
+                                                              PyObject *callback) {
+  return smd_rule_invoke_options_set_progress_callback(
+      options, callback == Py_None ? NULL : smd_py_progress_tramp, callback == Py_None ? NULL : callback);
+}
+%}
+
 /* Strings: a sequence of bytes (smd/hook.py encodes str to UTF-8). */
 %nothread smd_py_hook_save_strings;
 %inline %{

@@ -191,3 +191,46 @@ def test_a_python_rule_over_two_trials(tmp_path):
     assert [f.step for f in rule.findings] == rule.met
     with pytest.raises(TypeError):
         Differs(create_trial(str(tmp_path / "a")), "not a trial")
+
+
+def test_progress_callback_reports_each_step_and_can_stop_the_invocation(tmp_path):
+    write_run(tmp_path / "run")
+    seen = []
+    rule = VanishingGradient(create_trial(str(tmp_path / "run")), threshold=1e-7)
+    invoke_rule(rule, on_progress=lambda step, outcome: seen.append((step, outcome)))
+    assert seen == [(s, "condition_met" if s in VANISHING_AT else "not_met") for s in range(10)]
+
+    class Enough(Exception):
+        pass
+
+    def stop_at_5(step, outcome):
+        if step == 5:
+            raise Enough()
+    rule = VanishingGradient(create_trial(str(tmp_path / "run")), threshold=1e-7)
+    with pytest.raises(Enough):
+        invoke_rule(rule, on_progress=stop_at_5)
+    assert rule.last_step == 5 and [f.step for f in rule.findings] == [3]
+    with pytest.raises(TypeError):
+        invoke_rule(rule, on_progress="not callable")
+
+
+def test_progress_callback_stops_following_a_live_job(tmp_path):
+    """An open-ended invocation on a running job waits for steps; on_progress gets "waiting"
+    and ends the wait by raising."""
+    hook = write_run(tmp_path / "run", steps=3, vanishing_at=(), close=False)
+    hook.begin_step()  # steps 0..2 complete
+    hook.flush()
+    waits = []
+
+    class Stop(Exception):
+        pass
+
+    def progress(step, outcome):
+        if outcome == "waiting":
+            waits.append(step)
+            raise Stop()
+    rule = VanishingGradient(create_trial(str(tmp_path / "run")), threshold=1e-7)
+    with pytest.raises(Stop):
+        invoke_rule(rule, on_progress=progress)
+    assert rule.steps_evaluated == 3 and waits == [3]
+    hook.close()

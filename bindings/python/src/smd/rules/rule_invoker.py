@@ -3,8 +3,12 @@ from smd import smdc as _smd
 from smd import exceptions as E
 
 
+_OUTCOMES = {0: "not_met", 1: "condition_met", 2: "skipped", 3: "waiting"}
+
+
 def invoke_rule(rule_obj, start_step=0, end_step=None, raise_eval_cond=False, *, message_file=None,
-                stop_training=False, stop_at_first=False, wait_timeout_ms=None, on_finding=None):
+                stop_training=False, stop_at_first=False, wait_timeout_ms=None, on_finding=None,
+                on_progress=None):
     """Evaluates ``rule_obj`` at every global step start_step <= step < end_step (None: until the
     job ends), waiting for steps of a running job. With ``raise_eval_cond`` the first met
     condition raises RuleEvaluationConditionMet. An exception the rule raised (other than
@@ -20,15 +24,20 @@ def invoke_rule(rule_obj, start_step=0, end_step=None, raise_eval_cond=False, *,
     it); ``stop_at_first`` stops evaluating after the first met condition (a SageMaker rule
     job's end); ``wait_timeout_ms`` bounds the wait for one step of a running job
     (StepNotYetAvailable after it); ``on_finding(finding)`` is called with each
-    :class:`smd.rules.rule.Finding` (an exception it raises cancels the invocation)."""
+    :class:`smd.rules.rule.Finding` (an exception it raises cancels the invocation, and
+    invoke_rule raises it); ``on_progress(step, outcome)`` is called after each step with
+    "not_met", "condition_met" or "skipped", and about once a second with "waiting" while a
+    running job has not written the next step (an exception it raises cancels the invocation
+    the same way: how a script stops following a live job)."""
     from smd.rules.rule import Finding, Rule
     if not isinstance(rule_obj, Rule):
         raise TypeError(f"rule_obj must be an smd.rules.Rule, not {type(rule_obj).__name__}")
     if start_step is None:
         start_step = 0
     options = None
-    callback = None
-    if message_file is not None or stop_training or stop_at_first or wait_timeout_ms is not None or on_finding is not None:
+    callback = progress = None
+    if (message_file is not None or stop_training or stop_at_first or wait_timeout_ms is not None
+            or on_finding is not None or on_progress is not None):
         options = _smd.smd_rule_invoke_options_create()
         if message_file is not None:
             _smd.smd_rule_invoke_options_set_message_file(options, str(message_file))
@@ -48,6 +57,18 @@ def invoke_rule(rule_obj, start_step=0, end_step=None, raise_eval_cond=False, *,
                     rule_obj._pending = e
                     return False
             _smd.smd_py_invoke_options_set_finding_callback(options, callback)
+        if on_progress is not None:
+            if not callable(on_progress):
+                raise TypeError("on_progress must be callable")
+
+            def progress(step, outcome):
+                try:
+                    on_progress(step, _OUTCOMES.get(outcome, str(outcome)))
+                    return True
+                except BaseException as e:  # raised again below, once the invocation has ended
+                    rule_obj._pending = e
+                    return False
+            _smd.smd_py_invoke_options_set_progress_callback(options, progress)
     rule_obj._pending = None
     try:
         _smd.smd_rule_invoke(rule_obj._rule, int(start_step), -1 if end_step is None else int(end_step),
@@ -58,6 +79,6 @@ def invoke_rule(rule_obj, start_step=0, end_step=None, raise_eval_cond=False, *,
             raise pending from err
         raise
     finally:
-        del callback  # the options (and their callback) are no longer used
+        del callback, progress  # the options (and their callbacks) are no longer used
 
 __all__ = ["invoke_rule"]
