@@ -371,4 +371,454 @@ static smd_error *smd_py_rule_create(const char *name, smd_trial *base, PyObject
 }
 %}
 
+
+/* ---------------------------------------------------------------------------------------------
+ * Additions for the Python layer (smd/rules, smd/hook.py, smd/_values.py). Each is a small C
+ * wrapper with a Python-shaped signature over a public C function that smd_core.i leaves
+ * unbound (pointer arrays, callbacks, DLPack).
+ * ------------------------------------------------------------------------------------------- */
+%{
+/* Raises the smd.exceptions class of `code` with `msg` (errors found by the wrappers below). */
+static void smd_py_raise_code(smd_code code, const char *msg) {
+  PyObject *text = PyUnicode_FromString(msg);
+  PyObject *mod = text ? PyImport_ImportModule("smd.exceptions") : NULL;
+  if (mod) {
+    PyObject *r = PyObject_CallMethod(mod, "_raise_from_code", "iO", (int)code, text);
+    Py_XDECREF(r);
+    Py_DECREF(mod);
+  }
+  Py_XDECREF(text);
+  if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, msg);
+}
+
+/* A sequence of Trial proxies -> a malloc'ed array of borrowed smd_trial pointers. */
+static int smd_py_trial_array(PyObject *seq_in, smd_trial ***out, size_t *n_out) {
+  *out = NULL; *n_out = 0;
+  if (seq_in == Py_None) return 0;
+  PyObject *seq = PySequence_Fast(seq_in, "other trials must be a sequence of smd_trial");
+  if (!seq) return -1;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  smd_trial **ts = (smd_trial **)calloc((size_t)(n > 0 ? n : 1), sizeof(smd_trial *));
+  if (!ts) { Py_DECREF(seq); PyErr_NoMemory(); return -1; }
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    void *p = NULL;
+    if (!SWIG_IsOK(SWIG_ConvertPtr(PySequence_Fast_GET_ITEM(seq, i), &p, SWIGTYPE_p_smd_trial, 0)) || !p) {
+      free(ts); Py_DECREF(seq);
+      PyErr_SetString(PyExc_TypeError, "other trials must be a sequence of smd_trial");
+      return -1;
+    }
+    ts[i] = (smd_trial *)p;
+  }
+  Py_DECREF(seq);
+  *out = ts; *n_out = (size_t)n;
+  return 0;
+}
+%}
+
+%nothread smd_py_rule_create_multi;
+%inline %{
+/* smd_rule_create for Python callbacks over a base trial and other trials (a sequence of
+ * smd_trial proxies or None). Returns the owning smd_rule proxy. */
+static PyObject *smd_py_rule_create_multi(const char *name, smd_trial *base, PyObject *others,
+                                          PyObject *callbacks) {
+  smd_trial **ts = NULL; size_t n = 0;
+  smd_rule *rule = NULL;
+  if (smd_py_trial_array(others, &ts, &n) != 0) return NULL;
+  smd_error *e = smd_rule_create(name, base, ts, n, smd_py_rule_invoke_tramp,
+                                 PyTuple_GET_ITEM(callbacks, 1) == Py_None ? NULL : smd_py_rule_required_tramp,
+                                 callbacks, &rule);
+  free(ts);
+  if (e) { smd_py_raise(e); return NULL; }
+  return SWIG_NewPointerObj(SWIG_as_voidptr(rule), SWIGTYPE_p_smd_rule, SWIG_POINTER_OWN);
+}
+%}
+
+%typemap(in) PyObject *params {
+  if (!PyDict_Check($input)) { PyErr_SetString(PyExc_TypeError, "params must be a dict str -> str"); SWIG_fail; }
+  $1 = $input;
+}
+
+/* Built-in rules: parameters come as a dict str -> str (converted by smd/rules/builtin.py).
+ * Runs with the GIL held (it reads Python objects); creating a rule does no long work. */
+%nothread smd_py_rule_create_builtin;
+%inline %{
+static PyObject *smd_py_rule_create_builtin(const char *name, smd_trial *base, PyObject *others,
+                                            PyObject *params) {
+  smd_trial **ts = NULL; size_t n = 0;
+  smd_rule *rule = NULL;
+  if (smd_py_trial_array(others, &ts, &n) != 0) return NULL;
+  Py_ssize_t np_ = PyDict_Size(params);
+  const char **keys = (const char **)calloc((size_t)(np_ > 0 ? np_ : 1), sizeof(char *));
+  const char **vals = (const char **)calloc((size_t)(np_ > 0 ? np_ : 1), sizeof(char *));
+  PyObject *result = NULL;
+  if (!keys || !vals) {
+    PyErr_NoMemory();
+  } else {
+    Py_ssize_t pos = 0, i = 0;
+    PyObject *k, *v;
+    int ok = 1;
+    while (ok && PyDict_Next(params, &pos, &k, &v)) {
+      keys[i] = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
+      vals[i] = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
+      if (!keys[i] || !vals[i]) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "rule parameters must be a dict str -> str");
+        ok = 0;
+      }
+      ++i;
+    }
+    if (ok) {
+      smd_error *e = smd_rule_create_builtin(name, base, ts, n, keys, vals, (size_t)np_, &rule);
+      if (e) smd_py_raise(e);
+      else result = SWIG_NewPointerObj(SWIG_as_voidptr(rule), SWIGTYPE_p_smd_rule, SWIG_POINTER_OWN);
+    }
+  }
+  free(keys); free(vals); free(ts);
+  return result;
+}
+%}
+
+%nothread smd_py_rule_builtin_params;
+%inline %{
+/* (names, defaults, help) of a built-in rule's parameters; None for an unknown rule. */
+static PyObject *smd_py_rule_builtin_params(const char *name) {
+  smd_strarray a = {0}, b = {0}, c = {0};
+  smd_error *e = smd_rule_builtin_params(name, &a, &b, &c);
+  if (e) { smd_error_free(e); Py_RETURN_NONE; }
+  PyObject *r = Py_BuildValue("(NNN)", smd_py_str_list(&a), smd_py_str_list(&b), smd_py_str_list(&c));
+  smd_strarray_free(&a); smd_strarray_free(&b); smd_strarray_free(&c);
+  return r;
+}
+%}
+
+%{
+static PyObject *smd_py_str(const char *s) {
+  return PyUnicode_DecodeUTF8(s ? s : "", (Py_ssize_t)strlen(s ? s : ""), "replace");
+}
+static PyObject *smd_py_finding_tuple(const smd_rule_finding *f) {
+  return Py_BuildValue("(NLNnNN)", smd_py_str(smd_rule_finding_rule(f)),
+                       (long long)smd_rule_finding_step(f), smd_py_str(smd_rule_finding_tensor(f)),
+                       (Py_ssize_t)smd_rule_finding_trial(f), smd_py_str(smd_rule_finding_message(f)),
+                       smd_py_str(smd_rule_finding_line(f)));
+}
+%}
+%nothread smd_py_rule_findings;
+%inline %{
+/* The findings collected in a rule: a list of (rule, step, tensor, trial, message, line). */
+static PyObject *smd_py_rule_findings(const smd_rule *rule) {
+  size_t n = smd_rule_findings_count(rule);
+  PyObject *list = PyList_New((Py_ssize_t)n);
+  if (!list) return NULL;
+  for (size_t i = 0; i < n; ++i) {
+    PyObject *t = smd_py_finding_tuple(smd_rule_findings_at(rule, i));
+    if (!t) { Py_DECREF(list); return NULL; }
+    PyList_SET_ITEM(list, (Py_ssize_t)i, t);
+  }
+  return list;
+}
+%}
+
+%{
+/* The finding callback: payload is a Python callable taking (rule, step, tensor, trial,
+ * message, line); it runs with the GIL taken. Returning False, or raising (the exception is
+ * printed), cancels the invocation (SMD_E_CANCELLED). */
+static int smd_py_finding_tramp(const smd_rule *rule, const smd_rule_finding *f, void *payload) {
+  (void)rule;
+  PyGILState_STATE g = PyGILState_Ensure();
+  int rc = 0;
+  PyObject *t = smd_py_finding_tuple(f);
+  PyObject *r = t ? PyObject_CallObject((PyObject *)payload, t) : NULL;
+  if (!r) { PyErr_Print(); rc = 1; }
+  else if (r == Py_False) rc = 1; /* failed; the Python layer kept the exception */
+  Py_XDECREF(r);
+  Py_XDECREF(t);
+  PyGILState_Release(g);
+  return rc;
+}
+%}
+%typemap(in) PyObject *callback {
+  if ($input != Py_None && !PyCallable_Check($input)) {
+    PyErr_SetString(PyExc_TypeError, "callback must be callable or None"); SWIG_fail;
+  }
+  $1 = $input;
+}
+%inline %{
+/* The callable must outlive the invocations (smd/rules keeps it with the options). */
+static smd_error *smd_py_invoke_options_set_finding_callback(smd_rule_invoke_options *options,
+                                                             PyObject *callback) {
+  return smd_rule_invoke_options_set_finding_callback(
+      options, callback == Py_None ? NULL : smd_py_finding_tramp, callback == Py_None ? NULL : callback);
+}
+%}
+
+/* The progress callback: payload is a Python callable taking (step, outcome) (outcome: an
+ * smd_rule_outcome value); it runs with the GIL taken. Returning False, or raising (printed),
+ * cancels the invocation (SMD_E_CANCELLED). */
+%{
+static int smd_py_progress_tramp(const smd_rule *rule, int64_t step, smd_rule_outcome outcome, void *payload) {
+  (void)rule;
+  PyGILState_STATE g = PyGILState_Ensure();
+  int rc = 0;
+  PyObject *r = PyObject_CallFunction((PyObject *)payload, "Li", (long long)step, (int)outcome);
+  if (!r) { PyErr_Print(); rc = 1; }
+  else if (r == Py_False) rc = 1;
+  Py_XDECREF(r);
+  PyGILState_Release(g);
+  return rc;
+}
+%}
+%inline %{
+/* The callable must outlive the invocations (smd/rules keeps it while invoking). */
+static smd_error *smd_py_invoke_options_set_progress_callback(smd_rule_invoke_options *options,
+                                                              PyObject *callback) {
+  return smd_rule_invoke_options_set_progress_callback(
+      options, callback == Py_None ? NULL : smd_py_progress_tramp, callback == Py_None ? NULL : callback);
+}
+%}
+
+/* Strings: a sequence of bytes (smd/hook.py encodes str to UTF-8). */
+%nothread smd_py_hook_save_strings;
+%inline %{
+static PyObject *smd_py_hook_save_strings(smd_hook *hook, const char *name, PyObject *items,
+                                          const char *const *collections, size_t n_collections) {
+  PyObject *seq = PySequence_Fast(items, "strings must be a sequence of bytes");
+  if (!seq) return NULL;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  const char **ps = (const char **)calloc((size_t)(n > 0 ? n : 1), sizeof(char *));
+  size_t *lens = (size_t *)calloc((size_t)(n > 0 ? n : 1), sizeof(size_t));
+  PyObject *result = NULL;
+  int ok = 1;
+  if (!ps || !lens) { PyErr_NoMemory(); ok = 0; }
+  for (Py_ssize_t i = 0; ok && i < n; ++i) {
+    PyObject *b = PySequence_Fast_GET_ITEM(seq, i);
+    if (!PyBytes_Check(b)) { PyErr_SetString(PyExc_TypeError, "strings must be a sequence of bytes"); ok = 0; break; }
+    ps[i] = PyBytes_AS_STRING(b);
+    lens[i] = (size_t)PyBytes_GET_SIZE(b);
+  }
+  if (ok) {
+    smd_error *e;
+    /* seq holds the bytes objects while the GIL is released. */
+    Py_BEGIN_ALLOW_THREADS
+    e = smd_hook_save_strings(hook, name, ps, lens, (size_t)n, collections, n_collections);
+    Py_END_ALLOW_THREADS
+    if (e) smd_py_raise(e);
+    else result = SWIG_Py_Void();
+  }
+  free(ps); free(lens);
+  Py_DECREF(seq);
+  return result;
+}
+%}
+
+/* A typed scalar: the element's bytes (a buffer-protocol object, e.g. a 1-element numpy array). */
+%inline %{
+static smd_error *smd_py_hook_save_scalar_typed(smd_hook *hook, const char *name, smd_dtype dtype,
+                                                const void *data, size_t nbytes) {
+  return smd_hook_save_scalar_typed(hook, name, dtype, data, nbytes);
+}
+%}
+
+/* DLPack export of a value, without a copy. versioned != 0: a "dltensor_versioned" capsule
+ * (DLPack >= 1.0, read-only flag set); otherwise a "dltensor" capsule (DLPack < 1.0, which
+ * cannot say read-only). The capsule owns the export until a consumer takes it (renaming it
+ * "used_dltensor[_versioned]" and calling the deleter itself). */
+%{
+static void smd_py_capsule_versioned_dtor(PyObject *cap) {
+  if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
+    DLManagedTensorVersioned *m = (DLManagedTensorVersioned *)PyCapsule_GetPointer(cap, "dltensor_versioned");
+    if (m && m->deleter) m->deleter(m);
+  } else {
+    PyErr_Clear();
+  }
+}
+static void smd_py_legacy_deleter(DLManagedTensor *self) {
+  DLManagedTensorVersioned *m = (DLManagedTensorVersioned *)self->manager_ctx;
+  if (m && m->deleter) m->deleter(m);
+  free(self);
+}
+static void smd_py_capsule_legacy_dtor(PyObject *cap) {
+  if (PyCapsule_IsValid(cap, "dltensor")) {
+    DLManagedTensor *m = (DLManagedTensor *)PyCapsule_GetPointer(cap, "dltensor");
+    if (m && m->deleter) m->deleter(m);
+  } else {
+    PyErr_Clear();
+  }
+}
+%}
+%nothread smd_py_value_dlpack;
+%inline %{
+static PyObject *smd_py_value_dlpack(const smd_value *value, int versioned) {
+  DLManagedTensorVersioned *m = NULL;
+  smd_error *e = smd_value_to_dlpack(value, &m);
+  if (e) { smd_py_raise(e); return NULL; }
+  if (versioned) {
+    PyObject *cap = PyCapsule_New(m, "dltensor_versioned", smd_py_capsule_versioned_dtor);
+    if (!cap) m->deleter(m);
+    return cap;
+  }
+  DLManagedTensor *legacy = (DLManagedTensor *)calloc(1, sizeof(DLManagedTensor));
+  if (!legacy) { m->deleter(m); return PyErr_NoMemory(); }
+  legacy->dl_tensor = m->dl_tensor;
+  legacy->manager_ctx = m;
+  legacy->deleter = smd_py_legacy_deleter;
+  PyObject *cap = PyCapsule_New(legacy, "dltensor", smd_py_capsule_legacy_dtor);
+  if (!cap) smd_py_legacy_deleter(legacy);
+  return cap;
+}
+%}
+
+/* ValueBuffer: a read-only buffer-protocol view of one numeric smd value. It owns a reference to
+ * the value's proxy, so an array made from it (np.asarray) keeps smd's buffer alive after its
+ * tensor and trial are gone; numpy builds the array from the buffer protocol (format, shape)
+ * without copying. Attributes: `value` (the smd_value proxy), `bfloat16` (True for bfloat16
+ * values, exported as "<H" and viewed as ml_dtypes.bfloat16 in Python). */
+%{
+#include <structmember.h>
+typedef struct {
+  PyObject_HEAD
+  PyObject *proxy;        /* the owning smd_value proxy */
+  const smd_value *value; /* borrowed from proxy */
+  Py_ssize_t *shape;
+  int ndim;
+  char bfloat16;
+  const char *format;
+} smd_py_value_buffer;
+
+static PyTypeObject *smd_py_value_buffer_type = NULL;
+
+static const char *smd_py_format(smd_dtype d) {
+  switch (d) {
+    case SMD_DTYPE_FLOAT32: return "<f";
+    case SMD_DTYPE_FLOAT64: return "<d";
+    case SMD_DTYPE_INT32: return "<i";
+    case SMD_DTYPE_UINT8: return "B";
+    case SMD_DTYPE_INT16: return "<h";
+    case SMD_DTYPE_INT8: return "b";
+    case SMD_DTYPE_COMPLEX64: return "<Zf";
+    case SMD_DTYPE_INT64: return "<q";
+    case SMD_DTYPE_BOOL: return "?";
+    case SMD_DTYPE_BFLOAT16: return "<H";
+    case SMD_DTYPE_UINT16: return "<H";
+    case SMD_DTYPE_COMPLEX128: return "<Zd";
+    case SMD_DTYPE_FLOAT16: return "<e";
+    case SMD_DTYPE_UINT32: return "<I";
+    case SMD_DTYPE_UINT64: return "<Q";
+    default: return NULL;
+  }
+}
+
+static int smd_py_vb_getbuffer(PyObject *self_, Py_buffer *view, int flags) {
+  smd_py_value_buffer *self = (smd_py_value_buffer *)self_;
+  if (flags & PyBUF_WRITABLE) {
+    PyErr_SetString(PyExc_BufferError, "smd values are read-only");
+    view->obj = NULL;
+    return -1;
+  }
+  size_t item = smd_dtype_size(smd_value_dtype(self->value));
+  view->buf = (void *)smd_value_data(self->value);
+  view->obj = self_;
+  Py_INCREF(self_);
+  view->len = (Py_ssize_t)(item * smd_value_count(self->value));
+  view->readonly = 1;
+  view->itemsize = (Py_ssize_t)item;
+  view->format = (flags & PyBUF_FORMAT) ? (char *)self->format : NULL;
+  view->ndim = self->ndim;
+  view->shape = (flags & PyBUF_ND) ? self->shape : NULL;
+  view->strides = NULL;
+  view->suboffsets = NULL;
+  view->internal = NULL;
+  return 0;
+}
+
+static void smd_py_vb_dealloc(PyObject *self_) {
+  smd_py_value_buffer *self = (smd_py_value_buffer *)self_;
+  PyTypeObject *tp = Py_TYPE(self_);
+  Py_XDECREF(self->proxy);
+  free(self->shape);
+  tp->tp_free(self_);
+  Py_DECREF(tp);
+}
+
+static PyMemberDef smd_py_vb_members[] = {
+  {(char *)"value", T_OBJECT, offsetof(smd_py_value_buffer, proxy), READONLY, (char *)"the smd_value proxy"},
+  {(char *)"bfloat16", T_BOOL, offsetof(smd_py_value_buffer, bfloat16), READONLY, (char *)"a bfloat16 value"},
+  {NULL, 0, 0, 0, NULL}
+};
+
+static PyType_Slot smd_py_vb_slots[] = {
+  {Py_tp_dealloc, (void *)smd_py_vb_dealloc},
+  {Py_tp_members, (void *)smd_py_vb_members},
+  {Py_tp_doc, (void *)"A read-only buffer-protocol view of one numeric smd value (made by smd's reads)."},
+  {Py_bf_getbuffer, (void *)smd_py_vb_getbuffer},
+  {0, NULL}
+};
+
+static PyType_Spec smd_py_vb_spec = {
+  "smd.smdc.ValueBuffer", sizeof(smd_py_value_buffer), 0, Py_TPFLAGS_DEFAULT, smd_py_vb_slots
+};
+
+/* A ValueBuffer over `proxy` (an owning smd_value proxy whose value is v), or a new reference to
+ * proxy itself when the value is a string or has no elements (converted the slow way). */
+static PyObject *smd_py_buffer_or_proxy(PyObject *proxy, const smd_value *v) {
+  const char *format = smd_py_format(smd_value_dtype(v));
+  if (!format || smd_value_count(v) == 0 || !smd_py_value_buffer_type) { Py_INCREF(proxy); return proxy; }
+  smd_py_value_buffer *b = PyObject_New(smd_py_value_buffer, smd_py_value_buffer_type);
+  if (!b) return NULL;
+  b->proxy = NULL;
+  b->shape = NULL;
+  size_t nd = smd_value_ndim(v);
+  b->shape = (Py_ssize_t *)malloc(sizeof(Py_ssize_t) * (nd > 0 ? nd : 1));
+  if (!b->shape) { Py_DECREF(b); return PyErr_NoMemory(); }
+  const int64_t *dims = smd_value_shape(v);
+  for (size_t i = 0; i < nd; ++i) b->shape[i] = (Py_ssize_t)dims[i];
+  b->ndim = (int)nd;
+  b->format = format;
+  b->bfloat16 = smd_value_dtype(v) == SMD_DTYPE_BFLOAT16;
+  b->value = v;
+  Py_INCREF(proxy);
+  b->proxy = proxy;
+  return (PyObject *)b;
+}
+%}
+
+%init %{
+  smd_py_value_buffer_type = (PyTypeObject *)PyType_FromSpec(&smd_py_vb_spec);
+  if (smd_py_value_buffer_type) {
+    Py_INCREF(smd_py_value_buffer_type);
+    PyModule_AddObject(m, "ValueBuffer", (PyObject *)smd_py_value_buffer_type);
+  }
+%}
+
+%typemap(in) PyObject *value_proxy { $1 = $input; }
+%nothread smd_py_value_buffer_of;
+%inline %{
+/* The ValueBuffer of an smd_value proxy (or the proxy itself for strings and empty values). */
+static PyObject *smd_py_value_buffer_of(PyObject *value_proxy) {
+  void *p = NULL;
+  if (!SWIG_IsOK(SWIG_ConvertPtr(value_proxy, &p, SWIGTYPE_p_smd_value, 0)) || !p) {
+    PyErr_SetString(PyExc_TypeError, "expected an smd_value");
+    return NULL;
+  }
+  return smd_py_buffer_or_proxy(value_proxy, (const smd_value *)p);
+}
+%}
+
+/* The fast path of Tensor.value(): one call that reads the value (GIL released) and returns its
+ * ValueBuffer (or the smd_value proxy for strings and empty values). */
+%nothread smd_py_tensor_value_fast;
+%inline %{
+static PyObject *smd_py_tensor_value_fast(smd_tensor *tensor, int64_t step, int mode, const char *worker) {
+  smd_value *v = NULL;
+  smd_error *e;
+  Py_BEGIN_ALLOW_THREADS
+  e = smd_tensor_value(tensor, step, (smd_mode)mode, worker, &v);
+  Py_END_ALLOW_THREADS
+  if (e) { smd_py_raise(e); return NULL; }
+  PyObject *proxy = SWIG_NewPointerObj(SWIG_as_voidptr(v), SWIGTYPE_p_smd_value, SWIG_POINTER_OWN);
+  if (!proxy) { smd_value_free(v); return NULL; }
+  PyObject *r = smd_py_buffer_or_proxy(proxy, v);
+  Py_DECREF(proxy);
+  return r;
+}
+%}
+
 %include "smd_core.i"

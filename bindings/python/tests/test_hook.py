@@ -83,8 +83,10 @@ def test_closed_hook_and_bad_input_raise(tmp_path):
     h.begin_step()
     with pytest.raises(TypeError):
         h.save_tensor(3, np.zeros(2))
-    with pytest.raises(TypeError):
-        h.save_tensor("s", np.array(["a", "b"]))
+    with pytest.raises(TypeError):  # string arrays are saved now; mixed object arrays are refused
+        h.save_tensor("s", np.array(["a", 1], dtype=object))
+    with pytest.raises(E.SMDebugValueError, match="1-D"):
+        h.save_tensor("s2", np.array([["a", "b"]]))
     with pytest.raises(TypeError):
         h.save_tensor("x", np.zeros(2), collections_to_write=[1])
     with pytest.raises(ValueError):
@@ -150,3 +152,78 @@ def test_create_from_json_file(tmp_path):
     assert create_trial(str(tmp_path / "json_run")).tensor_names() == ["w1"]
     with pytest.raises(FileNotFoundError):
         smd.Hook.create_from_json_file(str(tmp_path / "missing.json"))
+
+
+def test_string_tensors_are_saved_as_smdebug_saves_them(tmp_path):
+    """A 1-D str/bytes/object array becomes a DT_STRING tensor that smd and smdebug read back as
+    the same numpy str array."""
+    import smdebug.trials
+    with smd.Hook(str(tmp_path / "run"), save_all=True, save_config=smd.SaveConfig(save_interval=1)) as h:
+        h.begin_step()
+        h.save_tensor("words", np.array(["alpha", "βeta", ""]))
+        h.save_tensor("raw", np.array([b"x", b"yz"]))
+        h.save_tensor("objs", np.array(["o", b"p"], dtype=object))
+    expected = {"words": ["alpha", "βeta", ""], "raw": ["x", "yz"], "objs": ["o", "p"]}
+    mine = create_trial(str(tmp_path / "run"))
+    ref = smdebug.trials.create_trial(str(tmp_path / "run"))
+    for name, want in expected.items():
+        v = mine.tensor(name).value(0)
+        assert v.dtype.kind == "U" and v.tolist() == want
+        assert ref.tensor(name).value(0).tolist() == want
+
+
+@pytest.mark.parametrize("value, dtype", [(1.5, "float64"), (3, "int64"), (True, "bool"),
+                                          (np.float32(2.5), "float32"), (np.int32(-4), "int32"),
+                                          (np.array([7], dtype=np.uint8), "uint8"),
+                                          (np.float16(0.5), "float16")])
+def test_save_scalar_keeps_the_type_as_smdebug_does(tmp_path, value, dtype):
+    import smdebug.trials
+    with smd.Hook(str(tmp_path / "run")) as h:
+        h.begin_step()
+        h.save_scalar("x", value)
+    v = create_trial(str(tmp_path / "run")).tensor("scalar/x").value(0)
+    assert v.dtype == np.dtype(dtype) and v.shape == (1,) and v[0] == np.asarray(value).reshape(1)[0]
+    ref = smdebug.trials.create_trial(str(tmp_path / "run")).tensor("scalar/x").value(0)
+    assert ref.dtype == np.dtype(dtype) and ref.tolist() == v.tolist()
+
+
+def test_save_scalar_refuses_non_scalars(tmp_path):
+    with smd.Hook(str(tmp_path / "run")) as h:
+        h.begin_step()
+        with pytest.raises(E.SMDebugTypeError, match="scalar/x has non scalar value"):
+            h.save_scalar("x", [1.0, 2.0])
+        with pytest.raises(E.SMDebugTypeError):
+            h.save_scalar("x", "text")
+
+
+def test_bfloat16_and_float16_round_trip(tmp_path):
+    ml_dtypes = pytest.importorskip("ml_dtypes")  # in scripts/requirements.txt: the suite has it
+    bf = (np.arange(6, dtype=np.float32) / 4).astype(ml_dtypes.bfloat16).reshape(2, 3)
+    hf = (np.arange(6, dtype=np.float32) / 8).astype(np.float16)
+    with smd.Hook(str(tmp_path / "run"), save_all=True, save_config=smd.SaveConfig(save_interval=1)) as h:
+        h.begin_step()
+        h.save_tensor("bf", bf)
+        h.save_tensor("hf", hf)
+    t = create_trial(str(tmp_path / "run"))
+    got_bf, got_hf = t.tensor("bf").value(0), t.tensor("hf").value(0)
+    assert got_bf.dtype == np.dtype(ml_dtypes.bfloat16) and got_bf.shape == (2, 3)
+    assert np.array_equal(got_bf.astype(np.float32), bf.astype(np.float32))
+    assert got_hf.dtype == np.float16 and np.array_equal(got_hf, hf)
+
+
+def test_hook_takes_smd_options_keyword_only(tmp_path):
+    with smd.Hook(str(tmp_path / "run"), save_all=True, save_config=smd.SaveConfig(save_interval=1), fsync=True, max_pending_steps=0,
+                  memory_budget=1 << 20, worker="worker_0") as h:
+        for _ in range(3):
+            h.begin_step()
+            h.save_tensor("w", np.ones(8, dtype=np.float32))
+    t = create_trial(str(tmp_path / "run"))
+    assert t.workers() == ["worker_0"] and t.tensor("w").steps() == [0, 1, 2]
+    with pytest.raises(TypeError):
+        smd.Hook(str(tmp_path / "x"), False, None, False, None, None, None, None, False, "one", True)
+    with pytest.raises(E.SMDebugValueError):
+        smd.Hook(str(tmp_path / "y"), max_pending_steps=-2)
+    with pytest.raises(E.SMDebugValueError, match="(?i)endpoint"):
+        smd.Hook(str(tmp_path / "z"), s3_endpoint="ftp://nowhere")
+    with pytest.raises(TypeError):
+        smd.Hook(str(tmp_path / "w"), s3_credentials=("only-one-key",))

@@ -193,3 +193,82 @@ def test_no_leak_over_10000_opens():
 
 def test_version():
     assert smd.__version__.count(".") == 2
+
+
+# -- DLPack export ------------------------------------------------------------------------------
+def _capsule_tensor(capsule, name):
+    """(data address, flags) of a "dltensor_versioned" capsule, read with ctypes."""
+    import ctypes
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    p = get(capsule, name)
+    # DLManagedTensorVersioned: version (2 x u32), manager_ctx, deleter, flags (u64), DLTensor (data first)
+    flags = ctypes.c_uint64.from_address(p + 8 + 2 * ctypes.sizeof(ctypes.c_void_p)).value
+    data = ctypes.c_void_p.from_address(p + 16 + 2 * ctypes.sizeof(ctypes.c_void_p)).value
+    return data, flags
+
+
+def test_values_export_through_dlpack_without_a_copy(tmp_path):
+    import gc
+    import smd
+    with smd.Hook(str(tmp_path / "run"), save_all=True, save_config=smd.SaveConfig(save_interval=1)) as h:
+        h.begin_step()
+        h.save_tensor("w", np.arange(12, dtype=np.float32).reshape(3, 4))
+    trial = create_trial(str(tmp_path / "run"))
+    v = trial.tensor("w").value(0)
+    # numpy < 2.1 refuses to export a read-only array through DLPack (it cannot say read-only) ...
+    if tuple(int(x) for x in np.__version__.split(".")[:2]) < (2, 1):
+        with pytest.raises(BufferError):
+            np.from_dlpack(v)
+    # ... smd.to_dlpack exports smd's buffer itself
+    exporter = smd.to_dlpack(v)
+    assert exporter.__dlpack_device__() == (1, 0)
+    a = np.from_dlpack(exporter)
+    assert np.shares_memory(a, v) and a.shape == (3, 4) and a.dtype == np.float32
+    assert not a.flags.writeable
+    # DLPack >= 1.0 consumers get a versioned tensor flagged read-only, at the same address
+    cap = exporter.__dlpack__(max_version=(1, 0))
+    data, flags = _capsule_tensor(cap, b"dltensor_versioned")
+    assert data == v.ctypes.data and flags & 1
+    del cap  # an unconsumed capsule frees its export
+    with pytest.raises(TypeError, match="slice"):
+        smd.to_dlpack(v[1:])
+    # the imported array outlives the value, tensor and trial
+    del v, exporter, trial
+    gc.collect()
+    assert a.tolist() == np.arange(12, dtype=np.float32).reshape(3, 4).tolist()
+    with pytest.raises(TypeError):
+        smd.to_dlpack(np.zeros(3))
+    with pytest.raises(TypeError):
+        smd.to_dlpack(a[1:])
+    with pytest.raises(BufferError):
+        smd.to_dlpack(create_trial(str(tmp_path / "run")).tensor("w").value(0)).__dlpack__(dl_device=(2, 0))
+
+
+def test_no_leak_over_many_values_and_dlpack_exports(tmp_path):
+    """Every value read makes a buffer object and every export a capsule: 200,000 of each (with
+    1 MiB values, so that a leaked value would show at once) free everything they hold."""
+    with smd.Hook(str(tmp_path / "run"), save_all=True, save_config=smd.SaveConfig(save_interval=1)) as h:
+        for _ in range(4):
+            h.begin_step()
+            h.save_tensor("w", np.ones(1 << 18, dtype=np.float32))
+    tensor = create_trial(str(tmp_path / "run")).tensor("w")
+
+    def once(i):
+        v = tensor.value(i % 4)
+        exporter = smd.to_dlpack(v)
+        if i % 2:
+            a = np.from_dlpack(exporter)  # consumed: numpy frees it with the array
+            return float(a[0])
+        exporter.__dlpack__(max_version=(1, 0))  # unconsumed: the capsule frees it
+        return float(v[0])
+
+    for i in range(2000):
+        once(i)
+    gc.collect()
+    before = _rss_kib()
+    for i in range(200000):
+        once(i)
+    gc.collect()
+    grown = _rss_kib() - before
+    assert grown < 8 * 1024, f"RSS grew by {grown} KiB over 200,000 reads and exports"

@@ -2,6 +2,8 @@
 
 
 class CollectionKeys:
+    """The names of smdebug's built-in collections (``CollectionKeys.LOSSES == "losses"``)."""
+
     DEFAULT = "default"
     ALL = "all"
     WEIGHTS = "weights"
@@ -15,3 +17,5 @@ class CollectionKeys:
     INPUTS = "inputs"
     OUTPUTS = "outputs"
     SM_METRICS = "sm_metrics"
+
+__all__ = ["CollectionKeys"]

@@ -43,6 +43,8 @@ class SMDebugValueError(SMDebugError, ValueError):
 
 
 class InvalidCollectionConfiguration(SMDebugError):
+    """A collection's configuration is not valid."""
+
     def __init__(self, c_name):
         super().__init__(f"Collection {c_name} is not valid")
         self.c_name = c_name
@@ -114,6 +116,9 @@ class InvalidWorker(SMDebugError):
 
 
 class NoMoreProfilerData(SMDebugError):
+    """smdebug's profiler reader reached the end of training (smd reads no profiler data; kept
+    for scripts that catch it)."""
+
     def __init__(self, timestamp):
         super().__init__(f"Looking for timestamp {timestamp} and reached end of training.")
         self.timestamp = timestamp
@@ -136,6 +141,9 @@ class RuleEvaluationConditionMet(SMDebugError):
 
 
 class InsufficientInformationForRuleInvocation(SMDebugError):
+    """A rule lacks a parameter it needs (e.g. AllZero without collection_names or
+    tensor_regex). smd's built-in rules report it as SMDebugValueError at creation."""
+
     def __init__(self, rule_name, message):
         super().__init__(f"Insufficient information to invoke rule {rule_name}: {message}")
         self.rule_name = rule_name
@@ -185,3 +193,10 @@ def _from_code(code, message):
 
 def _raise_from_code(code, message):
     raise _from_code(code, message)
+
+__all__ = ["SMDebugError", "SMDebugCustomerError", "SMDebugTypeError", "SMDebugRuntimeError",
+           "SMDebugNotImplementedError", "SMDebugValueError", "InvalidCollectionConfiguration",
+           "StepNotYetAvailable", "MissingCollectionFiles", "IndexReaderException", "StepUnavailable",
+           "TensorUnavailableForStep", "ShapeUnavailableForStep", "TensorUnavailable", "InvalidWorker",
+           "NoMoreProfilerData", "NoMoreData", "RuleEvaluationConditionMet",
+           "InsufficientInformationForRuleInvocation", "FileNotFoundSMDebugError", "OutOfMemorySMDebugError"]

@@ -4,59 +4,227 @@ import numpy as np
 
 from smd import smdc as _smd
 from smd.collection_keys import CollectionKeys
+from smd.exceptions import SMDebugTypeError, SMDebugValueError
 from smd.modes import _mode_value, ModeKeys
 from smd.reduction_config import ReductionConfig
 from smd.save_config import SaveConfig
 
 
 class Collection:
-    """A collection of the hook (``hook.get_collection(name)``)."""
+    """A collection: a named group of tensors with its own save and reduction configuration.
 
-    def __init__(self, handle):
-        self._c = handle
-        self.name = _smd.smd_collection_name(handle)
+    ``hook.get_collection(name)`` returns the hook's collection of that name (made on first use
+    with the hook's configuration). ``Collection(name, include_regex, tensor_names,
+    reduction_config, save_config, save_histogram)`` makes a detached one, as smdebug's
+    ``Collection`` class, that ``hook.add_collection(collection)`` adds to a hook. Changes to a
+    hook's collection apply to the tensors offered from then on. Assigning attributes of its
+    ``save_config`` (``coll.save_config.end_step = 0``) changes the collection's configuration
+    in every mode."""
+
+    def __init__(self, name, include_regex=None, tensor_names=None, reduction_config=None, save_config=None,
+                 save_histogram=True, *, _handle=None, _state=None):
+        if _handle is None and not isinstance(name, str):  # Collection(handle), as smd 0.2 made them
+            _handle, name = name, _smd.smd_collection_name(name)
+        if not isinstance(name, str):
+            raise TypeError(f"name must be a str, not {type(name).__name__}")
+        self._c = _handle
+        self.name = name
+        self._state = _state if _state is not None else _new_state(None, None)
+        if include_regex is not None:
+            self.include(include_regex)
+        for t in tensor_names or []:
+            self.add_tensor_name(t)
+        if reduction_config is not None:
+            self.reduction_config = reduction_config
+        if save_config is not None:
+            self.save_config = save_config
+        if save_histogram is not True:
+            self.save_histogram = save_histogram
 
     def include(self, regex):
         """Adds a regex (or a list of them) of tensor names."""
         for r in [regex] if isinstance(regex, str) else list(regex):
-            _smd.smd_collection_add_include_regex(self._c, r)
+            if not isinstance(r, str):
+                raise TypeError(f"include regexes must be str, not {type(r).__name__}")
+            if self._c is not None:
+                _smd.smd_collection_add_include_regex(self._c, r)
+            if r not in self._state["include_regex"]:
+                self._state["include_regex"].append(r)
 
     def add_tensor_name(self, name):
-        _smd.smd_collection_add_tensor_name(self._c, name)
+        """Adds one tensor name to the collection."""
+        if not isinstance(name, str):
+            raise TypeError(f"tensor names must be str, not {type(name).__name__}")
+        if self._c is not None:
+            _smd.smd_collection_add_tensor_name(self._c, name)
+        self._state["tensor_names"].add(name)
 
     @property
     def tensor_names(self):
+        """The tensor names of the collection (a set): the names added, and for a hook's
+        collection the names of the tensors saved into it."""
+        if self._c is None:
+            return set(self._state["tensor_names"])
         return set(_smd.smd_collection_tensor_names(self._c))
 
-    def _set_save_config(self, cfg):
+    @tensor_names.setter
+    def tensor_names(self, names):
+        for n in [names] if isinstance(names, str) else names:
+            self.add_tensor_name(n)
+
+    @property
+    def include_regex(self):
+        """The include regexes (a list). Assigning a list adds the regexes not yet included
+        (smd cannot take regexes out of a collection)."""
+        return list(self._state["include_regex"])
+
+    @include_regex.setter
+    def include_regex(self, regexes):
+        self.include(regexes)
+
+    @property
+    def save_config(self):
+        """The collection's SaveConfig: assign one, or assign attributes of this one
+        (``save_interval``, ``start_step``, ``end_step``, ``save_steps``) to change every mode."""
+        cfg = self._state["save_config"]
+        if cfg is None:
+            cfg = self._state["save_config"] = SaveConfig()
+        if self._apply_save_config not in cfg._listeners:
+            cfg._listeners.append(self._apply_save_config)
+        return cfg
+
+    @save_config.setter
+    def save_config(self, cfg):
         if not isinstance(cfg, SaveConfig):
             raise TypeError(f"save_config must be a SaveConfig, not {type(cfg).__name__}")
-        _smd.smd_collection_set_save_config(self._c, cfg._to_c())
+        self._state["save_config"] = cfg
+        self._apply_save_config(cfg)
 
-    def _set_reduction_config(self, cfg):
+    def _apply_save_config(self, cfg):
+        if self._c is not None and self._state["save_config"] is cfg:
+            _smd.smd_collection_set_save_config(self._c, cfg._to_c())
+
+    @property
+    def reduction_config(self):
+        """The collection's ReductionConfig (assign a new one to change it)."""
+        cfg = self._state["reduction_config"]
+        return cfg if cfg is not None else ReductionConfig()
+
+    @reduction_config.setter
+    def reduction_config(self, cfg):
         if not isinstance(cfg, ReductionConfig):
             raise TypeError(f"reduction_config must be a ReductionConfig, not {type(cfg).__name__}")
-        _smd.smd_collection_set_reduction_config(self._c, cfg._to_c())
+        self._state["reduction_config"] = cfg
+        if self._c is not None:
+            _smd.smd_collection_set_reduction_config(self._c, cfg._to_c())
 
-    save_config = property(None, _set_save_config)
-    reduction_config = property(None, _set_reduction_config)
+    @property
+    def save_histogram(self):
+        """Whether TensorBoard histograms are exported for the collection's tensors."""
+        return self._state["save_histogram"]
+
+    @save_histogram.setter
+    def save_histogram(self, on):
+        self._state["save_histogram"] = bool(on)
+        if self._c is not None:
+            _smd.smd_collection_set_save_histogram(self._c, bool(on))
+
+    def _attach(self, handle, state):
+        """Makes a detached collection the hook's (handle, state), applying its settings."""
+        mine = self._state
+        self._c, self._state = handle, state
+        self.include(mine["include_regex"])
+        for n in mine["tensor_names"]:
+            self.add_tensor_name(n)
+        if mine["save_config"] is not None:
+            self.save_config = mine["save_config"]
+        if mine["reduction_config"] is not None:
+            self.reduction_config = mine["reduction_config"]
+        if not mine["save_histogram"]:
+            self.save_histogram = False
 
     def __repr__(self):
         return f"<smd.Collection {self.name}>"
 
 
+def _new_state(save_config, reduction_config):
+    return {"include_regex": [], "tensor_names": set(), "save_config": save_config,
+            "reduction_config": reduction_config, "save_histogram": True}
+
+
 def _as_array(value):
     """A C-contiguous little-endian numpy array of `value` without a copy when it already is one
     (numpy arrays, buffer-protocol objects, DLPack producers); non-contiguous or big-endian
-    arrays are copied."""
+    arrays are copied. String arrays (numpy str/bytes, or object arrays of str/bytes) are
+    returned as they are, for _string_items."""
     if hasattr(value, "__dlpack__") and not isinstance(value, np.ndarray):
         value = np.from_dlpack(value)
     a = np.asarray(value)
     if a.dtype.kind in "USO":
-        raise TypeError("smd.Hook.save_tensor takes numeric arrays; string arrays are not bound yet")
+        return a
     if a.dtype.byteorder == ">":
         a = a.astype(a.dtype.newbyteorder("<"))
     return np.ascontiguousarray(a)
+
+
+def _string_items(name, a):
+    """The UTF-8 bytes of each element of a 1-D string array (smdebug saves and reads string
+    tensors as 1-D only)."""
+    if a.ndim != 1:
+        raise SMDebugValueError(f"tensor {name}: string tensors must be 1-D (smdebug reads only 1-D "
+                                f"string tensors), not of shape {a.shape}")
+    items = []
+    for x in a.tolist():
+        if isinstance(x, str):
+            items.append(x.encode("utf-8", "surrogateescape"))
+        elif isinstance(x, bytes):
+            items.append(x)
+        else:
+            raise TypeError(f"tensor {name}: an object array must hold only str or bytes, not {type(x).__name__}")
+    return items
+
+
+_SCALAR_DTYPES = {"float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint8", "uint16",
+                  "uint32", "uint64", "bool", "bfloat16", "complex64", "complex128"}
+
+
+def _set_smd_options(o, fsync, max_pending_steps, memory_budget, worker, num_workers, s3_endpoint,
+                     s3_region, s3_profile, s3_addressing_style, s3_ca_bundle, s3_credentials):
+    _smd.smd_hook_options_set_fsync(o, bool(fsync))
+    if max_pending_steps is not None:
+        _smd.smd_hook_options_set_max_pending_steps(o, _int("max_pending_steps", max_pending_steps))
+    if memory_budget is not None:
+        if _int("memory_budget", memory_budget) <= 0:
+            raise SMDebugValueError(f"memory_budget must be > 0 bytes, not {memory_budget}")
+        _smd.smd_hook_options_set_memory_budget(o, memory_budget)
+    if worker is not None:
+        _smd.smd_hook_options_set_worker(o, _str("worker", worker))
+    if num_workers is not None:
+        _smd.smd_hook_options_set_num_workers(o, _int("num_workers", num_workers))
+    for setter, name, value in ((_smd.smd_hook_options_set_s3_endpoint, "s3_endpoint", s3_endpoint),
+                                (_smd.smd_hook_options_set_s3_region, "s3_region", s3_region),
+                                (_smd.smd_hook_options_set_s3_profile, "s3_profile", s3_profile),
+                                (_smd.smd_hook_options_set_s3_addressing_style, "s3_addressing_style", s3_addressing_style),
+                                (_smd.smd_hook_options_set_s3_ca_bundle, "s3_ca_bundle", s3_ca_bundle)):
+        if value is not None:
+            setter(o, _str(name, value))
+    if s3_credentials is not None:
+        creds = tuple(s3_credentials)
+        if len(creds) not in (2, 3) or not all(isinstance(c, str) for c in creds):
+            raise TypeError("s3_credentials must be a tuple (access_key_id, secret_access_key[, session_token]) of str")
+        _smd.smd_hook_options_set_s3_credentials(o, creds[0], creds[1], creds[2] if len(creds) == 3 else None)
+
+
+def _int(name, value):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    return int(value)
+
+
+def _str(name, value):
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+    return value
 
 
 class Hook:
@@ -66,7 +234,26 @@ class Hook:
 
     def __init__(self, out_dir, export_tensorboard=False, tensorboard_dir=None, dry_run=False,
                  reduction_config=None, save_config=None, include_regex=None,
-                 include_collections=None, save_all=False, include_workers="one", *, _handle=None):
+                 include_collections=None, save_all=False, include_workers="one", *, fsync=False,
+                 max_pending_steps=None, memory_budget=None, worker=None, num_workers=None,
+                 s3_endpoint=None, s3_region=None, s3_profile=None, s3_addressing_style=None,
+                 s3_ca_bundle=None, s3_credentials=None, _handle=None):
+        """The arguments of seed 002 (smdebug's hook constructor), then smd's keyword-only ones:
+
+        - ``fsync``: make every file durable (fsync before its rename) before a step shows in
+          the index, so that saved steps survive an operating-system crash (default False, as
+          smdebug);
+        - ``max_pending_steps``: the most steps the writer may fall behind training (None: no
+          bound; 0: each step is written before the next begins);
+        - ``memory_budget``: bytes of tensor data held waiting for the writer (default 256 MiB);
+        - ``worker``, ``num_workers``: this process's worker name and the number of workers
+          (default: from the environment, as smdebug);
+        - ``s3_endpoint`` ("http[s]://host[:port]"), ``s3_region``, ``s3_profile``,
+          ``s3_addressing_style`` ("path" or "virtual"), ``s3_ca_bundle`` (a PEM file),
+          ``s3_credentials`` (a tuple (access_key_id, secret_access_key[, session_token])): S3
+          settings for an ``s3://bucket/prefix`` out_dir; unset ones come from the AWS
+          configuration chain (AWS_* variables, ~/.aws)."""
+        self._save_config, self._reduction_config, self._coll_state = save_config, reduction_config, {}
         if _handle is not None:
             self._hook = _handle
             return
@@ -94,6 +281,10 @@ class Hook:
             raise ValueError(f"include_workers must be 'one' or 'all', not {include_workers!r}")
         _smd.smd_hook_options_set_include_workers(o, 1 if include_workers == "all" else 0)
         self._framework_options(o)
+        _set_smd_options(o, fsync=fsync, max_pending_steps=max_pending_steps, memory_budget=memory_budget,
+                         worker=worker, num_workers=num_workers, s3_endpoint=s3_endpoint, s3_region=s3_region,
+                         s3_profile=s3_profile, s3_addressing_style=s3_addressing_style,
+                         s3_ca_bundle=s3_ca_bundle, s3_credentials=s3_credentials)
         self._hook = _smd.smd_hook_create(out_dir, o)
 
     @classmethod
@@ -111,6 +302,8 @@ class Hook:
 
     # -- steps and modes ---------------------------------------------------------------------
     def set_mode(self, mode):
+        """Sets the current mode (smd.modes.TRAIN, EVAL, PREDICT or GLOBAL). Call it before
+        ``begin_step``: a mode used for the first time starts at mode step -1."""
         _smd.smd_hook_set_mode(self._hook, _mode_value(mode))
 
     def begin_step(self):
@@ -124,10 +317,12 @@ class Hook:
 
     @property
     def mode(self):
+        """The current mode (a ModeKeys)."""
         return ModeKeys(_smd.smd_hook_mode(self._hook))
 
     @property
     def mode_steps(self):
+        """{current mode: its current mode step}."""
         return {self.mode: _smd.smd_hook_mode_step(self._hook)}
 
     # -- saving ------------------------------------------------------------------------------
@@ -135,31 +330,77 @@ class Hook:
         """Offers a tensor for the current step; it is saved if a collection it belongs to is
         due. ``tensor_value``: a numpy array, a buffer-protocol object or a DLPack producer;
         C-contiguous arrays are passed without a copy on the Python side (smd copies what it
-        saves), others are made contiguous first (one copy)."""
+        saves), others are made contiguous first (one copy). float16 and bfloat16
+        (``ml_dtypes.bfloat16``) are saved as themselves. A 1-D array of str or bytes (numpy
+        ``U``/``S`` dtypes, or an object array of str/bytes) is saved as smdebug saves string
+        tensors (DT_STRING, UTF-8): its value only, without reductions."""
         if not isinstance(tensor_name, str):
             raise TypeError(f"tensor_name must be a str, not {type(tensor_name).__name__}")
         colls = [collections_to_write] if isinstance(collections_to_write, str) else list(collections_to_write)
         a = _as_array(tensor_value)
+        if a.dtype.kind in "USO":
+            _smd.smd_py_hook_save_strings(self._hook, tensor_name, _string_items(tensor_name, a), colls)
+            return
         dtype = _smd.smd_dtype_from_name(a.dtype.name)
         _smd.smd_hook_save_tensor(self._hook, tensor_name, dtype, list(a.shape), a.reshape(-1).view(np.uint8), colls)
 
     def save_scalar(self, name, value, sm_metric=False):
-        """Saves a scalar as the tensor "scalar/<name>" (float64) in the current step."""
+        """Saves a scalar as the tensor "scalar/<name>" (shape [1]) in the current step, whatever
+        the save configuration says. As smdebug, the value keeps its type: a Python float is
+        float64, an int int64, a bool bool, a numpy scalar or 1-element array its own dtype.
+        ``sm_metric`` (SageMaker Metrics) is accepted and has no effect outside SageMaker.
+        A value with more than one element raises SMDebugTypeError."""
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, not {type(name).__name__}")
-        _smd.smd_hook_save_scalar(self._hook, name, float(value))
+        if isinstance(value, (str, bytes)):
+            raise SMDebugTypeError(f"scalar/{name} has non numeric value of type: {type(value)}")
+        a = np.asarray(value)
+        if a.size != 1:
+            raise SMDebugTypeError(f"scalar/{name} has non scalar value of type: {type(value)}")
+        if a.dtype.name not in _SCALAR_DTYPES:
+            raise SMDebugTypeError(f"scalar/{name} has a value of unsupported type: {a.dtype}")
+        a = np.ascontiguousarray(a.reshape(1).astype(a.dtype.newbyteorder("<")))
+        _smd.smd_py_hook_save_scalar_typed(self._hook, name, _smd.smd_dtype_from_name(a.dtype.name),
+                                           a.view(np.uint8))
+
+    def stop_requested(self):
+        """Whether a rule asked this training job to stop (smdebug's StopTraining action, done
+        locally: the rule writes the signal into this hook's out_dir). Poll it once per step;
+        when True, finish the step and close the hook."""
+        return _smd.smd_hook_stop_requested(self._hook)
 
     # -- collections -------------------------------------------------------------------------
     def get_collection(self, name, create=True):
+        """The hook's collection ``name``, created with the hook's configuration if missing
+        (``create=False``: KeyError instead)."""
         if not create and name not in _smd.smd_hook_collection_names(self._hook):
             raise KeyError(f"the hook has no collection {name!r}")
-        return Collection(_smd.smd_hook_get_collection(self._hook, name))
+        return Collection(name, _handle=_smd.smd_hook_get_collection(self._hook, name), _state=self._state_of(name))
+
+    def _state_of(self, name):
+        state = self._coll_state.get(name)
+        if state is None:
+            cfg = self._save_config
+            state = self._coll_state[name] = _new_state(None if cfg is None else cfg._copy(), self._reduction_config)
+        return state
+
+    def add_collection(self, collection):
+        """Adds a collection made with ``Collection(name, ...)`` to the hook: the hook's
+        collection of that name takes its regexes, tensor names and configurations, and the
+        object becomes that collection."""
+        if not isinstance(collection, Collection):
+            raise SMDebugTypeError(f"collection must be an instance of Collection class. value of type "
+                                   f"{type(collection)} is not supported")
+        collection._attach(_smd.smd_hook_get_collection(self._hook, collection.name), self._state_of(collection.name))
 
     def get_collections(self):
+        """Every collection of the hook: a dict name -> Collection."""
         return {n: self.get_collection(n) for n in _smd.smd_hook_collection_names(self._hook)}
 
     # -- end ---------------------------------------------------------------------------------
     def flush(self):
+        """Waits until everything offered so far is written to the current step's file; raises
+        the first error the writer met."""
         _smd.smd_hook_flush(self._hook)
 
     def close(self):
@@ -172,3 +413,5 @@ class Hook:
 
     def __exit__(self, *exc):
         self.close()
+
+__all__ = ["Collection", "Hook"]

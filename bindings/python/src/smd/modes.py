@@ -32,3 +32,5 @@ def _mode_value(mode):
     if isinstance(mode, int) and not isinstance(mode, bool):
         return ModeKeys(mode).value
     raise TypeError(f"mode must be an smd.modes value, not {type(mode).__name__}")
+
+__all__ = ["ModeKeys", "TRAIN", "EVAL", "PREDICT", "GLOBAL", "ALLOWED_MODES"]

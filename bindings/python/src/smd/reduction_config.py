@@ -34,3 +34,5 @@ class ReductionConfig:
     def __repr__(self):
         return (f"<ReductionConfig reductions={self._names()} save_raw_tensor={self.save_raw_tensor} "
                 f"save_shape={self.save_shape}>")
+
+__all__ = ["ReductionConfig"]

@@ -26,6 +26,7 @@ class SaveConfig:
 
     def __init__(self, mode_save_configs=None, save_interval=None, start_step=None, end_step=None,
                  save_steps=None):
+        self._listeners = []  # collections whose configuration this is (smd.hook.Collection)
         default = SaveConfigMode(save_interval, start_step, end_step, save_steps)
         self.mode_save_configs = {m: default for m in ModeKeys}
         for mode, cfg in (mode_save_configs or {}).items():
@@ -33,7 +34,36 @@ class SaveConfig:
                 raise TypeError(f"mode_save_configs values must be SaveConfigMode, not {type(cfg).__name__}")
             self.mode_save_configs[ModeKeys(_mode_value(mode))] = cfg or default
 
+    def _copy(self):
+        c = SaveConfig()
+        c.mode_save_configs = dict(self.mode_save_configs)
+        return c
+
+    def _set_all(self, key, value):
+        for mode, m in list(self.mode_save_configs.items()):
+            fields = {"save_interval": m.save_interval, "start_step": m.start_step, "end_step": m.end_step,
+                      "save_steps": m.save_steps}
+            fields[key] = value
+            self.mode_save_configs[mode] = SaveConfigMode(**fields)
+        for listener in list(self._listeners):
+            listener(self)
+
+    def _get_all(self, key):
+        values = {repr(getattr(m, key)) for m in self.mode_save_configs.values()}
+        return getattr(self.mode_save_configs[ModeKeys.GLOBAL], key) if len(values) == 1 else None
+
+    save_interval = property(lambda self: self._get_all("save_interval"),
+                             lambda self, v: self._set_all("save_interval", v),
+                             doc="save_interval of every mode (None when the modes differ); assigning sets every mode's.")
+    start_step = property(lambda self: self._get_all("start_step"), lambda self, v: self._set_all("start_step", v),
+                          doc="start_step of every mode (None when the modes differ); assigning sets every mode's.")
+    end_step = property(lambda self: self._get_all("end_step"), lambda self, v: self._set_all("end_step", v),
+                        doc="end_step of every mode (None when they differ or have none); assigning sets every mode's.")
+    save_steps = property(lambda self: self._get_all("save_steps"), lambda self, v: self._set_all("save_steps", v),
+                          doc="save_steps of every mode (None when the modes differ); assigning sets every mode's.")
+
     def get_save_config(self, mode):
+        """The SaveConfigMode of ``mode``."""
         return self.mode_save_configs[ModeKeys(_mode_value(mode))]
 
     def _to_c(self):
@@ -44,7 +74,10 @@ class SaveConfig:
         return cfg
 
     def should_save_step(self, mode, step_num):
+        """Whether mode step ``step_num`` of ``mode`` is saved under this configuration."""
         return _smd.smd_save_config_should_save(self._to_c(), int(step_num), _mode_value(mode))
 
     def __repr__(self):
         return f"<SaveConfig {self.mode_save_configs}>"
+
+__all__ = ["SaveConfig", "SaveConfigMode"]

@@ -1,7 +1,10 @@
 """smdebug's Tensor API over smd's C library; values are read-only numpy views (no copy)."""
 from smd import smdc as _smd
-from smd._values import to_numpy
-from smd.modes import GLOBAL, _mode_value
+from smd._values import from_buffer, to_numpy
+from smd.modes import GLOBAL, ModeKeys, _mode_value
+
+_value_fast = _smd._smdc.smd_py_tensor_value_fast  # the C function itself, without the shadow wrapper
+_MODE_VALUES = {m: m.value for m in ModeKeys}
 
 
 def _worker(worker):
@@ -39,7 +42,14 @@ class Tensor:
 
     def value(self, step_num, mode=GLOBAL, worker=None):
         """The value at a step as a read-only numpy array viewing smd's buffer (no copy)."""
-        return to_numpy(_smd.smd_tensor_value(self._tensor, _step(step_num), _mode_value(mode), _worker(worker)))
+        if type(step_num) is not int:
+            _step(step_num)
+        m = _MODE_VALUES.get(mode) if type(mode) is ModeKeys else None
+        if m is None:
+            m = _mode_value(mode)
+        if worker is not None:
+            _worker(worker)
+        return from_buffer(_value_fast(self._tensor, step_num, m, worker))
 
     def values(self, mode=GLOBAL, worker=None):
         """Every value of the complete steps of ``mode``: a dict step -> array."""
@@ -78,3 +88,5 @@ class Tensor:
         if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
             raise TypeError(f"n must be a non-negative int or None, not {n!r}")
         return _smd.smd_tensor_prev_steps(self._tensor, _step(step), _mode_value(mode), n or 0)
+
+__all__ = ["Tensor"]

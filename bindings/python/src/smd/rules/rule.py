@@ -1,13 +1,25 @@
 """smdebug's Rule: subclass it, implement ``invoke_at_step(step)`` (return True when the
 condition is met) and optionally ``set_required_tensors(step)``; run it with
 ``smd.rules.rule_invoker.invoke_rule``. smd's invoker steps through the trial, waits for running
-jobs, and calls the Python methods with the GIL held."""
+jobs, and calls the Python methods with the GIL held. A rule may read other trials besides its
+base trial (``other_trials``), e.g. to compare two runs."""
+from collections import namedtuple
+
 from smd import smdc as _smd
 from smd import exceptions as E
+from smd.rules.action import Actions
 
 # Python exceptions a rule raises -> smd codes; the invoker skips the step for the first three,
 # as smdebug's invoker does.
 _SKIP_CODES = {E.TensorUnavailableForStep: 11, E.TensorUnavailable: 12, E.StepUnavailable: 13}
+
+Finding = namedtuple("Finding", "rule step tensor trial message line")
+Finding.__doc__ = """One reason a rule's condition was met: the rule's name, the global step, the
+tensor to blame ("" when none), the index of its trial (0: the base trial, i: other_trials[i-1]),
+a message, and the one-line text smd writes to a message file."""
+
+# smd_rule_end -> the name of why the last invocation stopped.
+_END_REASONS = {0: "none", 1: "end_step", 2: "no_more_data", 3: "end_of_rule", 4: "condition_met", 5: "error"}
 
 
 def _code_of(exc):
@@ -19,6 +31,13 @@ def _code_of(exc):
     return 1
 
 
+def _check_trial(name, trial):
+    from smd.trials.trial import Trial
+    if not isinstance(trial, Trial):
+        raise TypeError(f"{name} must be an smd Trial, not {type(trial).__name__}")
+    return trial
+
+
 class RequiredTensors:
     """``rule.req_tensors``: what ``set_required_tensors`` declares for the current step."""
 
@@ -26,36 +45,54 @@ class RequiredTensors:
         self._rule = rule
         self._ctx = None
 
-    def add(self, name, steps, should_match_regex=False, trial=None):
+    def add(self, name, steps, trial=None, should_match_regex=False):
+        """Declares tensor ``name`` (a regex when ``should_match_regex``) of ``trial`` (None: the
+        base trial; else the base trial or one of the rule's other trials) at the global
+        ``steps``; the invoker waits for them and reads the values before ``invoke_at_step``."""
+        if isinstance(trial, bool):  # smd < 0.3 took (name, steps, should_match_regex, trial)
+            trial, should_match_regex = None, trial
         if self._ctx is None:
             raise E.SMDebugRuntimeError("req_tensors.add is only valid inside set_required_tensors")
-        if trial is not None and trial is not self._rule.base_trial:
-            raise E.SMDebugNotImplementedError("smd binds rules on one trial only (base_trial)")
-        _smd.smd_rule_context_require_tensor(self._ctx, 0, name, bool(should_match_regex),
+        index = 0
+        if trial is not None:
+            for i, t in enumerate(self._rule.trials):
+                if t is trial:
+                    index = i
+                    break
+            else:
+                raise E.SMDebugValueError(f"req_tensors.add: trial {trial!r} is not one of the rule's trials")
+        _smd.smd_rule_context_require_tensor(self._ctx, index, name, bool(should_match_regex),
                                              [int(s) for s in steps])
 
 
 class Rule:
-    """Base class of a custom rule on ``base_trial`` (an smd Trial)."""
+    """Base class of a custom rule on ``base_trial`` and optionally ``other_trials`` (smd
+    Trials). ``action_str`` is smdebug's JSON action list (see :mod:`smd.rules.action`)."""
 
     def __init__(self, base_trial, action_str="", other_trials=None):
-        from smd.trials.trial import Trial
-        if not isinstance(base_trial, Trial):
-            raise TypeError(f"base_trial must be an smd Trial, not {type(base_trial).__name__}")
-        if other_trials:
-            raise E.SMDebugNotImplementedError("smd binds rules on one trial only (other_trials)")
-        self.base_trial = base_trial
-        self.other_trials = []
-        self.trials = [base_trial]
-        self.req_tensors = RequiredTensors(self)
-        self.action_str = action_str
-        self.logger = None
-        self._pending = None  # the exception a Python method raised during the last invocation
+        self._init_common(base_trial, action_str, other_trials)
         required = self._required_cb if type(self).set_required_tensors is not Rule.set_required_tensors else None
         self._callbacks = (self._invoke_cb, required)  # kept alive as long as the smd rule
-        self._rule = _smd.smd_py_rule_create(type(self).__name__, base_trial._trial, self._callbacks)
+        self._rule = _smd.smd_py_rule_create_multi(self.rule_name, base_trial._trial,
+                                                   [t._trial for t in self.trials[1:]], self._callbacks)
+        if self._actions.stop_training:
+            _smd.smd_rule_set_stop_training(self._rule, True)
+
+    def _init_common(self, base_trial, action_str, other_trials):
+        self.base_trial = _check_trial("base_trial", base_trial)
+        if other_trials is not None and not isinstance(other_trials, (list, tuple)):
+            raise TypeError(f"other_trials must be a list of smd Trials or None, not {type(other_trials).__name__}")
+        self.other_trials = None if other_trials is None else [_check_trial("other_trials[]", t) for t in other_trials]
+        self.trials = [base_trial] + (self.other_trials or [])
+        self.req_tensors = RequiredTensors(self)
+        self.rule_name = getattr(self, "rule_name", None) or type(self).__name__
+        self.action_str = action_str
+        self._actions = Actions(action_str, self.rule_name)
+        self.logger = None
+        self._pending = None  # the exception a Python method raised during the last invocation
 
     def invoke_at_step(self, step):
+        """Evaluates the rule at global ``step``; True when the condition is met."""
         raise NotImplementedError("a Rule subclass implements invoke_at_step(step)")
 
     def set_required_tensors(self, step):
@@ -79,15 +116,54 @@ class Rule:
         finally:
             self.req_tensors._ctx = None
 
-    # -- what the last invocation did ---------------------------------------------------------
+    # -- actions -----------------------------------------------------------------------------------
+    @property
+    def stop_training(self):
+        """Whether a met condition raises the stop-training signal (a ``stoptraining`` action,
+        or set here)."""
+        return _smd.smd_rule_stop_training(self._rule)
+
+    @stop_training.setter
+    def stop_training(self, on):
+        _smd.smd_rule_set_stop_training(self._rule, bool(on))
+
+    # -- what the invocations did ----------------------------------------------------------------
+    @property
+    def findings(self):
+        """The findings of every invocation so far, oldest first: a list of :class:`Finding`."""
+        return [Finding(*f) for f in _smd.smd_py_rule_findings(self._rule)]
+
+    def clear_findings(self):
+        """Forgets the findings collected so far (the counts are kept)."""
+        _smd.smd_rule_findings_clear(self._rule)
+
     @property
     def steps_evaluated(self):
+        """Steps evaluated (condition met or not) over every invocation."""
         return _smd.smd_rule_steps_evaluated(self._rule)
 
     @property
+    def steps_skipped(self):
+        """Steps skipped (not saved, or the rule's tensors missing) over every invocation."""
+        return _smd.smd_rule_steps_skipped(self._rule)
+
+    @property
     def conditions_met(self):
+        """Steps at which the condition was met, over every invocation."""
         return _smd.smd_rule_conditions_met(self._rule)
 
     @property
     def last_step(self):
+        """The last step evaluated or skipped; -1 if none."""
         return _smd.smd_rule_last_step(self._rule)
+
+    @property
+    def end_reason(self):
+        """Why the last invocation stopped: "none", "end_step", "no_more_data", "end_of_rule",
+        "condition_met" or "error"."""
+        return _END_REASONS.get(_smd.smd_rule_end_reason(self._rule), "error")
+
+    def __repr__(self):
+        return f"<smd.rules.Rule {self.rule_name} on {self.base_trial.name}>"
+
+__all__ = ["Finding", "RequiredTensors", "Rule"]

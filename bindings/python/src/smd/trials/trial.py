@@ -47,7 +47,11 @@ def _check_str(name, value):
 class Trial:
     """A trial: the folder a training job's hook writes. Made by :func:`create_trial`."""
 
-    def __init__(self, path, name=None, range_steps=None, auto_refresh=True, cache_bytes=None):
+    def __init__(self, path, name=None, range_steps=None, auto_refresh=True, cache_bytes=None, *,
+                 s3_endpoint=None, s3_region=None, s3_profile=None, s3_addressing_style=None,
+                 s3_ca_bundle=None, s3_credentials=None):
+        """Opens the trial in folder ``path`` or under ``s3://bucket/prefix``; see
+        :func:`create_trial` for the arguments."""
         path = _check_str("path", path)
         options = _smd.smd_trial_options_create()
         if range_steps is not None:
@@ -59,6 +63,19 @@ class Trial:
             if _check_int("cache_bytes", cache_bytes) < 0:
                 raise SMDebugValueError(f"cache_bytes must be >= 0, not {cache_bytes}")
             _smd.smd_trial_options_set_cache_bytes(options, cache_bytes)
+        for setter, key, value in ((_smd.smd_trial_options_set_s3_endpoint, "s3_endpoint", s3_endpoint),
+                                   (_smd.smd_trial_options_set_s3_region, "s3_region", s3_region),
+                                   (_smd.smd_trial_options_set_s3_profile, "s3_profile", s3_profile),
+                                   (_smd.smd_trial_options_set_s3_addressing_style, "s3_addressing_style",
+                                    s3_addressing_style),
+                                   (_smd.smd_trial_options_set_s3_ca_bundle, "s3_ca_bundle", s3_ca_bundle)):
+            if value is not None:
+                setter(options, _check_str(key, value))
+        if s3_credentials is not None:
+            creds = tuple(s3_credentials)
+            if len(creds) not in (2, 3) or not all(isinstance(c, str) for c in creds):
+                raise TypeError("s3_credentials must be a tuple (access_key_id, secret_access_key[, session_token]) of str")
+            _smd.smd_trial_options_set_s3_credentials(options, creds[0], creds[1], creds[2] if len(creds) == 3 else None)
         self._trial = _smd.smd_trial_open(path, options)
         self.path = _smd.smd_trial_path(self._trial)
         self.name = name if name is not None else path.strip().rstrip("/").split("/")[-1]
@@ -84,11 +101,17 @@ class Trial:
             _smd.smd_tensor_filter_set_collection(f, _check_str("collection", name))
         return _smd.smd_trial_tensor_names(self._trial, f)
 
+    def tensors(self, *args, **kwargs):
+        """The same as :meth:`tensor_names` (the name smdebug's rule example in its analysis docs
+        uses: ``self.base_trial.tensors(collection='gradients')``)."""
+        return self.tensor_names(*args, **kwargs)
+
     def tensor(self, tname):
         """The Tensor of this name; TensorUnavailable if the trial has none."""
         return Tensor(_smd.smd_trial_tensor(self._trial, _check_str("tname", tname)), self)
 
     def has_tensor(self, tname):
+        """Whether the trial has a tensor of this name."""
         return _smd.smd_trial_has_tensor(self._trial, _check_str("tname", tname))
 
     # -- steps, modes, workers -------------------------------------------------------------------
@@ -101,15 +124,19 @@ class Trial:
         return [ModeKeys(m) for m in _smd.smd_trial_modes(self._trial)]
 
     def mode(self, global_step):
+        """The mode (a ModeKeys) of a global step."""
         return ModeKeys(_smd.smd_trial_mode(self._trial, _check_int("global_step", global_step)))
 
     def mode_step(self, global_step):
+        """The mode step of a global step."""
         return _smd.smd_trial_mode_step(self._trial, _check_int("global_step", global_step))
 
     def mode_modestep(self, global_step):
+        """(mode, mode step) of a global step."""
         return self.mode(global_step), self.mode_step(global_step)
 
     def global_step(self, mode, mode_step):
+        """The global step of ``mode_step`` in ``mode``."""
         return _smd.smd_trial_global_step(self._trial, _check_int("mode_step", mode_step), _mode_value(mode))
 
     def workers(self):
@@ -117,6 +144,8 @@ class Trial:
         return _smd.smd_trial_workers(self._trial)
 
     def has_passed_step(self, step, mode=GLOBAL):
+        """Whether the step is complete (StepState.AVAILABLE), may still come
+        (NOT_YET_AVAILABLE) or never will (UNAVAILABLE)."""
         return StepState(_smd.smd_trial_has_passed_step(self._trial, _check_int("step", step), _mode_value(mode)))
 
     def wait_for_steps(self, required_steps, mode=GLOBAL, timeout_ms=-1):
@@ -131,26 +160,51 @@ class Trial:
         return {n: self.collection(n) for n in _smd.smd_trial_collection_names(self._trial)}
 
     def collection(self, coll_name):
+        """The collection ``coll_name`` of the trial's collections file."""
         return Collection(_smd.smd_trial_collection(self._trial, _check_str("coll_name", coll_name)))
 
+    def set_auto_refresh(self, on):
+        """Turns the automatic refresh (loading new steps as queries need them) on or off;
+        returns the previous setting. smdebug's ``no_refresh``/``refresh`` blocks
+        (``smd.analysis.utils``) use it."""
+        return _smd.smd_trial_set_auto_refresh(self._trial, bool(on))
+
     def refresh_data(self):
+        """Loads the steps and tensors written since the last refresh."""
         _smd.smd_trial_refresh(self._trial)
 
     def has_ended(self):
+        """Whether the training job has ended (training_job_end.ts is present)."""
         return _smd.smd_trial_has_ended(self._trial)
 
     @property
     def num_workers(self):
+        """The number of workers of the training job."""
         return _smd.smd_trial_num_workers(self._trial)
 
     def warnings(self):
+        """Messages about the files skipped so far (malformed index files, unusable file names, a
+        collections file without _meta.num_workers), oldest first: a list of str."""
         return _smd.smd_trial_warnings(self._trial)
 
 
-def create_trial(path, name=None, profiler=False, output_dir=None, **kwargs):
+def create_trial(path=None, name=None, profiler=False, output_dir=None, *, out_dir=None, **kwargs):
     """Opens the trial in folder ``path`` (smdebug's create_trial). Keyword arguments:
     ``range_steps=(begin, end)`` loads only global steps begin <= step < end (None: unbounded);
-    ``auto_refresh`` (default True); ``cache_bytes``."""
+    ``auto_refresh`` (default True); ``cache_bytes`` (the size of smd's value cache). ``out_dir``
+    is accepted for ``path`` (the hook's name for the folder, as smdebug's glossary writes
+    ``create_trial(out_dir=...)``). An ``s3://bucket/prefix`` path is read from S3 with the AWS
+    configuration chain (AWS_* variables, ~/.aws), or with the keyword arguments
+    ``s3_endpoint`` ("http[s]://host[:port]"), ``s3_region``, ``s3_profile``,
+    ``s3_addressing_style`` ("path" or "virtual"), ``s3_ca_bundle`` (a PEM file) and
+    ``s3_credentials`` ((access_key_id, secret_access_key[, session_token])), which win over it.
+    ``profiler=True`` raises NotImplementedError: smd reads no profiler data."""
+    if path is None:
+        path = out_dir
+    if path is None:
+        raise TypeError("create_trial() needs the trial's path")
     if profiler:
         raise NotImplementedError("smd does not read profiler data (profiler=True)")
     return Trial(path, name=name, **kwargs)
+
+__all__ = ["Collection", "StepState", "Trial", "create_trial"]

@@ -1,0 +1,1 @@
+from smd.analysis import utils as utils

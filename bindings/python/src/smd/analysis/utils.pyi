@@ -1,0 +1,6 @@
+from typing import ContextManager, Sequence, Union
+
+from smd.trials.trial import Trial
+
+def no_refresh(trials: Union[Trial, Sequence[Trial]]) -> ContextManager[None]: ...
+def refresh(trials: Union[Trial, Sequence[Trial]]) -> ContextManager[None]: ...

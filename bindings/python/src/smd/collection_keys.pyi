@@ -1,0 +1,14 @@
+class CollectionKeys:
+    DEFAULT: str
+    ALL: str
+    WEIGHTS: str
+    BIASES: str
+    GRADIENTS: str
+    LOSSES: str
+    SCALARS: str
+    OPTIMIZER_VARIABLES: str
+    TENSORFLOW_SUMMARIES: str
+    METRICS: str
+    INPUTS: str
+    OUTPUTS: str
+    SM_METRICS: str

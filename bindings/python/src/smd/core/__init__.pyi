@@ -1,0 +1,1 @@
+from smd.core import modes as modes

@@ -1,0 +1,1 @@
+from smd.hook import Collection as Collection

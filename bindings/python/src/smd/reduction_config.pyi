@@ -1,0 +1,12 @@
+from typing import List, Optional, Sequence
+
+class ReductionConfig:
+    reductions: List[str]
+    abs_reductions: List[str]
+    norms: List[str]
+    abs_norms: List[str]
+    save_raw_tensor: bool
+    save_shape: bool
+    def __init__(self, reductions: Optional[Sequence[str]] = ..., abs_reductions: Optional[Sequence[str]] = ...,
+                 norms: Optional[Sequence[str]] = ..., abs_norms: Optional[Sequence[str]] = ...,
+                 save_raw_tensor: bool = ..., save_shape: bool = ...) -> None: ...

@@ -1,0 +1,25 @@
+from typing import Dict, List, Optional, Sequence, Union
+
+from smd.modes import ModeKeys
+
+_Mode = Union[ModeKeys, str, int]
+
+class SaveConfigMode:
+    save_interval: int
+    start_step: int
+    end_step: Optional[int]
+    save_steps: List[int]
+    def __init__(self, save_interval: Optional[int] = ..., start_step: Optional[int] = ...,
+                 end_step: Optional[int] = ..., save_steps: Optional[Sequence[int]] = ...) -> None: ...
+
+class SaveConfig:
+    mode_save_configs: Dict[ModeKeys, SaveConfigMode]
+    def __init__(self, mode_save_configs: Optional[Dict[_Mode, Optional[SaveConfigMode]]] = ...,
+                 save_interval: Optional[int] = ..., start_step: Optional[int] = ...,
+                 end_step: Optional[int] = ..., save_steps: Optional[Sequence[int]] = ...) -> None: ...
+    save_interval: Optional[int]
+    start_step: Optional[int]
+    end_step: Optional[int]
+    save_steps: Optional[List[int]]
+    def get_save_config(self, mode: _Mode) -> SaveConfigMode: ...
+    def should_save_step(self, mode: _Mode, step_num: int) -> bool: ...

@@ -1,0 +1,3 @@
+from smd.trials.trial import StepState as StepState
+from smd.trials.trial import Trial as Trial
+from smd.trials.trial import create_trial as create_trial
