@@ -1,7 +1,10 @@
 #include <algorithm>
 #include "impl/storage/s3_storage.h"
 
+#include <unistd.h>
+
 #include <atomic>
+#include <random>
 #include <utility>
 
 namespace smd::io {
@@ -118,13 +121,19 @@ class S3Storage : public Storage {
   }
 
   Status CreateExclusive(const std::string& rel) override {
+    // The object holds a token of this call, so that a 412 can be told apart: when the answer
+    // to our PUT was lost and the client retried, the retry finds the object, which is ours.
+    const std::string token = ClaimToken();
     if (conditional_put_.load()) {
       s3::PutOptions o;
       o.if_none_match = true;
-      Status st = client_->Put(uri_.bucket, Key(rel), "", o);
+      Status st = client_->Put(uri_.bucket, Key(rel), token, o);
       if (st.ok()) return st;
-      if (st.code() == Code::kAlreadyExists)
+      if (st.code() == Code::kAlreadyExists) {
+        auto there = client_->Get(uri_.bucket, Key(rel));
+        if (there.ok() && *there == token) return Status::Ok();
         return Status(Code::kAlreadyExists, Describe(rel) + " already exists");
+      }
       // A server without conditional writes answers 501 NotImplemented.
       if (st.code() != Code::kHttp || st.message().find("NotImplemented") == std::string::npos)
         return st;
@@ -133,7 +142,7 @@ class S3Storage : public Storage {
     // Fallback, NOT atomic: two writers may both see "absent" and both write.
     SMD_ASSIGN_OR_RETURN(bool exists, Exists(rel));
     if (exists) return Status(Code::kAlreadyExists, Describe(rel) + " already exists");
-    return client_->Put(uri_.bucket, Key(rel), "");
+    return client_->Put(uri_.bucket, Key(rel), token);
   }
 
   Status Remove(const std::string& rel) override { return client_->Delete(uri_.bucket, Key(rel)); }
@@ -226,6 +235,17 @@ class S3Storage : public Storage {
   }
 
  private:
+  // Unique per call: host, process, a counter and 64 random bits.
+  static std::string ClaimToken() {
+    static std::atomic<uint64_t> counter{0};
+    char host[256] = {0};
+    ::gethostname(host, sizeof host - 1);
+    std::random_device rd;
+    const uint64_t r = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+    return "smd claim " + std::string(host) + " pid " + std::to_string(::getpid()) + " #" +
+           std::to_string(counter.fetch_add(1)) + " " + std::to_string(r) + "\n";
+  }
+
   std::string Key(const std::string& rel) const {
     return rel.empty() ? uri_.prefix : uri_.prefix + "/" + rel;
   }
