@@ -273,6 +273,11 @@ void AsyncWriter::EndStep(int64_t step) {
     ++pending_steps_;
   }
   (void)Push(std::move(item), 0);
+}
+
+void AsyncWriter::WaitForPendingSteps() {
+  const int64_t bound = options_.max_pending_steps;
+  if (bound < 0) return;
   std::unique_lock<std::mutex> lock(mu_);
   auto done = [&] { return pending_steps_ <= bound || failed() || stopping_; };
   if (done()) return;

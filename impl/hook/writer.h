@@ -189,10 +189,12 @@ class AsyncWriter {
 
   // Queues a tensor. Returns the sticky error if the writer has failed.
   Status Enqueue(TensorJob&& job);
-  // Ends a step: its files are completed in order after everything queued before. With
-  // max_pending_steps set, waits while more ended steps than that are still to be written
-  // (returns early if the writer failed or is closing).
+  // Ends a step: its files are completed in order after everything queued before. Never waits.
   void EndStep(int64_t step);
+  // With max_pending_steps set, waits while more ended steps than that are still to be written
+  // (returns early if the writer failed or is closing); without, returns at once. The hook calls
+  // it after BeginStep released its locks, so other threads' saves go on meanwhile.
+  void WaitForPendingSteps();
   // Ended steps whose files are not yet complete (counted only with max_pending_steps set).
   int64_t pending_steps() const;
   // Writes a whole file (collections JSON, markers) after everything queued before.

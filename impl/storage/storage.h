@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -119,10 +121,16 @@ class Storage {
   }
 
   // Durable commit: syncs the file, commits it (rename), then syncs its folder and that folder's
-  // parent (the folder may be new). After it returns OK the file survives a power loss.
+  // parent (the folder may be new), and, the first time through this storage, each folder above
+  // up to the root (which holds the entries of events/, index/, collections/). After it returns
+  // OK the file survives a power loss.
   Status CommitDurably(FileSink* sink, const std::string& rel);
   // WriteAtomic, durably (CommitDurably).
   Status WriteDurably(const std::string& rel, std::string_view content);
+
+ private:
+  std::mutex durable_mu_;
+  std::set<std::string> durable_dirs_;  // folders whose entry CommitDurably made durable
 };
 
 // Creates a local folder and its missing parents (mode 0755); OK if it exists. Errors: kIO

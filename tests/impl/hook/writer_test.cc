@@ -132,6 +132,7 @@ TEST(AsyncWriterPendingSteps, TrainingStopsAtTheBoundWhileTheFileSystemStandsSti
       Status st = w.Enqueue(SmallJob(w, s, 0, 64));
       ASSERT_TRUE(st.ok()) << st.message();
       w.EndStep(s);
+      w.WaitForPendingSteps();
       ended.fetch_add(1);
     }
   });
@@ -208,6 +209,54 @@ TEST(HookPendingSteps, BeginStepWaitsAtTheBound) {
   HookOptions bad;
   bad.max_pending_steps = -2;
   EXPECT_EQ(Hook::Create(dir + "/other", bad).status().code(), Code::kInvalidArgument);
+}
+
+// While BeginStep waits at the max_pending_steps bound, saves from other threads go on: the
+// wait does not hold the hook's step gate.
+TEST(HookPendingSteps, SavesFromOtherThreadsProceedWhileBeginStepWaits) {
+  const std::string dir = trial::testing::TempDir("hook");
+  auto storage = std::make_shared<GatedStorage>(io::MakeLocalStorage(dir));
+  HookOptions o;
+  SaveConfigMode every;
+  every.save_interval = 1;
+  o.save_config.SetAll(every);
+  o.save_all = true;
+  o.max_pending_steps = 0;
+  auto hook = Hook::Create(storage, o);
+  ASSERT_TRUE(hook.ok()) << hook.status().message();
+  auto save = [&](const char* name, float v) {
+    int64_t shape[1] = {1};
+    Hook::SaveRequest r;
+    r.name = name;
+    r.dtype = DType::kFloat32;
+    r.shape = shape;
+    r.ndim = 1;
+    r.data = &v;
+    r.nbytes = sizeof v;
+    return (*hook)->Save(r);
+  };
+  ASSERT_TRUE((*hook)->BeginStep().ok());
+  ASSERT_TRUE(save("loss", 1.0f).ok());
+  std::atomic<bool> begun{false};
+  std::thread training([&] {
+    EXPECT_TRUE((*hook)->BeginStep().ok());  // ends step 0, which cannot be written yet: waits
+    begun = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(begun.load()) << "BeginStep did not wait at the bound";
+  std::atomic<bool> saved{false};
+  std::thread other([&] {
+    EXPECT_TRUE(save("grad", 2.0f).ok());
+    saved = true;
+  });
+  for (int i = 0; i < 200 && !saved.load(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(saved.load()) << "a save from another thread was blocked by the waiting BeginStep";
+  EXPECT_FALSE(begun.load());
+  storage->Open();
+  training.join();
+  other.join();
+  ASSERT_TRUE((*hook)->Close().ok());
 }
 
 }  // namespace
