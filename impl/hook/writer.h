@@ -72,6 +72,13 @@ class BufferPool {
   void ReleaseAll(std::vector<Payload>* payloads);
   // Wraps a DLPack tensor: charges its size (waiting like Acquire) and deletes it on release.
   Payload Adopt(DLManagedTensorVersioned* managed, char* data, size_t n);
+  // Bytes a storage keeps in memory for a file not yet committed (an S3 object is uploaded whole
+  // at commit): counted in the budget from Hold to Unhold, never waiting themselves. Acquire
+  // waits while queued + held + n exceed the budget, unless nothing is queued (so a step whose
+  // file alone exceeds the budget still proceeds, one tensor at a time).
+  void Hold(size_t n);
+  void Unhold(size_t n);
+  size_t held() const;
   // Called (without the pool's lock) before a caller starts waiting for budget.
   void set_on_wait(std::function<void()> fn) { on_wait_ = std::move(fn); }
   size_t in_flight() const;
@@ -89,6 +96,7 @@ class BufferPool {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   size_t in_flight_ = 0;
+  size_t held_ = 0;
   size_t peak_ = 0;
   uint64_t waits_ = 0;
   int waiting_ = 0;
@@ -312,6 +320,8 @@ class AsyncWriter {
   // Committer state.
   std::unique_ptr<io::FileSink> sink_;
   std::string event_rel_;  // sink_'s path
+  size_t sink_held_ = 0;   // bytes of sink_ held in memory by the storage (BufferPool::Hold)
+  void DropSink(bool abort = true);  // aborts (if asked) and releases sink_ and what it held
   std::vector<struct iovec> iov_;  // CommitData's pieces, reused
   bool claim_done_ = false;
   bool claimed_ = false;

@@ -47,6 +47,7 @@ class S3Sink : public FileSink {
     return Status::Ok();
   }
   uint64_t size() const override { return buf_.size(); }
+  bool HoldsBytesInMemory() const override { return true; }
   Status Commit() override {
     if (done_) return InvalidState("commit of s3://" + bucket_ + "/" + key_ + " twice or after abort");
     Status st = client_->Put(bucket_, key_, buf_);

@@ -35,6 +35,9 @@ class FileSink {
   // Makes the bytes appended so far durable before Commit (local: write what is buffered, then
   // fsync). On error the sink is unusable (Abort it).
   virtual Status Sync() { return Status::Ok(); }
+  // Whether the appended bytes stay in memory until Commit (an S3 object is uploaded whole),
+  // so that writers count them in their memory budget.
+  virtual bool HoldsBytesInMemory() const { return false; }
 };
 
 // A file appended to in place, visible under its name from the start (TensorBoard event files,
