@@ -81,9 +81,18 @@ class S3AppendFile : public AppendFile {
     return Status::Ok();
   }
   uint64_t size() const override { return content_.size(); }
+  // The whole object is PUT again (S3 cannot append); nothing is sent when nothing changed.
+  Status Flush() override {
+    if (closed_) return Status(Code::kIO, where_ + ": flushed after close");
+    if (uploaded_ == content_.size()) return Status::Ok();
+    SMD_RETURN_IF_ERROR(client_->Put(bucket_, key_, content_));
+    uploaded_ = content_.size();
+    return Status::Ok();
+  }
   Status Close() override {
     if (closed_) return Status::Ok();
     closed_ = true;
+    if (uploaded_ == content_.size() && uploaded_ > 0) return Status::Ok();
     return client_->Put(bucket_, key_, content_);
   }
 
@@ -91,6 +100,7 @@ class S3AppendFile : public AppendFile {
   std::shared_ptr<s3::Client> client_;
   std::string bucket_, key_, where_, content_;
   bool closed_ = false;
+  size_t uploaded_ = 0;  // bytes of content_ the object holds (after a Flush)
 };
 
 class S3Storage : public Storage {

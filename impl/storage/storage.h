@@ -49,6 +49,9 @@ class AppendFile {
   virtual Status Append(std::string_view bytes) = 0;
   // Size in bytes: what the file held when it was opened plus what was appended since.
   virtual uint64_t size() const = 0;
+  // Makes what was appended so far visible to readers (an S3 object, uploaded whole, exists
+  // only once written out: this PUTs it). Local files are visible as they are appended.
+  virtual Status Flush() { return Status::Ok(); }
   // Writes out and closes. Idempotent.
   virtual Status Close() = 0;
 };
