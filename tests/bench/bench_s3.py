@@ -167,9 +167,39 @@ def best(fn, repeats):
     return min(fn() for _ in range(repeats))
 
 
+SMDEBUG_FAILURES = []
+
+
+def best_smdebug(fn, repeats):
+    """The best of `repeats` successful runs of an smdebug reader. smdebug's S3 reader forks a
+    process pool that inherits the parent's boto3 client and its keep-alive connections, so under
+    load a child may read another's answer (read timeouts, then 'Empty/Corrupt Index File'); such
+    runs are counted, reported, and run again (at most 3 x repeats runs)."""
+    times = []
+    for _ in range(3 * repeats):
+        try:
+            times.append(fn())
+        except Exception as e:  # noqa: BLE001  (reported below the table)
+            SMDEBUG_FAILURES.append(f"{type(e).__name__}: {e}")
+        if len(times) == repeats:
+            break
+    if not times:
+        raise RuntimeError("smdebug failed every run: " + "; ".join(SMDEBUG_FAILURES))
+    return min(times)
+
+
 def main():
     repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 3
     cfg, state = server_env()
+    try:
+        run(cfg, repeats)
+    finally:
+        if state:
+            subprocess.run([str(REPO / "scripts" / "s3-server.sh"), "stop", state],
+                           capture_output=True)
+
+
+def run(cfg, repeats):
     import smdebug_env  # noqa: F401  (before smdebug)
     from smdebug.trials import create_trial
     bucket = cfg["SMD_S3_BUCKET"]
@@ -235,7 +265,7 @@ def main():
         tr = create_trial(trial)
         tr.steps()
         return time.perf_counter() - t0
-    rows.append(("S3 open the S1 trial", best(s3_smd, repeats), best(s3_smdebug, repeats)))
+    rows.append(("S3 open the S1 trial", best(s3_smd, repeats), best_smdebug(s3_smdebug, repeats)))
 
     def s4_smd():
         t = smd.open(trial)
@@ -253,7 +283,8 @@ def main():
         for s in range(100):
             x.value(s)
         return time.perf_counter() - t0
-    rows.append(("S4 one tensor, all 100 steps", best(s4_smd, repeats), best(s4_smdebug, repeats)))
+    rows.append(("S4 one tensor, all 100 steps", best(s4_smd, repeats),
+                 best_smdebug(s4_smdebug, repeats)))
 
     # S5: a running job of N steps (2 tensors each), then 10 more steps, then one refresh; at two
     # trial sizes, to show that a refresh costs what is new, not the trial's size. Best of
@@ -268,8 +299,16 @@ def main():
         s5_waits[size] = waited
         smd.ok(smd.L.smd_hook_flush(h))
         t = smd.open(live)
-        tr = create_trial(live)
-        tr.steps()
+        tr = None
+        for _ in range(3):  # see best_smdebug
+            try:
+                tr = create_trial(live)
+                tr.steps()
+                break
+            except Exception as e:  # noqa: BLE001
+                SMDEBUG_FAILURES.append(f"{type(e).__name__}: {e}")
+        if tr is None:
+            raise RuntimeError("smdebug cannot open the S5 trial: " + SMDEBUG_FAILURES[-1])
         smd_times, smdebug_times = [], []
         for _ in range(repeats):
             smd.write(live, 10, tiny, hook=h, close=False)  # ends 10 more steps
@@ -279,12 +318,15 @@ def main():
             smd.ok(smd.L.smd_trial_refresh(t))
             smd_times.append(time.perf_counter() - t0)
             t0 = time.perf_counter()
-            tr.refresh_data() if hasattr(tr, "refresh_data") else tr.steps()
-            smdebug_times.append(time.perf_counter() - t0)
+            try:
+                tr.refresh_data() if hasattr(tr, "refresh_data") else tr.steps()
+                smdebug_times.append(time.perf_counter() - t0)
+            except Exception as e:  # noqa: BLE001  (see best_smdebug)
+                SMDEBUG_FAILURES.append(f"{type(e).__name__}: {e}")
         smd.ok(smd.L.smd_hook_close(h))
         smd.L.smd_hook_free(h)
         smd.L.smd_trial_free(t)
-        return min(smd_times), min(smdebug_times)
+        return min(smd_times), min(smdebug_times) if smdebug_times else float("nan")
 
     for size in S5_SIZES:
         a, b = s5(size)
@@ -298,8 +340,9 @@ def main():
           f"S1 {s1_wait * 1e3:.1f} ms, S2 {s2_wait * 1e3:.1f} ms, " +
           ", ".join(f"S5 writing {n:,} steps {w * 1e3:.1f} ms" for n, w in s5_waits.items()))
     print(f"S2 smd: {s2_detail}")
-    if state:
-        subprocess.run([str(REPO / "scripts" / "s3-server.sh"), "stop", state], capture_output=True)
+    if SMDEBUG_FAILURES:
+        print(f"smdebug reader runs that failed and were run again: {len(SMDEBUG_FAILURES)} "
+              f"({SMDEBUG_FAILURES[0]})")
 
 
 if __name__ == "__main__":
