@@ -310,21 +310,27 @@ void Hook::EndStepLocked() {
 }
 
 Status Hook::BeginStep() {
-  std::unique_lock<std::shared_mutex> g(gate_);
-  std::lock_guard<std::mutex> lock(mu_);
-  SMD_RETURN_IF_ERROR(CheckOpenLocked());
-  if (writer_) {
-    EndStepLocked();
-    if (ever_saved_ && !collections_exported_) ExportCollectionsLocked();
+  {
+    std::unique_lock<std::shared_mutex> g(gate_);
+    std::lock_guard<std::mutex> lock(mu_);
+    SMD_RETURN_IF_ERROR(CheckOpenLocked());
+    if (writer_) {
+      EndStepLocked();
+      if (ever_saved_ && !collections_exported_) ExportCollectionsLocked();
+    }
+    step_with_data_.reset();
+    ++step_;
+    started_.store(true, std::memory_order_relaxed);
+    int64_t& ms = *mode_steps_[ModeIndex(mode_)];
+    ++ms;
+    if (mode_ != Mode::kGlobal) mode_steps_[ModeIndex(Mode::kGlobal)] = step_;
+    RecomputeDueLocked();
   }
-  step_with_data_.reset();
-  ++step_;
-  started_.store(true, std::memory_order_relaxed);
-  int64_t& ms = *mode_steps_[ModeIndex(mode_)];
-  ++ms;
-  if (mode_ != Mode::kGlobal) mode_steps_[ModeIndex(Mode::kGlobal)] = step_;
-  RecomputeDueLocked();
-  return writer_ ? writer_->error() : Status::Ok();
+  if (!writer_) return Status::Ok();
+  // The max_pending_steps bound holds the caller back, without the gate: saves from other
+  // threads (into the step just begun) are not blocked while the writer catches up.
+  writer_->WaitForPendingSteps();
+  return writer_->error();
 }
 
 Status Hook::Flush() {

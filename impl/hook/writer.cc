@@ -72,18 +72,38 @@ BufferPool::~BufferPool() {
 }
 
 void BufferPool::WaitForBudgetLocked(std::unique_lock<std::mutex>& lock, size_t n) {
-  if (in_flight_ == 0 || in_flight_ + n <= budget_) return;
+  auto room = [&] { return in_flight_ == 0 || in_flight_ + held_ + n <= budget_; };
+  if (room()) return;
   if (on_wait_) {
     lock.unlock();
     on_wait_();
     lock.lock();
   }
-  if (in_flight_ > 0 && in_flight_ + n > budget_) {
+  if (!room()) {
     ++waits_;
     ++waiting_;
-    cv_.wait(lock, [&] { return in_flight_ == 0 || in_flight_ + n <= budget_; });
+    cv_.wait(lock, room);
     --waiting_;
   }
+}
+
+void BufferPool::Hold(size_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  held_ += n;
+  if (in_flight_ + held_ > peak_) peak_ = in_flight_ + held_;
+}
+
+void BufferPool::Unhold(size_t n) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_ -= std::min(n, held_);
+  }
+  cv_.notify_all();
+}
+
+size_t BufferPool::held() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return held_;
 }
 
 bool BufferPool::waiting() const {
@@ -100,7 +120,7 @@ Payload BufferPool::Acquire(size_t n) {
     std::unique_lock<std::mutex> lock(mu_);
     WaitForBudgetLocked(lock, n);
     in_flight_ += n;
-    if (in_flight_ > peak_) peak_ = in_flight_;
+    if (in_flight_ + held_ > peak_) peak_ = in_flight_ + held_;
     std::vector<char*>& list = free_[ClassIndex(cap)];
     if (!list.empty()) {
       p.block_ = list.back();
@@ -126,7 +146,7 @@ Payload BufferPool::Adopt(DLManagedTensorVersioned* managed, char* data, size_t 
     std::unique_lock<std::mutex> lock(mu_);
     WaitForBudgetLocked(lock, n);
     in_flight_ += n;
-    if (in_flight_ > peak_) peak_ = in_flight_;
+    if (in_flight_ + held_ > peak_) peak_ = in_flight_ + held_;
   }
   Payload p;
   p.pool_ = this;
@@ -273,6 +293,11 @@ void AsyncWriter::EndStep(int64_t step) {
     ++pending_steps_;
   }
   (void)Push(std::move(item), 0);
+}
+
+void AsyncWriter::WaitForPendingSteps() {
+  const int64_t bound = options_.max_pending_steps;
+  if (bound < 0) return;
   std::unique_lock<std::mutex> lock(mu_);
   auto done = [&] { return pending_steps_ <= bound || failed() || stopping_; };
   if (done()) return;
@@ -627,8 +652,15 @@ void AsyncWriter::RunCommitter() {
     batch.clear();
     committer_cpu_.store(ThreadCpuSeconds(), std::memory_order_relaxed);
   }
-  if (sink_) sink_->Abort();
+  DropSink();
   if (tb_) SetError(tb_->Close());
+}
+
+void AsyncWriter::DropSink(bool abort) {
+  if (sink_ && abort) sink_->Abort();
+  sink_.reset();
+  if (sink_held_ > 0) pool_.Unhold(sink_held_);
+  sink_held_ = 0;
 }
 
 void AsyncWriter::Commit(Chunk& chunk) {
@@ -651,8 +683,7 @@ void AsyncWriter::Commit(Chunk& chunk) {
         Status st = CommitFinish(chunk);
         if (!st.ok()) SetError(st.WithContext("completing step " + std::to_string(chunk.step)));
       }
-      if (sink_) sink_->Abort();
-      sink_.reset();
+      DropSink();
       if (chunk.ends_pending_step) StepNoLongerPending();
       break;
     case Chunk::Kind::kWriteFile:
@@ -689,14 +720,22 @@ Status AsyncWriter::CommitData(Chunk& chunk) {
     const char* base = p.from_headers ? chunk.headers.data() + p.off : p.ptr;
     iov_.push_back({const_cast<char*>(base), p.len});
   }
-  return sink_->Append(iov_.data(), static_cast<int>(iov_.size()));
+  const uint64_t before = sink_->size();
+  Status st = sink_->Append(iov_.data(), static_cast<int>(iov_.size()));
+  if (st.ok() && sink_->HoldsBytesInMemory()) {
+    // The chunk's buffers go back to the pool after this; the storage's copy takes their place
+    // in the budget until the file is committed.
+    const size_t n = static_cast<size_t>(sink_->size() - before);
+    pool_.Hold(n);
+    sink_held_ += n;
+  }
+  return st;
 }
 
 Status AsyncWriter::CommitFinish(Chunk& chunk) {
   if (sink_) {
     Status st = options_.fsync ? storage_->CommitDurably(sink_.get(), event_rel_) : sink_->Commit();
-    if (!st.ok()) sink_->Abort();
-    sink_.reset();
+    DropSink(/*abort=*/!st.ok());
     SMD_RETURN_IF_ERROR(st);
   }
   if (!chunk.rel.empty()) {

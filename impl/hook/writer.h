@@ -72,6 +72,13 @@ class BufferPool {
   void ReleaseAll(std::vector<Payload>* payloads);
   // Wraps a DLPack tensor: charges its size (waiting like Acquire) and deletes it on release.
   Payload Adopt(DLManagedTensorVersioned* managed, char* data, size_t n);
+  // Bytes a storage keeps in memory for a file not yet committed (an S3 object is uploaded whole
+  // at commit): counted in the budget from Hold to Unhold, never waiting themselves. Acquire
+  // waits while queued + held + n exceed the budget, unless nothing is queued (so a step whose
+  // file alone exceeds the budget still proceeds, one tensor at a time).
+  void Hold(size_t n);
+  void Unhold(size_t n);
+  size_t held() const;
   // Called (without the pool's lock) before a caller starts waiting for budget.
   void set_on_wait(std::function<void()> fn) { on_wait_ = std::move(fn); }
   size_t in_flight() const;
@@ -89,6 +96,7 @@ class BufferPool {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   size_t in_flight_ = 0;
+  size_t held_ = 0;
   size_t peak_ = 0;
   uint64_t waits_ = 0;
   int waiting_ = 0;
@@ -189,10 +197,12 @@ class AsyncWriter {
 
   // Queues a tensor. Returns the sticky error if the writer has failed.
   Status Enqueue(TensorJob&& job);
-  // Ends a step: its files are completed in order after everything queued before. With
-  // max_pending_steps set, waits while more ended steps than that are still to be written
-  // (returns early if the writer failed or is closing).
+  // Ends a step: its files are completed in order after everything queued before. Never waits.
   void EndStep(int64_t step);
+  // With max_pending_steps set, waits while more ended steps than that are still to be written
+  // (returns early if the writer failed or is closing); without, returns at once. The hook calls
+  // it after BeginStep released its locks, so other threads' saves go on meanwhile.
+  void WaitForPendingSteps();
   // Ended steps whose files are not yet complete (counted only with max_pending_steps set).
   int64_t pending_steps() const;
   // Writes a whole file (collections JSON, markers) after everything queued before.
@@ -310,6 +320,8 @@ class AsyncWriter {
   // Committer state.
   std::unique_ptr<io::FileSink> sink_;
   std::string event_rel_;  // sink_'s path
+  size_t sink_held_ = 0;   // bytes of sink_ held in memory by the storage (BufferPool::Hold)
+  void DropSink(bool abort = true);  // aborts (if asked) and releases sink_ and what it held
   std::vector<struct iovec> iov_;  // CommitData's pieces, reused
   bool claim_done_ = false;
   bool claimed_ = false;

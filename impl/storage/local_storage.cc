@@ -483,7 +483,26 @@ Status Storage::CommitDurably(FileSink* sink, const std::string& rel) {
   SMD_RETURN_IF_ERROR(sink->Commit());
   const std::string dir = ParentOf(rel);
   SMD_RETURN_IF_ERROR(SyncDir(dir));
-  if (!dir.empty()) SMD_RETURN_IF_ERROR(SyncDir(ParentOf(dir)));
+  if (dir.empty()) return Status::Ok();
+  std::string up = ParentOf(dir);
+  SMD_RETURN_IF_ERROR(SyncDir(up));
+  // The folders above that one (up to the root: the root holds the entries of events/, index/,
+  // collections/) are synced the first time a file is committed under them through this
+  // storage; they may have been created for it. Later commits there only add deeper entries.
+  while (!up.empty()) {
+    const std::string child = up;  // its entry is made durable by syncing its parent
+    up = ParentOf(up);
+    {
+      std::lock_guard<std::mutex> lock(durable_mu_);
+      if (!durable_dirs_.insert(child).second) continue;
+    }
+    Status st = SyncDir(up);
+    if (!st.ok()) {
+      std::lock_guard<std::mutex> lock(durable_mu_);
+      durable_dirs_.erase(child);
+      return st;
+    }
+  }
   return Status::Ok();
 }
 

@@ -24,6 +24,12 @@ struct StorageOptions {
   std::string s3_access_key_id;
   std::string s3_secret_access_key;
   std::string s3_session_token;
+  // Retry and timeout tuning (C++ only; 0 keeps the client's default, docs/s3.md "Retry
+  // policy"): attempts per request (AWS_MAX_ATTEMPTS or the profile's max_attempts otherwise),
+  // the first backoff step, and how long a transfer may stall before it is abandoned and retried.
+  int s3_max_attempts = 0;
+  int s3_backoff_base_ms = 0;
+  long s3_stall_timeout_ms = 0;
 
   bool has_s3_settings() const {
     return !s3_endpoint.empty() || !s3_region.empty() || !s3_profile.empty() ||

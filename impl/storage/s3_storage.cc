@@ -1,7 +1,10 @@
 #include <algorithm>
 #include "impl/storage/s3_storage.h"
 
+#include <unistd.h>
+
 #include <atomic>
+#include <random>
 #include <utility>
 
 namespace smd::io {
@@ -44,6 +47,7 @@ class S3Sink : public FileSink {
     return Status::Ok();
   }
   uint64_t size() const override { return buf_.size(); }
+  bool HoldsBytesInMemory() const override { return true; }
   Status Commit() override {
     if (done_) return InvalidState("commit of s3://" + bucket_ + "/" + key_ + " twice or after abort");
     Status st = client_->Put(bucket_, key_, buf_);
@@ -77,9 +81,18 @@ class S3AppendFile : public AppendFile {
     return Status::Ok();
   }
   uint64_t size() const override { return content_.size(); }
+  // The whole object is PUT again (S3 cannot append); nothing is sent when nothing changed.
+  Status Flush() override {
+    if (closed_) return Status(Code::kIO, where_ + ": flushed after close");
+    if (uploaded_ == content_.size()) return Status::Ok();
+    SMD_RETURN_IF_ERROR(client_->Put(bucket_, key_, content_));
+    uploaded_ = content_.size();
+    return Status::Ok();
+  }
   Status Close() override {
     if (closed_) return Status::Ok();
     closed_ = true;
+    if (uploaded_ == content_.size() && uploaded_ > 0) return Status::Ok();
     return client_->Put(bucket_, key_, content_);
   }
 
@@ -87,6 +100,7 @@ class S3AppendFile : public AppendFile {
   std::shared_ptr<s3::Client> client_;
   std::string bucket_, key_, where_, content_;
   bool closed_ = false;
+  size_t uploaded_ = 0;  // bytes of content_ the object holds (after a Flush)
 };
 
 class S3Storage : public Storage {
@@ -118,13 +132,19 @@ class S3Storage : public Storage {
   }
 
   Status CreateExclusive(const std::string& rel) override {
+    // The object holds a token of this call, so that a 412 can be told apart: when the answer
+    // to our PUT was lost and the client retried, the retry finds the object, which is ours.
+    const std::string token = ClaimToken();
     if (conditional_put_.load()) {
       s3::PutOptions o;
       o.if_none_match = true;
-      Status st = client_->Put(uri_.bucket, Key(rel), "", o);
+      Status st = client_->Put(uri_.bucket, Key(rel), token, o);
       if (st.ok()) return st;
-      if (st.code() == Code::kAlreadyExists)
+      if (st.code() == Code::kAlreadyExists) {
+        auto there = client_->Get(uri_.bucket, Key(rel));
+        if (there.ok() && *there == token) return Status::Ok();
         return Status(Code::kAlreadyExists, Describe(rel) + " already exists");
+      }
       // A server without conditional writes answers 501 NotImplemented.
       if (st.code() != Code::kHttp || st.message().find("NotImplemented") == std::string::npos)
         return st;
@@ -133,7 +153,7 @@ class S3Storage : public Storage {
     // Fallback, NOT atomic: two writers may both see "absent" and both write.
     SMD_ASSIGN_OR_RETURN(bool exists, Exists(rel));
     if (exists) return Status(Code::kAlreadyExists, Describe(rel) + " already exists");
-    return client_->Put(uri_.bucket, Key(rel), "");
+    return client_->Put(uri_.bucket, Key(rel), token);
   }
 
   Status Remove(const std::string& rel) override { return client_->Delete(uri_.bucket, Key(rel)); }
@@ -226,6 +246,17 @@ class S3Storage : public Storage {
   }
 
  private:
+  // Unique per call: host, process, a counter and 64 random bits.
+  static std::string ClaimToken() {
+    static std::atomic<uint64_t> counter{0};
+    char host[256] = {0};
+    ::gethostname(host, sizeof host - 1);
+    std::random_device rd;
+    const uint64_t r = (static_cast<uint64_t>(rd()) << 32) ^ rd();
+    return "smd claim " + std::string(host) + " pid " + std::to_string(::getpid()) + " #" +
+           std::to_string(counter.fetch_add(1)) + " " + std::to_string(r) + "\n";
+  }
+
   std::string Key(const std::string& rel) const {
     return rel.empty() ? uri_.prefix : uri_.prefix + "/" + rel;
   }

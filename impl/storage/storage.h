@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +35,9 @@ class FileSink {
   // Makes the bytes appended so far durable before Commit (local: write what is buffered, then
   // fsync). On error the sink is unusable (Abort it).
   virtual Status Sync() { return Status::Ok(); }
+  // Whether the appended bytes stay in memory until Commit (an S3 object is uploaded whole),
+  // so that writers count them in their memory budget.
+  virtual bool HoldsBytesInMemory() const { return false; }
 };
 
 // A file appended to in place, visible under its name from the start (TensorBoard event files,
@@ -44,6 +49,9 @@ class AppendFile {
   virtual Status Append(std::string_view bytes) = 0;
   // Size in bytes: what the file held when it was opened plus what was appended since.
   virtual uint64_t size() const = 0;
+  // Makes what was appended so far visible to readers (an S3 object, uploaded whole, exists
+  // only once written out: this PUTs it). Local files are visible as they are appended.
+  virtual Status Flush() { return Status::Ok(); }
   // Writes out and closes. Idempotent.
   virtual Status Close() = 0;
 };
@@ -119,10 +127,16 @@ class Storage {
   }
 
   // Durable commit: syncs the file, commits it (rename), then syncs its folder and that folder's
-  // parent (the folder may be new). After it returns OK the file survives a power loss.
+  // parent (the folder may be new), and, the first time through this storage, each folder above
+  // up to the root (which holds the entries of events/, index/, collections/). After it returns
+  // OK the file survives a power loss.
   Status CommitDurably(FileSink* sink, const std::string& rel);
   // WriteAtomic, durably (CommitDurably).
   Status WriteDurably(const std::string& rel, std::string_view content);
+
+ private:
+  std::mutex durable_mu_;
+  std::set<std::string> durable_dirs_;  // folders whose entry CommitDurably made durable
 };
 
 // Creates a local folder and its missing parents (mode 0755); OK if it exists. Errors: kIO

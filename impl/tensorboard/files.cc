@@ -123,6 +123,7 @@ Status EventFileSet::Flush() {
   for (File& f : files_) {
     if (!f.out) continue;
     Status st = WriteOut(&f);
+    if (st.ok()) st = f.out->Flush();  // on S3: the object is uploaded as it is now
     if (!st.ok()) return Fail(st);
   }
   return Status::Ok();

@@ -27,6 +27,7 @@
  *   scalar_typed  NAME  DTYPE  HEX              (one element of DTYPE, little-endian bytes)
  *   strings  NAME  HEX,HEX,...|-                (a 1-D string tensor: each element UTF-8 in hex;
  *                                                "-" for none)
+ *   sleep  MILLISECONDS                         (paces a writer that a reader follows)
  *   close
  *
  * Exit status 0 on success; any failing call prints its error and exits 1.
@@ -35,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "smd/smd.h"
 
@@ -215,6 +217,10 @@ int main(int argc, char **argv) {
       CALL(smd_hook_set_mode(hook, m));
     } else if (strcmp(cmd, "step") == 0) {
       CALL(smd_hook_begin_step(hook));
+    } else if (strcmp(cmd, "sleep") == 0 && nf >= 2) {
+      const long ms = strtol(f[1], NULL, 10);
+      struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+      nanosleep(&ts, NULL);
     } else if (strcmp(cmd, "tensor") == 0 && nf >= 5) {
       smd_dtype dt;
       CALL(smd_dtype_from_name(f[2], &dt));

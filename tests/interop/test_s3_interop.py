@@ -164,3 +164,83 @@ def test_many_workers_one_prefix_while_a_reader_follows(s3, smd_scenario_bin, sm
             got = workers[f"worker_{rank}"]["value"]
             assert got["sha256"] == hashlib.sha256(value(rank, step).tobytes()).hexdigest(), \
                 (step, rank)
+
+
+def test_many_workers_under_mpirun_while_a_reader_follows(s3, smd_scenario_bin, smd_bin, tmp_path):
+    """N writer processes started by OpenMPI's mpirun (worker names and count from
+    OMPI_COMM_WORLD_RANK / OMPI_COMM_WORLD_SIZE), paced, write one job under one S3 prefix; a
+    reader follows the prefix WHILE they write (it reads the first steps before the writers are
+    done), and every worker's every step is read back with its value."""
+    import hashlib
+    import json
+    import shutil
+    import time
+
+    import numpy as np
+
+    from conftest import LIBSMD
+    import smdlib
+
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        if os.environ.get("CI") == "true":
+            pytest.fail("mpirun not found (scripts/setup.sh installs openmpi-bin)")
+        pytest.skip("mpirun not found (apt-get install openmpi-bin)")
+    n_workers, n_steps, pace_ms = 4, 10, 250
+    uri = _uri(s3, "mpirun")
+
+    def value(rank, step):
+        return np.arange(6, dtype=np.float32) + np.float32(rank * 1000 + step)
+
+    for rank in range(n_workers):
+        lines = ["option\tsave_config\tall\t1\t0\t-\t-", "option\tsave_all\t1",
+                 "option\tinclude_workers\tall", f"create\t{uri}"]
+        for step in range(n_steps):
+            lines.append("step")
+            lines.append("tensor\tw\tfloat32\t2x3\t" + value(rank, step).tobytes().hex())
+            lines.append(f"sleep\t{pace_ms}")
+        lines.append("close")
+        (tmp_path / f"rank{rank}.script").write_text("\n".join(lines) + "\n")
+    # Each process runs the script of its rank; the hook takes its worker name and the worker
+    # count from OpenMPI's variables (no worker option in the scripts).
+    launcher = tmp_path / "rank.sh"
+    launcher.write_text(f'#!/bin/sh\nexec "{smd_scenario_bin}" "{tmp_path}/rank$OMPI_COMM_WORLD_RANK.script"\n')
+    launcher.chmod(0o755)
+    env = dict(os.environ)
+    for k in ("RANK", "WORLD_SIZE", "HOROVOD_RANK", "HOROVOD_SIZE", "PMI_RANK", "PMI_SIZE"):
+        env.pop(k, None)
+    cmd = [mpirun, "--allow-run-as-root", "--oversubscribe", "-n", str(n_workers)]
+    for k in ("AWS_ENDPOINT_URL_S3", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION",
+              "AWS_DEFAULT_REGION", "AWS_EC2_METADATA_DISABLED"):
+        cmd += ["-x", k]
+    proc = subprocess.Popen(cmd + [str(launcher)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+    lib = smdlib.Lib(LIBSMD)
+    seen_while_writing = []
+    try:
+        with lib.open(uri, collection_wait_ms=60000) as t:
+            for step in range(n_steps):
+                t.wait_for_steps([step], timeout_ms=120000)
+                seen_while_writing.append(proc.poll() is None)
+            out, _ = proc.communicate(timeout=120)
+            assert proc.returncode == 0, out
+            t.refresh()
+            assert t.steps() == list(range(n_steps))
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    # The reader followed the job: it had the first steps while the writers were still at work.
+    assert seen_while_writing[0], "the reader saw nothing before the writers had finished"
+
+    doc = json.loads(_smd_dump(smd_bin, uri))
+    assert doc["workers"] == [f"worker_{r}" for r in range(n_workers)]
+    at = doc["tensors"]["w"]["at"]
+    for step in range(n_steps):
+        workers = at[str(step)]["workers"]
+        assert sorted(workers) == [f"worker_{r}" for r in range(n_workers)], step
+        for rank in range(n_workers):
+            got = workers[f"worker_{rank}"]["value"]
+            assert got["sha256"] == hashlib.sha256(value(rank, step).tobytes()).hexdigest(), \
+                (step, rank)

@@ -189,3 +189,31 @@ TEST(S3Uri, MakeS3StorageWithoutCredentialsIsAnAuthError) {
 
 }  // namespace
 }  // namespace smd::io
+
+// An appended file (TensorBoard's) becomes an object when flushed, not only when closed: a reader
+// of a running job sees what was flushed.
+namespace smd::io {
+namespace {
+TEST_F(S3StorageTest, AppendFileIsVisibleAfterFlush) {
+  auto f = storage_->OpenForAppend("tensorboard/train/000000000000_1_host.tfevents");
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  ASSERT_TRUE((*f)->Append("first ").ok());
+  auto before = storage_->Exists("tensorboard/train/000000000000_1_host.tfevents");
+  ASSERT_TRUE(before.ok());
+  EXPECT_FALSE(*before) << "nothing is uploaded before a flush";
+  ASSERT_TRUE((*f)->Flush().ok());
+  auto got = storage_->ReadAll("tensorboard/train/000000000000_1_host.tfevents");
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(*got, "first ");
+  const uint64_t puts = client_->stats().requests;
+  ASSERT_TRUE((*f)->Flush().ok());
+  EXPECT_EQ(client_->stats().requests, puts) << "nothing new: no upload";
+  ASSERT_TRUE((*f)->Append("second").ok());
+  ASSERT_TRUE((*f)->Close().ok());
+  auto all = storage_->ReadAll("tensorboard/train/000000000000_1_host.tfevents");
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ(*all, "first second");
+  EXPECT_EQ((*f)->Flush().code(), Code::kIO) << "flush after close";
+}
+}  // namespace
+}  // namespace smd::io

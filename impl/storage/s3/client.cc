@@ -2,6 +2,7 @@
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
+#include <openssl/evp.h>
 
 #include <algorithm>
 #include <atomic>
@@ -271,6 +272,18 @@ Result<Config> ConfigFromEnvironment(const std::string& given_profile, const Cre
 
   c.ca_bundle = Env("AWS_CA_BUNDLE");
   if (c.ca_bundle.empty()) c.ca_bundle = prof("ca_bundle");
+
+  // Attempts per request, as the AWS CLI and SDKs read them (the first try included).
+  std::string attempts = Env("AWS_MAX_ATTEMPTS");
+  if (attempts.empty()) attempts = prof("max_attempts");
+  if (!attempts.empty()) {
+    char* end = nullptr;
+    long n = std::strtol(attempts.c_str(), &end, 10);
+    if (end == attempts.c_str() || *end != '\0' || n < 1 || n > 100)
+      return InvalidArgument("S3 max_attempts '" + attempts +
+                             "' (AWS_MAX_ATTEMPTS or the profile) must be a number from 1 to 100");
+    c.max_attempts = static_cast<int>(n);
+  }
   return c;
 }
 
@@ -364,6 +377,9 @@ struct Request {
   HeaderList headers;  // signed and sent
   std::string_view body;
   bool head = false;
+  // S3 may answer 200 and put an <Error> in the body (CompleteMultipartUpload, CopyObject): such
+  // an answer is an error, classified and retried like any other.
+  bool error_in_200 = false;
 };
 
 struct Client::Impl {
@@ -663,9 +679,27 @@ struct Client::Impl {
           break;  // not transient
         continue;
       }
-      if (resp.status >= 200 && resp.status < 300) return resp;
+      if (resp.status >= 200 && resp.status < 300 &&
+          !(r.error_in_200 && resp.body.find("<Error>") != std::string::npos))
+        return resp;
       std::string code = xml::FirstText(resp.body, "Code");
       std::string message = xml::FirstText(resp.body, "Message");
+      // A skewed clock: S3 says RequestTimeTooSkewed, but a HEAD's answer has no body, and some
+      // servers answer a signature from the wrong time with another 403. As the AWS SDKs do, a
+      // 403 whose Date is more than 4 minutes from our (corrected) clock counts as skew too.
+      // Either way the retry is signed with the server's clock (the offset from its Date).
+      if (code == "RequestTimeTooSkewed" || resp.status == 403) {
+        auto it = resp.headers.find("date");
+        std::tm tm{};
+        if (it != resp.headers.end() &&
+            strptime(it->second.c_str(), "%a, %d %b %Y %H:%M:%S", &tm) != nullptr) {
+          const long long offset = static_cast<long long>(timegm(&tm) - std::time(nullptr));
+          if (code == "RequestTimeTooSkewed" || std::llabs(offset - clock_offset_s.load()) > 240) {
+            clock_offset_s = offset;
+            code = "RequestTimeTooSkewed";
+          }
+        }
+      }
       if (code.empty()) {
         if (resp.status == 404) code = r.key.empty() ? "NoSuchBucket" : "NoSuchKey";
         else if (resp.status == 403) code = "AccessDenied";
@@ -687,14 +721,6 @@ struct Client::Impl {
       else if (resp.status == 416 || code == "InvalidRange") last_code = Code::kCorrupt;
       else last_code = Code::kHttp;
       if (code == "RequestTimeTooSkewed" || code == "ExpiredToken") last_code = Code::kAuth;
-      if (code == "RequestTimeTooSkewed") {
-        // Sign the retry with the server's clock (its Date header), as the AWS SDKs do.
-        auto it = resp.headers.find("date");
-        std::tm tm{};
-        if (it != resp.headers.end() &&
-            strptime(it->second.c_str(), "%a, %d %b %Y %H:%M:%S", &tm) != nullptr)
-          clock_offset_s = static_cast<long long>(timegm(&tm) - std::time(nullptr));
-      }
       if (!retry) break;
     }
     std::string msg = std::string("S3 ") + what + " " + Where(r) + ": ";
@@ -711,6 +737,41 @@ struct Client::Impl {
     if (!opts.content_type.empty()) r.headers.emplace_back("Content-Type", opts.content_type);
     auto res = Execute(r, "PUT");
     return res.ok() ? Status::Ok() : res.status();
+  }
+
+  // Whether `key` now holds the object a multipart upload of these parts made: same size, and the
+  // ETag S3 gives a multipart object, MD5 of the parts' binary MD5s then "-<number of parts>".
+  bool CompletedAlready(const std::string& bucket, const std::string& key, uint64_t size,
+                        const std::vector<std::string>& etags) {
+    Request r{"HEAD", bucket, key, {}, {}, {}};
+    r.head = true;
+    Result<Response> head = Execute(r, "HEAD");
+    if (!head.ok()) return false;
+    auto it = head->headers.find("content-length");
+    if (it == head->headers.end() || std::strtoull(it->second.c_str(), nullptr, 10) != size)
+      return false;
+    it = head->headers.find("etag");
+    return it != head->headers.end() && Unquote(it->second) == MultipartEtag(etags);
+  }
+
+  static std::string Unquote(std::string s) {
+    if (s.size() >= 2 && s.front() == '"' && s.back() == '"') s = s.substr(1, s.size() - 2);
+    return s;
+  }
+
+  static std::string MultipartEtag(const std::vector<std::string>& etags) {
+    std::string raw;
+    for (const std::string& e : etags) {
+      const std::string hex = Unquote(e);
+      if (hex.size() != 32) return "";
+      for (size_t i = 0; i < 32; i += 2)
+        raw.push_back(static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16)));
+    }
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    EVP_Digest(raw.data(), raw.size(), md, &n, EVP_md5(), nullptr);
+    return HexEncode(std::string_view(reinterpret_cast<const char*>(md), n)) + "-" +
+           std::to_string(etags.size());
   }
 
   Status Multipart(const std::string& bucket, const std::string& key, std::string_view body) {
@@ -761,14 +822,15 @@ struct Client::Impl {
       xml_body += "</CompleteMultipartUpload>";
       Request complete{"POST", bucket, key, {{"uploadId", upload_id}},
                        {{"Content-Type", "application/xml"}}, xml_body};
+      complete.error_in_200 = true;  // a 200 whose body is an <Error> is retried too
       auto res = Execute(complete, "CompleteMultipartUpload");
-      // S3 may answer 200 with an <Error> body.
-      if (res.ok() && res->body.find("<Error>") != std::string::npos)
-        st = Status(Code::kHttp, Scrub("S3 CompleteMultipartUpload s3://" + bucket + "/" + key +
-                                       ": " + xml::FirstText(res->body, "Code") + ": " +
-                                       xml::FirstText(res->body, "Message")));
-      else if (!res.ok())
-        st = res.status();
+      if (!res.ok()) st = res.status();
+      if (!st.ok() && st.message().find("NoSuchUpload") != std::string::npos &&
+          CompletedAlready(bucket, key, body.size(), etags)) {
+        // An earlier attempt completed the upload and its answer was lost: the retry finds the
+        // upload gone. The object there now is ours (its size and multipart ETag say so).
+        return Status::Ok();
+      }
       if (st.ok()) return st;
     }
     Request abort{"DELETE", bucket, key, {{"uploadId", upload_id}}, {}, {}};

@@ -31,9 +31,13 @@ class GatedStorage : public io::Storage {
   std::string Describe(std::string_view rel) const override { return s_->Describe(rel); }
   Status PrepareForWriting() override { return s_->PrepareForWriting(); }
   Result<std::unique_ptr<io::FileSink>> Create(const std::string& rel) override {
+    WaitOpen();
+    return s_->Create(rel);
+  }
+  Result<std::unique_ptr<io::FileSink>> CreateNow(const std::string& rel) { return s_->Create(rel); }
+  void WaitOpen() {
     std::unique_lock<std::mutex> l(mu_);
     cv_.wait(l, [&] { return open_; });
-    return s_->Create(rel);
   }
   Status WriteAtomic(const std::string& rel, std::string_view c) override { return s_->WriteAtomic(rel, c); }
   Status CreateExclusive(const std::string& rel) override { return s_->CreateExclusive(rel); }
@@ -54,6 +58,35 @@ class GatedStorage : public io::Storage {
   std::mutex mu_;
   std::condition_variable cv_;
   bool open_ = false;
+};
+
+// A storage that keeps each file in memory until it is committed (as S3 objects are), and whose
+// commits wait until Open().
+class HoldingStorage : public GatedStorage {
+ public:
+  using GatedStorage::GatedStorage;
+  Result<std::unique_ptr<io::FileSink>> Create(const std::string& rel) override {
+    SMD_ASSIGN_OR_RETURN(std::unique_ptr<io::FileSink> inner, GatedStorage::CreateNow(rel));
+    return std::unique_ptr<io::FileSink>(new Sink(this, std::move(inner)));
+  }
+
+ private:
+  class Sink : public io::FileSink {
+   public:
+    Sink(HoldingStorage* s, std::unique_ptr<io::FileSink> in) : s_(s), in_(std::move(in)) {}
+    Status Append(const struct iovec* p, int n) override { return in_->Append(p, n); }
+    uint64_t size() const override { return in_->size(); }
+    Status Commit() override {
+      s_->WaitOpen();
+      return in_->Commit();
+    }
+    void Abort() override { in_->Abort(); }
+    bool HoldsBytesInMemory() const override { return true; }
+
+   private:
+    HoldingStorage* s_;
+    std::unique_ptr<io::FileSink> in_;
+  };
 };
 
 TensorJob SmallJob(AsyncWriter& w, int64_t step, int i, size_t bytes) {
@@ -132,6 +165,7 @@ TEST(AsyncWriterPendingSteps, TrainingStopsAtTheBoundWhileTheFileSystemStandsSti
       Status st = w.Enqueue(SmallJob(w, s, 0, 64));
       ASSERT_TRUE(st.ok()) << st.message();
       w.EndStep(s);
+      w.WaitForPendingSteps();
       ended.fetch_add(1);
     }
   });
@@ -208,6 +242,105 @@ TEST(HookPendingSteps, BeginStepWaitsAtTheBound) {
   HookOptions bad;
   bad.max_pending_steps = -2;
   EXPECT_EQ(Hook::Create(dir + "/other", bad).status().code(), Code::kInvalidArgument);
+}
+
+// While BeginStep waits at the max_pending_steps bound, saves from other threads go on: the
+// wait does not hold the hook's step gate.
+TEST(HookPendingSteps, SavesFromOtherThreadsProceedWhileBeginStepWaits) {
+  const std::string dir = trial::testing::TempDir("hook");
+  auto storage = std::make_shared<GatedStorage>(io::MakeLocalStorage(dir));
+  HookOptions o;
+  SaveConfigMode every;
+  every.save_interval = 1;
+  o.save_config.SetAll(every);
+  o.save_all = true;
+  o.max_pending_steps = 0;
+  auto hook = Hook::Create(storage, o);
+  ASSERT_TRUE(hook.ok()) << hook.status().message();
+  auto save = [&](const char* name, float v) {
+    int64_t shape[1] = {1};
+    Hook::SaveRequest r;
+    r.name = name;
+    r.dtype = DType::kFloat32;
+    r.shape = shape;
+    r.ndim = 1;
+    r.data = &v;
+    r.nbytes = sizeof v;
+    return (*hook)->Save(r);
+  };
+  ASSERT_TRUE((*hook)->BeginStep().ok());
+  ASSERT_TRUE(save("loss", 1.0f).ok());
+  std::atomic<bool> begun{false};
+  std::thread training([&] {
+    EXPECT_TRUE((*hook)->BeginStep().ok());  // ends step 0, which cannot be written yet: waits
+    begun = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(begun.load()) << "BeginStep did not wait at the bound";
+  std::atomic<bool> saved{false};
+  std::thread other([&] {
+    EXPECT_TRUE(save("grad", 2.0f).ok());
+    saved = true;
+  });
+  for (int i = 0; i < 200 && !saved.load(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(saved.load()) << "a save from another thread was blocked by the waiting BeginStep";
+  EXPECT_FALSE(begun.load());
+  storage->Open();
+  training.join();
+  other.join();
+  ASSERT_TRUE((*hook)->Close().ok());
+}
+
+// A storage that holds an uncommitted file in memory (S3) has those bytes counted in the memory
+// budget until the file is committed: while the upload of step 0's file stands still, training
+// cannot queue step 1's tensors beyond the budget (only one, the rule for a full budget with
+// nothing queued).
+TEST(AsyncWriterBudget, BytesAStorageHoldsUntilCommitCountInTheBudget) {
+  const std::string dir = trial::testing::TempDir("hook");
+  auto storage = std::make_shared<HoldingStorage>(io::MakeLocalStorage(dir));
+  HookOptions o;
+  SaveConfigMode every;
+  every.save_interval = 1;
+  o.save_config.SetAll(every);
+  o.save_all = true;
+  // 2 MiB tensors: the writer hands step 0's data to the storage in 4 MiB chunks before the step
+  // ends, and gives their buffers back to the budget once appended.
+  const size_t kTensor = 2u << 20;
+  o.memory_budget = 5 * kTensor;
+  auto hook = Hook::Create(storage, o);
+  ASSERT_TRUE(hook.ok()) << hook.status().message();
+  std::vector<float> data(kTensor / sizeof(float), 1.0f);
+  auto save = [&](int i) {
+    int64_t shape[1] = {static_cast<int64_t>(data.size())};
+    const std::string name = "w" + std::to_string(i);
+    Hook::SaveRequest r;
+    r.name = name.c_str();
+    r.dtype = DType::kFloat32;
+    r.shape = shape;
+    r.ndim = 1;
+    r.data = data.data();
+    r.nbytes = kTensor;
+    return (*hook)->Save(r);
+  };
+  ASSERT_TRUE((*hook)->BeginStep().ok());
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(save(i).ok());
+  std::atomic<int> accepted{0};
+  std::thread training([&] {
+    EXPECT_TRUE((*hook)->BeginStep().ok());  // step 0's file (8 MiB) goes to its commit
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_TRUE(save(i).ok());
+      accepted.fetch_add(1);
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_LE(accepted.load(), 1) << "tensors were queued beyond the budget while the storage held "
+                                   "step 0's file in memory";
+  EXPECT_GE((*hook)->writer_stats().budget_waits, 1u);
+  storage->Open();
+  training.join();
+  EXPECT_EQ(accepted.load(), 4);
+  ASSERT_TRUE((*hook)->Close().ok());
 }
 
 }  // namespace
