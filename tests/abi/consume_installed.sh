@@ -39,8 +39,11 @@ status=0
 $cc -std=c99 -Wall -Wextra -Werror $extra $(pkg-config --cflags smd) "$src/tests/abi/consumer.c" \
   -o "$scratch/consumer_shared" $(pkg-config --libs smd) -Wl,-rpath,"$libdir"
 if ! "$scratch/consumer_shared" "$trial" 'int' "$expected"; then status=1; fi
-if ldd "$scratch/consumer_shared" | grep -q "$libdir/libsmd.so"; then :; else
-  echo "consumer_shared does not load $libdir/libsmd.so:"; ldd "$scratch/consumer_shared"; status=1
+# (ldd's output is taken whole first: under pipefail, `ldd | grep -q` fails when grep stops
+# reading early and ldd gets SIGPIPE.)
+deps=$(ldd "$scratch/consumer_shared")
+if grep -q "$libdir/libsmd.so" <<<"$deps"; then :; else
+  echo "consumer_shared does not load $libdir/libsmd.so:"; echo "$deps"; status=1
 fi
 
 if [ -f "$libdir/libsmd.a" ]; then
@@ -48,7 +51,8 @@ if [ -f "$libdir/libsmd.a" ]; then
   static_libs=$(pkg-config --static --libs smd | sed 's/-lsmd\b/-l:libsmd.a/')
   $cc -std=c99 -Wall -Wextra -Werror $extra $(pkg-config --static --cflags smd) \
     "$src/tests/abi/consumer.c" -o "$scratch/consumer_static" $static_libs
-  if ldd "$scratch/consumer_static" | grep -q libsmd; then
+  deps=$(ldd "$scratch/consumer_static")
+  if grep -q libsmd <<<"$deps"; then
     echo "consumer_static loads libsmd.so"; status=1
   fi
   if ! "$scratch/consumer_static" "$trial" 'int' "$expected"; then status=1; fi
