@@ -98,6 +98,10 @@ else
     SMD_BUILD_DIR="$0/build" "$0/.venv/bin/python" -m pytest . -q -p no:cacheprovider' "$PWD"
 fi
 
+# The framework suites' venvs (scripts/frameworks/*.sh) install one smd wheel, built once here.
+SMD_WHEEL=$(scripts/python-wheel.sh) || SMD_WHEEL=
+export SMD_WHEEL
+
 echo "== TensorFlow/Keras hooks (scripts/frameworks/tf.sh makes .venv-tf with the smd wheel)"
 if scripts/frameworks/tf.sh; then
   run_pytest "tensorflow hooks" env SMD_BUILD_DIR="$PWD/build" \

@@ -1,39 +1,10 @@
-"""Shared helpers of the MXNet hook tests (run with .venv-mxnet/bin/python; see
-scripts/frameworks/mxnet.sh). The real smdebug reads the trials in a subprocess of the project's
-.venv (tests/interop/smdebug_dump.py); built-in rules run through the `smd` tool of a build
-(SMD_BUILD_DIR, default build/)."""
-import json
-import os
-import subprocess
+"""Fixtures of the MXNet hook tests (run with .venv-mxnet/bin/python; see scripts/frameworks/mxnet.sh):
+smdebug_dump and smd_tool, shared with the other framework suites (tests/frameworks/fwtest.py)."""
 import sys
 from pathlib import Path
 
-import pytest
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))         # models.py
+sys.path.insert(0, str(HERE.parent))  # fwtest.py
 
-REPO = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-
-@pytest.fixture
-def smdebug_dump():
-    """smdebug_dump(trial) -> the smd-dump/1 document of the real smdebug 1.0.34 over trial."""
-    py = REPO / ".venv" / "bin" / "python"
-    if not py.exists():
-        pytest.fail(f"{py} is missing: scripts/setup.sh makes it (the real smdebug lives there)")
-
-    def dump(trial):
-        r = subprocess.run([str(py), str(REPO / "tests" / "interop" / "smdebug_dump.py"), str(trial)],
-                           capture_output=True, text=True, timeout=300)
-        assert r.returncode == 0, f"smdebug could not read {trial}: {r.stderr[-2000:]}"
-        return json.loads(r.stdout)
-    return dump
-
-
-@pytest.fixture
-def smd_tool():
-    build = Path(os.environ.get("SMD_BUILD_DIR", REPO / "build"))
-    exe = build / "tools" / "smd" / "smd"
-    if not exe.exists():
-        pytest.fail(f"{exe} is missing: build the repository (cmake --build build --target smd_tool) "
-                    "or set SMD_BUILD_DIR")
-    return exe
+from fwtest import REPO, smd_tool, smdebug_dump  # noqa: E402,F401  (fixtures)
