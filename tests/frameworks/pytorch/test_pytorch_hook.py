@@ -481,3 +481,16 @@ def test_a_step_that_saves_nothing_leaves_no_hooks_on_submodules_or_parameters(t
     trial = create_trial(str(tmp_path / "run"))
     assert trial.tensor("gradient/Net_fc1.weight").steps() == [0]
     np.testing.assert_array_equal(trial.tensor("Net_fc1.weight").value(2), net.fc1.weight.detach().numpy())
+
+
+def test_smd_hook_options_pass_through(tmp_path):
+    """The framework hook takes smd.Hook's keyword-only options (worker, fsync, ...)."""
+    hook = smd.Hook(str(tmp_path / "run"), save_config=smd.SaveConfig(save_interval=1),
+                    include_collections=["losses"], worker="trainer_7", fsync=True, max_pending_steps=2)
+    train(hook, 2)
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.workers() == ["trainer_7"]
+    assert trial.tensor("CrossEntropyLoss_output_0").steps() == [0, 1]
+    with pytest.raises(TypeError):
+        smd.Hook(str(tmp_path / "other"), no_such_option=1)

@@ -259,3 +259,16 @@ def test_loss_not_decreasing_fires_when_the_model_does_not_learn(tmp_path):
     assert status["learning"][0] == 0
     assert status["stuck"][0] == 6
     assert any(line.get("tensor") in ("validation-logloss", "train-logloss") for line in status["stuck"][1])
+
+
+def test_smd_hook_options_pass_through(tmp_path):
+    """The XGBoost hook takes smd.Hook's keyword-only options (worker, fsync, ...)."""
+    _, _, dtrain, dval = data()
+    hook = sx.Hook(str(tmp_path / "run"), train_data=dtrain, validation_data=dval,
+                   worker="booster_3", fsync=True)
+    train(hook, dtrain, dval, 11)
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.workers() == ["booster_3"]
+    assert trial.steps() == [0, 10]
+    with pytest.raises(TypeError):
+        sx.Hook(str(tmp_path / "other"), no_such_option=1)

@@ -60,12 +60,13 @@ class Hook(_core.Hook):
 
     def __init__(self, out_dir=None, export_tensorboard=False, tensorboard_dir=None, dry_run=False,
                  reduction_config=None, save_config=None, include_regex=None,
-                 include_collections=None, save_all=False, include_workers="one", *, _handle=None):
+                 include_collections=None, save_all=False, include_workers="one", *, _handle=None,
+                 **smd_options):
         if _handle is None and out_dir is None:
             raise TypeError("smd.mxnet.Hook needs an out_dir (or use Hook.create_from_json_file())")
         super().__init__(out_dir, export_tensorboard, tensorboard_dir, dry_run, reduction_config,
                          save_config, include_regex, include_collections, save_all, include_workers,
-                         _handle=_handle)
+                         _handle=_handle, **smd_options)
         self._blocks = []          # (block, is a loss block), every registered one
         self._registered = set()   # id() of the registered blocks
         self._handles = []         # pre-hooks, removed by close()

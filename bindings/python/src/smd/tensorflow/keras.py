@@ -77,14 +77,14 @@ class KerasHook(_Callback, Hook):
     def __init__(self, out_dir=None, export_tensorboard=False, tensorboard_dir=None, dry_run=False,
                  reduction_config=None, save_config=None, include_regex=None,
                  include_collections=None, save_all=False, include_workers="one", *, _handle=None,
-                 _json=None):
+                 _json=None, **smd_options):
         _Callback.__init__(self)
         if _handle is None:
             if out_dir is None:
                 raise TypeError("KerasHook needs out_dir (or use KerasHook.create_from_json_file())")
             Hook.__init__(self, out_dir, export_tensorboard, tensorboard_dir, dry_run,
                           reduction_config, save_config, include_regex, include_collections,
-                          save_all, include_workers)
+                          save_all, include_workers, **smd_options)
             wanted, any_regex = list(include_collections or []), bool(include_regex)
         else:
             Hook.__init__(self, None, _handle=_handle)

@@ -40,13 +40,13 @@ class SessionHook(_v1.train.SessionRunHook, Hook):
     def __init__(self, out_dir=None, export_tensorboard=False, tensorboard_dir=None, dry_run=False,
                  reduction_config=None, save_config=None, include_regex=None,
                  include_collections=None, save_all=False, include_workers="one", *, _handle=None,
-                 _json=None):
+                 _json=None, **smd_options):
         if _handle is None:
             if out_dir is None:
                 raise TypeError("SessionHook needs out_dir (or use SessionHook.create_from_json_file())")
             Hook.__init__(self, out_dir, export_tensorboard, tensorboard_dir, dry_run,
                           reduction_config, save_config, include_regex, include_collections,
-                          save_all, include_workers)
+                          save_all, include_workers, **smd_options)
         else:
             Hook.__init__(self, None, _handle=_handle)
         include_defaults(self._hook)

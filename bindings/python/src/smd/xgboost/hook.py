@@ -117,7 +117,8 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
     def __init__(self, out_dir=None, export_tensorboard=False, tensorboard_dir=None, dry_run=False,
                  reduction_config=None, save_config=None, include_regex=None,
                  include_collections=None, save_all=False, include_workers="one",
-                 hyperparameters=None, train_data=None, validation_data=None, *, _handle=None):
+                 hyperparameters=None, train_data=None, validation_data=None, *, _handle=None,
+                 **smd_options):
         xgb.callback.TrainingCallback.__init__(self)
         if hyperparameters is not None and not isinstance(hyperparameters, dict):
             raise TypeError(f"hyperparameters must be a dict, not {type(hyperparameters).__name__}")
@@ -132,7 +133,7 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
                 save_config = SaveConfig(save_interval=DEFAULT_SAVE_INTERVAL)
             _Hook.__init__(self, out_dir, export_tensorboard, tensorboard_dir, dry_run, None,
                            save_config, include_regex, include_collections, save_all,
-                           include_workers)
+                           include_workers, **smd_options)
         else:
             _Hook.__init__(self, None, _handle=_handle)
         for name, regex in _COLLECTION_REGEXES.items():
