@@ -19,8 +19,9 @@ export PKG_CONFIG_PATH=$(dirname "$pc")${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 export LD_LIBRARY_PATH=$(dirname "$(dirname "$pc")")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 # A local S3 server for the s3:// tests (scripts/s3-server.sh; its SMD_S3_* settings go to the tests).
 s3state=$(mktemp -d "${TMPDIR:-/tmp}/smd-go-s3.XXXXXX")
-trap 'scripts/s3-server.sh stop "$s3state" >/dev/null 2>&1; rm -rf "$s3state"' EXIT
-scripts/s3-server.sh start "$s3state" >/dev/null
+s3server=$PWD/scripts/s3-server.sh  # (the trap runs after the cd below)
+trap '"$s3server" stop "$s3state" >/dev/null 2>&1 || true; rm -rf "$s3state"' EXIT
+"$s3server" start "$s3state" >/dev/null
 # shellcheck disable=SC1091
 . "$s3state/env"
 export SMD_S3_ENDPOINT SMD_S3_ACCESS_KEY SMD_S3_SECRET_KEY SMD_S3_REGION SMD_S3_BUCKET SMD_GO_REQUIRE_S3=1
