@@ -156,42 +156,36 @@ public final class Hook extends NativeObject<smd_hook> implements AutoCloseable 
 
   /** Offers a float32 tensor. */
   public void saveTensor(String name, long[] shape, float[] data, String... collections) throws SmdException {
-    requireNonNull(name, "tensor name");
-    requireNonNull(data, "tensor data");
-    checkCount(shape, data.length, "float[]");
-    SmdNative.smd_java_save_array(p(), nameBytes(name), DType.FLOAT32.value, shape, data, 4, colls(collections));
+    saveArray(name, shape, data, data == null ? 0 : data.length, DType.FLOAT32, "float[]", collections);
   }
 
   /** Offers a float64 tensor. */
   public void saveTensor(String name, long[] shape, double[] data, String... collections) throws SmdException {
-    requireNonNull(name, "tensor name");
-    requireNonNull(data, "tensor data");
-    checkCount(shape, data.length, "double[]");
-    SmdNative.smd_java_save_array(p(), nameBytes(name), DType.FLOAT64.value, shape, data, 8, colls(collections));
+    saveArray(name, shape, data, data == null ? 0 : data.length, DType.FLOAT64, "double[]", collections);
   }
 
   /** Offers an int64 tensor. */
   public void saveTensor(String name, long[] shape, long[] data, String... collections) throws SmdException {
-    requireNonNull(name, "tensor name");
-    requireNonNull(data, "tensor data");
-    checkCount(shape, data.length, "long[]");
-    SmdNative.smd_java_save_array(p(), nameBytes(name), DType.INT64.value, shape, data, 8, colls(collections));
+    saveArray(name, shape, data, data == null ? 0 : data.length, DType.INT64, "long[]", collections);
   }
 
   /** Offers an int32 tensor. */
   public void saveTensor(String name, long[] shape, int[] data, String... collections) throws SmdException {
-    requireNonNull(name, "tensor name");
-    requireNonNull(data, "tensor data");
-    checkCount(shape, data.length, "int[]");
-    SmdNative.smd_java_save_array(p(), nameBytes(name), DType.INT32.value, shape, data, 4, colls(collections));
+    saveArray(name, shape, data, data == null ? 0 : data.length, DType.INT32, "int[]", collections);
   }
 
   /** Offers a bool tensor (one byte 0/1 each). */
   public void saveTensor(String name, long[] shape, boolean[] data, String... collections) throws SmdException {
+    saveArray(name, shape, data, data == null ? 0 : data.length, DType.BOOL, "boolean[]", collections);
+  }
+
+  // The primitive-array overloads: checks, then the array pinned (not copied) for the call.
+  private void saveArray(String name, long[] shape, Object data, int length, DType dtype, String what,
+                         String[] collections) throws SmdException {
     requireNonNull(name, "tensor name");
     requireNonNull(data, "tensor data");
-    checkCount(shape, data.length, "boolean[]");
-    SmdNative.smd_java_save_array(p(), nameBytes(name), DType.BOOL.value, shape, data, 1, colls(collections));
+    checkCount(shape, length, what);
+    SmdNative.smd_java_save_array(p(), nameBytes(name), dtype.value, shape, data, dtype.size, colls(collections));
   }
 
   /** Saves "scalar/&lt;name&gt;" (float64) in the current step, whatever the save configuration. */
