@@ -69,13 +69,17 @@ echo "== C/C++ tests"
 run_ctest build -LE interop
 
 echo "== interop tests against the real smdebug (and a local S3 server for the s3:// ones)"
-s3state=$(mktemp -d "${TMPDIR:-/tmp}/smd-s3-interop.XXXXXX")
-s3env=
-if scripts/s3-server.sh start "$s3state" >/dev/null; then s3env=$s3state/env; fi
+# One local S3 server for the suites run from here (interop, Rust, Go), stopped at exit; the
+# ctest S3 tests start their own (tests/CMakeLists.txt).
+s3state=$(mktemp -d "${TMPDIR:-/tmp}/smd-s3.XXXXXX")
+trap 'rm -f "$log"; "$PWD/scripts/s3-server.sh" stop "$s3state" >/dev/null 2>&1 || true; rm -rf "$s3state"' EXIT
+s3env= s3vars=()
+if scripts/s3-server.sh start "$s3state" >/dev/null; then
+  s3env=$s3state/env
+  s3vars=($(sed -n 's/^export //p' "$s3env"))
+fi
 run_pytest "interop" env SMD_S3_ENV_FILE="$s3env" SMD_BUILD_DIR="$PWD/build" \
   .venv/bin/python -m pytest tests/interop -q -p no:cacheprovider
-scripts/s3-server.sh stop "$s3state" >/dev/null 2>&1
-rm -rf "$s3state"
 
 echo "== crash tests: kill -9 at random moments and file operations, a full file system"
 run_pytest "crash" env SMD_BUILD_DIR="$PWD/build" .venv/bin/python -m pytest tests/crash -q -p no:cacheprovider
@@ -137,18 +141,11 @@ fi
 echo "== Rust binding (bindings/rust): cargo test, clippy, doc"
 export PATH="$HOME/.cargo/bin:$PATH"
 rust_env=(env SMD_LIB_DIR="$PWD/build/capi" SMD_PYTHON="$PWD/.venv/bin/python" RUSTDOCFLAGS="-D warnings")
-s3state=$(mktemp -d "${TMPDIR:-/tmp}/smd-s3-rust.XXXXXX")
-s3vars=()
-if scripts/s3-server.sh start "$s3state" >/dev/null; then
-  s3vars=($(sed -n 's/^export //p' "$s3state/env") SMD_RUST_REQUIRE_S3=1)
-fi
 set +e
-(cd bindings/rust && "${rust_env[@]}" "${s3vars[@]}" cargo test --workspace --all-targets --no-fail-fast 2>&1 &&
+(cd bindings/rust && "${rust_env[@]}" "${s3vars[@]}" SMD_RUST_REQUIRE_S3=1 cargo test --workspace --all-targets --no-fail-fast 2>&1 &&
    "${rust_env[@]}" cargo test --workspace --doc 2>&1) | tee "$log"
 rc=${PIPESTATUS[0]}
 set -e
-scripts/s3-server.sh stop "$s3state" >/dev/null 2>&1
-rm -rf "$s3state"
 p=$( (grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed' "$log" || true) | awk '{s+=$4} END {print s+0}')
 f=$( (grep -Eo '[0-9]+ failed;' "$log" || true) | awk '{s+=$1} END {print s+0}')
 passed=$((passed + p)); failed=$((failed + f))
@@ -173,7 +170,7 @@ done
 
 echo "== Go binding (bindings/go)"
 set +e
-./scripts/test_go.sh build 2>&1 | tee "$log"
+env "${s3vars[@]}" ./scripts/test_go.sh build 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 set -e
 p=$(grep -Ec '^--- PASS' "$log" || true)
