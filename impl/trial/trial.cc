@@ -80,7 +80,9 @@ Result<std::shared_ptr<Trial>> Trial::Open(std::unique_ptr<io::Storage> storage,
   {
     std::lock_guard<std::mutex> lock(t->refresh_mu_);
     if (t->watcher_) t->watcher_->ConsumeChanges();
-    SMD_RETURN_IF_ERROR(t->RefreshLocked(nullptr));
+    // An end marker found above, before LoadCollections listed anything, holds for the listing
+    // (one request fewer on S3); a job seen running is checked again, as it may have ended since.
+    SMD_RETURN_IF_ERROR(t->RefreshLocked(nullptr, ended ? std::optional<bool>(true) : std::nullopt));
   }
   return t;
 }

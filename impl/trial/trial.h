@@ -194,7 +194,9 @@ class Trial : public std::enable_shared_from_this<Trial> {
   bool AwaitChange(const std::optional<std::chrono::steady_clock::time_point>& deadline,
                    WaitState* w);
   Status MaybeRefresh();
-  Status RefreshLocked(Status* first_problem);  // with refresh_mu_ held
+  // With refresh_mu_ held. ended_before: whether training_job_end.ts was there, if the caller
+  // checked it before anything was listed (Open does); otherwise it is checked here.
+  Status RefreshLocked(Status* first_problem, std::optional<bool> ended_before = std::nullopt);
   Status ListAndLoadIndex(Status* first_problem, bool live);  // live: the job has not ended
   Result<std::vector<PendingFile>> ListNewIndexFiles(bool* listed_any);
   void ResolveEntries(const ParsedIndex& p, std::vector<Prediction>* out);

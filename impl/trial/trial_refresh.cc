@@ -76,9 +76,14 @@ Status Trial::MaybeRefresh() {
   return RefreshLocked(nullptr);
 }
 
-Status Trial::RefreshLocked(Status* first_problem) {
+Status Trial::RefreshLocked(Status* first_problem, std::optional<bool> ended_before) {
   // The end marker is checked before listing: everything written before it is then visible.
-  SMD_ASSIGN_OR_RETURN(bool ended, storage_->Exists(io::kEndOfJobFile));
+  bool ended;
+  if (ended_before) {
+    ended = *ended_before;
+  } else {
+    SMD_ASSIGN_OR_RETURN(ended, storage_->Exists(io::kEndOfJobFile));
+  }
   size_t known_workers;
   int64_t num_workers;
   {
