@@ -913,3 +913,75 @@ func (c *Collection) TensorNames() ([]string, error) {
 	}
 	return takeStrArray(&a), nil
 }
+
+// ReductionValue is one reduction of a tensor that the caller computed (on a GPU, say):
+// Reduction is a name as ReductionConfig takes it without the abs_ prefix ("min", "mean", "l2",
+// ...), Abs says it is over absolute values.
+type ReductionValue struct {
+	Reduction string
+	Abs       bool
+	Value     float64
+}
+
+// DueReductions says what SaveTensor would write for a tensor of this name now: the due
+// reductions in write order ("min", "abs_l2", ...), and whether the tensor's elements themselves
+// are needed (a raw value or a TensorBoard summary; then save it with SaveTensor).
+func (h *Hook) DueReductions(name string) ([]string, bool, error) {
+	cs, err := cstr("tensor name", name)
+	if err != nil {
+		return nil, false, err
+	}
+	var a C.smd_strarray
+	var value C.bool
+	if err := h.call(func(p *C.smd_hook) *C.smd_error { return C.smd_hook_due_reductions(p, cs, &a, &value) }); err != nil {
+		return nil, false, err
+	}
+	return takeStrArray(&a), bool(value), nil
+}
+
+// SaveReductions saves reductions the caller computed for a tensor of dtype and shape whose
+// elements smd never sees, exactly as SaveTensor writes the reductions it computes itself.
+// Every due reduction must be among values (others are ignored).
+func (h *Hook) SaveReductions(name string, dtype DType, shape []int64, values []ReductionValue, collections ...string) error {
+	cs, err := cstr("tensor name", name)
+	if err != nil {
+		return err
+	}
+	if _, err := elemCount(shape); err != nil {
+		return err
+	}
+	n := len(values)
+	var vals *C.smd_reduction_value
+	if n > 0 {
+		// C memory: the structs hold C string pointers.
+		vs := unsafe.Slice((*C.smd_reduction_value)(C.malloc(C.size_t(n)*C.size_t(unsafe.Sizeof(C.smd_reduction_value{})))), n)
+		for i, v := range values {
+			if strings.IndexByte(v.Reduction, 0) >= 0 {
+				for _, w := range vs[:i] {
+					C.free(unsafe.Pointer(w.reduction))
+				}
+				C.free(unsafe.Pointer(&vs[0]))
+				return argErr("reduction %q contains a NUL byte", v.Reduction)
+			}
+			vs[i].reduction = C.CString(v.Reduction)
+			vs[i].abs = C.bool(v.Abs)
+			vs[i].value = C.double(v.Value)
+		}
+		defer func() {
+			for _, w := range vs {
+				C.free(unsafe.Pointer(w.reduction))
+			}
+			C.free(unsafe.Pointer(&vs[0]))
+		}()
+		vals = &vs[0]
+	}
+	colls, free, err := cstrArray("collection", collections)
+	if err != nil {
+		return err
+	}
+	defer free()
+	return h.call(func(p *C.smd_hook) *C.smd_error {
+		return C.smd_hook_save_reductions(p, cs, C.smd_dtype(dtype), int64Ptr(shape), C.size_t(len(shape)),
+			vals, C.size_t(n), colls, C.size_t(len(collections)))
+	})
+}

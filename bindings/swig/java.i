@@ -615,6 +615,13 @@ SMD_JAVA_SCALAR_OUT(int64_t, out_payload, jlongArray, long[], jlong, SetLongArra
 
 %ignore smd_rule_create_builtin; /* smd_java_rule_create_builtin */
 
+/* Reductions the caller computed: smd_hook_due_reductions as (String[1][], boolean[1]);
+ * smd_hook_save_reductions through smd_java_save_reductions (parallel arrays). */
+%apply smd_strarray *out { smd_strarray *reductions_out };
+SMD_JAVA_SCALAR_OUT(bool, value_out, jbooleanArray, boolean[], jboolean, SetBooleanArrayRegion)
+%ignore smd_hook_save_reductions;
+%ignore smd_reduction_value;
+
 %include "smd_core.i"
 
 /* TensorBoard export (not in smd_core.i: Python does not bind it). */
@@ -653,6 +660,39 @@ static smd_error *smd_java_save_array(JNIEnv *jenv_, smd_hook *hook, const char 
   smd_error *err = smd_hook_save_tensor(hook, name_utf8, (smd_dtype)dtype, shape, ndim, p,
                                         (size_t)n * (size_t)elem_size, collections, n_collections);
   (*jenv)->ReleasePrimitiveArrayCritical(jenv, array, p, JNI_ABORT);
+  return err;
+}
+
+/* save_reductions: names[i] (without abs_), abs[i], values[i]; the arrays have one length. */
+static smd_error *smd_java_save_reductions(JNIEnv *jenv_, smd_hook *hook, const char *name, int dtype,
+                                           const int64_t *shape, size_t ndim, jobjectArray names,
+                                           jbooleanArray abs, jdoubleArray values,
+                                           const char *const *collections, size_t n_collections) {
+  JNIEnv *jenv = jenv_;
+  if (!names || !abs || !values) return smd_java_throw_npe(jenv, "reductions, abs and values must not be null"), (smd_error *)NULL;
+  jsize n = (*jenv)->GetArrayLength(jenv, names);
+  if ((*jenv)->GetArrayLength(jenv, abs) != n || (*jenv)->GetArrayLength(jenv, values) != n)
+    return smd_java_throw_iae(jenv, "reductions, abs and values must have the same length"), (smd_error *)NULL;
+  smd_java_strs strs = {NULL, 0};
+  if (!smd_java_strs_get(jenv, names, &strs, "a reduction name is null")) { smd_java_strs_free(&strs); return NULL; }
+  smd_reduction_value *vals = (smd_reduction_value *)calloc((size_t)(n > 0 ? n : 1), sizeof *vals);
+  jboolean *a = vals ? (*jenv)->GetBooleanArrayElements(jenv, abs, NULL) : NULL;
+  jdouble *v = a ? (*jenv)->GetDoubleArrayElements(jenv, values, NULL) : NULL;
+  smd_error *err = NULL;
+  if (!v) {
+    if (!(*jenv)->ExceptionCheck(jenv)) smd_java_throw_iae(jenv, "out of memory");
+  } else {
+    for (jsize i = 0; i < n; ++i) {
+      vals[i].reduction = strs.items[i];
+      vals[i].abs = a[i] != 0;
+      vals[i].value = v[i];
+    }
+    err = smd_hook_save_reductions(hook, name, (smd_dtype)dtype, shape, ndim, vals, (size_t)n, collections, n_collections);
+  }
+  if (v) (*jenv)->ReleaseDoubleArrayElements(jenv, values, v, JNI_ABORT);
+  if (a) (*jenv)->ReleaseBooleanArrayElements(jenv, abs, a, JNI_ABORT);
+  free(vals);
+  smd_java_strs_free(&strs);
   return err;
 }
 

@@ -821,4 +821,144 @@ static PyObject *smd_py_tensor_value_fast(smd_tensor *tensor, int64_t step, int 
 }
 %}
 
+
+/* Reductions the caller computed (smd_hook_save_reductions): a sequence of (name, abs, value)
+ * tuples; the names are borrowed from the str objects, which the sequence keeps alive. And
+ * smd_hook_due_reductions: (names, value) back. */
+SMD_SCALAR_OUT(bool, value_out, PyBool_FromLong(*$1))
+%apply smd_strarray *out { smd_strarray *reductions_out };
+%typemap(in) (const smd_reduction_value *values, size_t n_values)
+    (PyObject *seq = NULL, smd_reduction_value *vals = NULL) {
+  seq = PySequence_Fast($input, "values must be a sequence of (name, abs, value) tuples");
+  if (!seq) SWIG_fail;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  vals = (smd_reduction_value *)calloc((size_t)(n > 0 ? n : 1), sizeof(smd_reduction_value));
+  if (!vals) { PyErr_NoMemory(); SWIG_fail; }
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+    if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 3 ||
+        !PyUnicode_Check(PyTuple_GET_ITEM(item, 0))) {
+      PyErr_SetString(PyExc_TypeError, "values must be a sequence of (name, abs, value) tuples");
+      SWIG_fail;
+    }
+    vals[i].reduction = PyUnicode_AsUTF8(PyTuple_GET_ITEM(item, 0));
+    if (!vals[i].reduction) SWIG_fail;
+    int abs = PyObject_IsTrue(PyTuple_GET_ITEM(item, 1));
+    if (abs < 0) SWIG_fail;
+    vals[i].abs = abs != 0;
+    vals[i].value = PyFloat_AsDouble(PyTuple_GET_ITEM(item, 2));
+    if (vals[i].value == -1.0 && PyErr_Occurred()) SWIG_fail;
+  }
+  $1 = vals;
+  $2 = (size_t)n;
+}
+%typemap(freearg) (const smd_reduction_value *values, size_t n_values) {
+  free(vals$argnum);
+  Py_XDECREF(seq$argnum);
+}
+%ignore smd_reduction_value;
+
+/* DLPack capsules from any producer's __dlpack__() ("dltensor_versioned" or legacy "dltensor"),
+ * consumed (renamed "used_...") in every outcome once they are recognized.
+ *   smd_py_hook_save_dlpack_capsule: saved as smd_hook_save_dlpack (copied before the call
+ *     returns), then deleted.
+ *   smd_py_hook_adopt_dlpack_capsule: given to smd_hook_save_dlpack_managed (no copy: the writer
+ *     deletes it when written); when it is deleted, byte 0 of `released` (a writable buffer the
+ *     caller keeps alive until then) is set to 1, so a pool of staging buffers knows when its
+ *     buffer is free again. */
+%{
+typedef struct {
+  DLManagedTensorVersioned outer;
+  DLManagedTensorVersioned *inner_v; /* one of the two */
+  DLManagedTensor *inner_legacy;
+  unsigned char *released;
+} smd_py_adopted;
+
+static void smd_py_adopted_delete(DLManagedTensorVersioned *self) {
+  smd_py_adopted *a = (smd_py_adopted *)self->manager_ctx;
+  if (a->inner_v && a->inner_v->deleter) a->inner_v->deleter(a->inner_v);
+  if (a->inner_legacy && a->inner_legacy->deleter) a->inner_legacy->deleter(a->inner_legacy);
+  if (a->released) __atomic_store_n(a->released, (unsigned char)1, __ATOMIC_RELEASE);
+  free(a);
+}
+
+/* Takes the managed tensor out of a capsule (renaming it so that its destructor leaves the
+ * tensor alone). Exactly one of *v, *legacy is set on success. */
+static int smd_py_take_capsule(PyObject *cap, DLManagedTensorVersioned **v, DLManagedTensor **legacy) {
+  *v = NULL; *legacy = NULL;
+  if (PyCapsule_IsValid(cap, "dltensor_versioned")) {
+    *v = (DLManagedTensorVersioned *)PyCapsule_GetPointer(cap, "dltensor_versioned");
+    if (!*v || PyCapsule_SetName(cap, "used_dltensor_versioned") != 0) return -1;
+    return 0;
+  }
+  if (PyCapsule_IsValid(cap, "dltensor")) {
+    *legacy = (DLManagedTensor *)PyCapsule_GetPointer(cap, "dltensor");
+    if (!*legacy || PyCapsule_SetName(cap, "used_dltensor") != 0) return -1;
+    return 0;
+  }
+  PyErr_SetString(PyExc_TypeError, "expected an unused DLPack capsule (\"dltensor_versioned\" or \"dltensor\")");
+  return -1;
+}
+%}
+%typemap(in) PyObject *capsule { $1 = $input; }
+%typemap(in) PyObject *released { $1 = $input; }
+%nothread smd_py_hook_save_dlpack_capsule;
+%inline %{
+static PyObject *smd_py_hook_save_dlpack_capsule(smd_hook *hook, const char *name, PyObject *capsule,
+                                                 const char *const *collections, size_t n_collections) {
+  DLManagedTensorVersioned *v;
+  DLManagedTensor *legacy;
+  if (smd_py_take_capsule(capsule, &v, &legacy) != 0) return NULL;
+  const DLTensor *t = v ? &v->dl_tensor : &legacy->dl_tensor;
+  smd_error *e;
+  Py_BEGIN_ALLOW_THREADS
+  e = smd_hook_save_dlpack(hook, name, t, collections, n_collections);
+  Py_END_ALLOW_THREADS
+  if (v && v->deleter) v->deleter(v);
+  if (legacy && legacy->deleter) legacy->deleter(legacy);
+  if (e) { smd_py_raise(e); return NULL; }
+  return SWIG_Py_Void();
+}
+%}
+%nothread smd_py_hook_adopt_dlpack_capsule;
+%inline %{
+static PyObject *smd_py_hook_adopt_dlpack_capsule(smd_hook *hook, const char *name, PyObject *capsule,
+                                                  PyObject *released, const char *const *collections,
+                                                  size_t n_collections) {
+  Py_buffer flag;
+  if (PyObject_GetBuffer(released, &flag, PyBUF_WRITABLE) != 0) return NULL;
+  if (flag.len < 1) {
+    PyBuffer_Release(&flag);
+    PyErr_SetString(PyExc_ValueError, "released must be a writable buffer of at least one byte");
+    return NULL;
+  }
+  unsigned char *byte = (unsigned char *)flag.buf; /* the caller keeps it alive until it is set */
+  PyBuffer_Release(&flag);
+  DLManagedTensorVersioned *v;
+  DLManagedTensor *legacy;
+  if (smd_py_take_capsule(capsule, &v, &legacy) != 0) return NULL;
+  smd_py_adopted *a = (smd_py_adopted *)calloc(1, sizeof *a);
+  if (!a) {
+    if (v && v->deleter) v->deleter(v);
+    if (legacy && legacy->deleter) legacy->deleter(legacy);
+    return PyErr_NoMemory();
+  }
+  a->inner_v = v;
+  a->inner_legacy = legacy;
+  a->released = byte;
+  a->outer.version.major = DLPACK_MAJOR_VERSION;
+  a->outer.version.minor = DLPACK_MINOR_VERSION;
+  a->outer.manager_ctx = a;
+  a->outer.deleter = smd_py_adopted_delete;
+  a->outer.dl_tensor = v ? v->dl_tensor : legacy->dl_tensor;
+  *byte = 0;
+  smd_error *e;
+  Py_BEGIN_ALLOW_THREADS
+  e = smd_hook_save_dlpack_managed(hook, name, &a->outer, collections, n_collections); /* deletes it in every case */
+  Py_END_ALLOW_THREADS
+  if (e) { smd_py_raise(e); return NULL; }
+  return SWIG_Py_Void();
+}
+%}
+
 %include "smd_core.i"

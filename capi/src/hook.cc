@@ -884,4 +884,65 @@ smd_error* smd_reduction_names(smd_strarray* out) noexcept {
   SMD_CAPI_END
 }
 
+// ---- Reductions computed by the caller ------------------------------------------------------
+
+smd_error* smd_hook_due_reductions(const smd_hook* hook, const char* name,
+                                   smd_strarray* reductions_out, bool* value_out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
+  SMD_CHECK_ARG(name != nullptr, "tensor name is NULL");
+  SMD_CHECK_ARG(reductions_out != nullptr, "reductions_out is NULL");
+  SMD_CHECK_ARG(value_out != nullptr, "value_out is NULL");
+  auto plan = hook->hook->Plan(name);
+  if (!plan.ok()) return FromStatus(plan.status());
+  std::vector<std::string> names;
+  names.reserve(plan->reductions.size());
+  for (size_t i = 0; i < plan->reductions.size(); ++i) {
+    const smd::ReductionName r = plan->reductions[i];
+    names.push_back(std::string(r.abs ? "abs_" : "") + smd::ReductionOpName(r.op));
+  }
+  FillStrArray(names, reductions_out);
+  *value_out = plan->value;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_save_reductions(smd_hook* hook, const char* name, smd_dtype dtype,
+                                    const int64_t* shape, size_t ndim,
+                                    const smd_reduction_value* values, size_t n_values,
+                                    const char* const* collections, size_t n_collections) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
+  SMD_CHECK_ARG(name != nullptr, "tensor name is NULL");
+  SMD_CHECK_ARG(n_values == 0 || values != nullptr, "values is NULL but n_values is not 0");
+  SMD_CHECK_ARG(dtype != SMD_DTYPE_STRING,
+                std::string("tensor '") + name + "': string tensors have no reductions");
+  std::vector<smd::hook::GivenReduction> given(n_values);
+  for (size_t i = 0; i < n_values; ++i) {
+    SMD_CHECK_ARG(values[i].reduction != nullptr,
+                  "the name of reduction " + std::to_string(i) + " is NULL");
+    const std::string rn = values[i].reduction;
+    SMD_CHECK_ARG(rn.rfind("abs_", 0) != 0,
+                  "reduction '" + rn + "': give the name without abs_ and set abs instead");
+    auto parsed = smd::ParseReductionName(rn);
+    if (!parsed.ok()) return FromStatus(parsed.status());
+    given[i].name = smd::ReductionName{parsed->op, values[i].abs};
+    given[i].value = values[i].value;
+  }
+  smd::hook::Hook::SaveRequest req;
+  req.name = name;
+  req.dtype = static_cast<smd::DType>(dtype);
+  req.shape = shape;
+  req.ndim = ndim;
+  req.collections = collections;
+  req.n_collections = n_collections;
+  req.reductions_only = true;
+  req.given = given.data();
+  req.n_given = given.size();
+  if (smd_error* e = CheckSaveRequest(req)) return e;
+  if (smd_error* e = FromSaveStatus(hook, hook->hook->Save(req))) return e;
+  return nullptr;
+  SMD_CAPI_END
+}
+
 }  // extern "C"

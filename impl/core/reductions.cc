@@ -580,6 +580,50 @@ Result<ReductionValue> ComputeReduction(ReductionOp op, bool abs, DType t, const
   return Unsupported("reductions are not supported for this dtype");
 }
 
+Result<ReductionValue> ReductionValueFromDouble(DType result, double value) {
+  ReductionValue out;
+  out.dtype = result;
+  switch (result) {
+    case DType::kFloat16:
+    case DType::kBFloat16:
+    case DType::kFloat32:
+    case DType::kFloat64:
+      StoreReal(&out, value);
+      return out;
+    case DType::kBool:
+      PutBytes(&out, static_cast<uint8_t>(value != 0 ? 1 : 0));
+      return out;
+    case DType::kComplex64:
+    case DType::kComplex128:
+      return Unsupported("a reduction of complex result cannot be given as a double");
+    default:
+      break;
+  }
+  const char* name = DTypeName(result);
+  const std::string dt = name ? name : std::to_string(static_cast<int>(result));
+  if (!std::isfinite(value) || std::trunc(value) != value) {
+    return InvalidArgument("the value " + std::to_string(value) + " is not a whole number, as a " +
+                           dt + " reduction is");
+  }
+  // Range: [lo, hi] as doubles; 2^63 and 2^64 are the first values out of int64/uint64 range.
+  auto in_range = [&](double lo, double hi_exclusive) { return value >= lo && value < hi_exclusive; };
+  bool ok = false;
+  switch (result) {
+    case DType::kInt8: ok = in_range(-128.0, 128.0); if (ok) PutBytes(&out, static_cast<int8_t>(value)); break;
+    case DType::kInt16: ok = in_range(-32768.0, 32768.0); if (ok) PutBytes(&out, static_cast<int16_t>(value)); break;
+    case DType::kInt32: ok = in_range(-2147483648.0, 2147483648.0); if (ok) PutBytes(&out, static_cast<int32_t>(value)); break;
+    case DType::kInt64: ok = in_range(-9223372036854775808.0, 9223372036854775808.0); if (ok) PutBytes(&out, static_cast<int64_t>(value)); break;
+    case DType::kUInt8: ok = in_range(0.0, 256.0); if (ok) PutBytes(&out, static_cast<uint8_t>(value)); break;
+    case DType::kUInt16: ok = in_range(0.0, 65536.0); if (ok) PutBytes(&out, static_cast<uint16_t>(value)); break;
+    case DType::kUInt32: ok = in_range(0.0, 4294967296.0); if (ok) PutBytes(&out, static_cast<uint32_t>(value)); break;
+    case DType::kUInt64: ok = in_range(0.0, 18446744073709551616.0); if (ok) PutBytes(&out, static_cast<uint64_t>(value)); break;
+    default:
+      return Unsupported("reductions are not supported for dtype " + dt);
+  }
+  if (!ok) return InvalidArgument("the value " + std::to_string(value) + " is out of the range of " + dt);
+  return out;
+}
+
 std::string ReductionTag(std::string_view tensor_name, ReductionOp op, bool abs) {
   std::string op_and_tensor = std::string(ReductionOpName(op)) + "/" + std::string(tensor_name);
   return std::string("smdebug/reductions/") + (abs ? "abs_" : "") +

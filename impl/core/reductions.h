@@ -57,6 +57,13 @@ Result<DType> ReductionResultDType(ReductionOp op, bool abs, DType input);
 Result<ReductionValue> ComputeReduction(ReductionOp op, bool abs, DType t, const void* data,
                                         size_t n);
 
+// A reduction's value computed elsewhere (e.g. on a GPU) as a double, stored in `result` (the dtype
+// ReductionResultDType gives) exactly as ComputeReduction stores its own double result: floating
+// types are rounded to nearest (float16/bfloat16 through round-to-odd float, as there), integers
+// must be whole numbers within the type's range (kInvalidArgument otherwise; NaN and infinities
+// too), bool is value != 0. Complex results are refused (kUnsupported).
+Result<ReductionValue> ReductionValueFromDouble(DType result, double value);
+
 // The tag smdebug stores a reduction under: "smdebug/reductions/[abs_]<op>/<tensor>", where
 // every ":<digits>" is removed from "<op>/<tensor>" (smdebug does this for all frameworks but TF).
 std::string ReductionTag(std::string_view tensor_name, ReductionOp op, bool abs);

@@ -446,6 +446,34 @@ bool Hook::IsDue(const std::string& name) {
   return false;
 }
 
+Result<DuePlan> Hook::Plan(const std::string& name) {
+  if (name.empty()) return InvalidArgument("tensor name is empty");
+  if (!IsValidUtf8(name)) return InvalidArgument("tensor name is not valid UTF-8");
+  DuePlan plan;
+  std::shared_lock<std::shared_mutex> g(gate_);
+  std::lock_guard<std::mutex> lock(mu_);
+  SMD_RETURN_IF_ERROR(CheckOpenLocked());
+  if (step_ < 0) return InvalidState("no step has begun: call smd_hook_begin_step first");
+  if (!writes_ || !any_due_.load(std::memory_order_relaxed)) return plan;
+  for (uint32_t i : MembersLocked(name)) {
+    if (!due_[i]) continue;
+    const Collection& c = collections_[i];
+    const ReductionConfig& rc = EffectiveReductionLocked(c);
+    plan.value = plan.value || rc.save_raw_tensor;
+    plan.shape = plan.shape || rc.save_shape;
+    if (tensorboard_dir_ && (IsScalarCollection(c.name) ||
+                             (c.save_histogram && !IsNonReductionCollection(c.name)))) {
+      plan.value = true;
+    }
+    if (IsScalarCollection(c.name)) continue;
+    for (ReductionOp op : rc.reductions()) plan.reductions.Add(op, false);
+    for (ReductionOp op : rc.norms()) plan.reductions.Add(op, false);
+    for (ReductionOp op : rc.abs_reductions()) plan.reductions.Add(op, true);
+    for (ReductionOp op : rc.abs_norms()) plan.reductions.Add(op, true);
+  }
+  return plan;
+}
+
 // ------------------------------------------------------------------------------------------
 // Saving
 
@@ -485,8 +513,8 @@ Status Hook::Save(SaveRequest& req) {
       total += req.string_lens[i];
     }
     req.nbytes = total;
-  } else if (count > std::numeric_limits<size_t>::max() / info->size ||
-             count * info->size != req.nbytes) {
+  } else if (!req.reductions_only && (count > std::numeric_limits<size_t>::max() / info->size ||
+                                      count * info->size != req.nbytes)) {
     std::string shape;
     for (size_t i = 0; i < req.ndim; ++i) shape += (i ? "," : "") + std::to_string(req.shape[i]);
     return InvalidArgument("tensor '" + std::string(req.name) + "': " + std::to_string(req.nbytes) +
@@ -571,6 +599,33 @@ Status Hook::Save(SaveRequest& req) {
       tb_hist = nullptr;
       tb_scalar = false;
     }
+    if (req.reductions_only) {
+      if (raw || tb_hist != nullptr || tb_scalar) {
+        return InvalidState("tensor '" + name + "': its value is due at this step (" +
+                            (raw ? std::string("a due collection saves raw tensors")
+                                 : std::string("a TensorBoard summary is exported")) +
+                            "): save it with smd_hook_save_tensor");
+      }
+      job.given_reductions.reserve(reds.size());
+      for (size_t ri = 0; ri < reds.size(); ++ri) {
+        const ReductionName r = reds[ri];
+        const GivenReduction* g = nullptr;
+        for (size_t k = 0; k < req.n_given && g == nullptr; ++k) {
+          if (req.given[k].name.op == r.op && req.given[k].name.abs == r.abs) g = &req.given[k];
+        }
+        const std::string rname = std::string(r.abs ? "abs_" : "") + ReductionOpName(r.op);
+        if (g == nullptr) {
+          return InvalidArgument("tensor '" + name + "': reduction " + rname +
+                                 " is due at this step but no value was given for it");
+        }
+        SMD_ASSIGN_OR_RETURN(DType rdt, ReductionResultDType(r.op, r.abs, req.dtype));
+        Result<ReductionValue> v = ReductionValueFromDouble(rdt, g->value);
+        if (!v.ok()) {
+          return v.status().WithContext("tensor '" + name + "', reduction " + rname);
+        }
+        job.given_reductions.push_back(v.value());
+      }
+    }
     if (!raw && !shape && reds.empty() && tb_hist == nullptr && !tb_scalar) return Status::Ok();
     if (!writes_) return Status::Ok();
     if (tb_hist != nullptr) job.tb_histogram_tag = tb_hist->name + "/" + name;
@@ -588,7 +643,8 @@ Status Hook::Save(SaveRequest& req) {
   job.dtype = req.dtype;
   job.shape.assign(req.shape, req.shape + req.ndim);
   job.num_elements = count;
-  const bool need_data = job.write_raw || !job.reductions.empty() || job.tb_any();
+  const bool need_data =
+      !req.reductions_only && (job.write_raw || !job.reductions.empty() || job.tb_any());
   if (need_data && strings) {
     job.data = writer_->pool().Acquire(req.nbytes);
     job.string_ends.resize(count);

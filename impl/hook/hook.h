@@ -62,6 +62,19 @@ struct HookOptions {
 std::string WorkerFromEnvironment();
 int64_t NumWorkersFromEnvironment();
 
+// A reduction computed by the caller, as a double (smd_hook_save_reductions).
+struct GivenReduction {
+  ReductionName name;
+  double value = 0;
+};
+
+// What saving a tensor of some name would write at the current step (Hook::DuePlan).
+struct DuePlan {
+  ReductionList reductions;  // in write order
+  bool value = false;        // its elements are needed: the raw value or a TensorBoard summary
+  bool shape = false;        // save_shape
+};
+
 class Hook : public std::enable_shared_from_this<Hook> {
  public:
   static Result<std::shared_ptr<Hook>> Create(const std::string& out_dir, const HookOptions& opts);
@@ -109,8 +122,18 @@ class Hook : public std::enable_shared_from_this<Hook> {
     // strings[i] (data and nbytes unused).
     const char* const* strings = nullptr;
     const size_t* string_lens = nullptr;
+    // smd_hook_save_reductions: the caller computed the reductions (data and nbytes unused; the
+    // shape gives the element count). Every due reduction must be among the n_given ones (others
+    // are ignored), and the tensor's elements must not be due (raw value, TensorBoard summary).
+    bool reductions_only = false;
+    const GivenReduction* given = nullptr;
+    size_t n_given = 0;
   };
   Status Save(SaveRequest& req);
+  // What a save of `name` (with no extra collections) would write now; nothing due: an empty
+  // plan. The TensorBoard part is decided without the tensor's shape and dtype, so `value` may
+  // be true where a save would write no summary (a bool or empty tensor). Errors: closed, no step.
+  Result<DuePlan> Plan(const std::string& name);
   // A scalar "scalar/<name>" of shape [1] in the current step, whatever the save configuration:
   // `value` holds one element of `dtype` (any numeric dtype or bool; not kString).
   Status SaveScalar(const std::string& name, DType dtype, const void* value);

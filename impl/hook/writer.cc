@@ -476,7 +476,11 @@ Status AsyncWriter::EncodeTensor(TensorJob& job) {
   for (size_t ri = 0; ri < job.reductions.size(); ++ri) {
     const ReductionName r = job.reductions[ri];
     Result<ReductionValue> rv =
-        ComputeReduction(r.op, r.abs, job.dtype, job.data.data(), job.num_elements);
+        !job.given_reductions.empty()
+            ? (job.num_elements == 0 && (r.op == ReductionOp::kMin || r.op == ReductionOp::kMax)
+                   ? Result<ReductionValue>(InvalidArgument("no min or max of an empty tensor"))
+                   : Result<ReductionValue>(job.given_reductions[ri]))
+            : ComputeReduction(r.op, r.abs, job.dtype, job.data.data(), job.num_elements);
     if (!rv.ok()) {
       // As smdebug: a reduction that is undefined for this input (min of an empty tensor) is
       // skipped; anything else is an error.

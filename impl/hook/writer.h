@@ -148,6 +148,9 @@ struct TensorJob {
   bool write_raw = false;
   bool write_shape = false;
   ReductionList reductions;  // in write order
+  // Values the caller computed (smd_hook_save_reductions), one per entry of `reductions` in its
+  // order, already in their result dtype; empty: computed here from `data`.
+  std::vector<ReductionValue> given_reductions;
   // TensorBoard export, decided by the hook: a histogram under "<collection>/<name>" (empty:
   // none) and a scalar summary of the single element.
   std::string tb_histogram_tag;

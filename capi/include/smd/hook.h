@@ -429,6 +429,53 @@ SMD_API SMD_MUST_USE smd_error *smd_collection_tensor_names(const smd_collection
  * ..., "l1", "l2", "l1_norm", "l2_norm". Free with smd_strarray_free(). */
 SMD_API SMD_MUST_USE smd_error *smd_reduction_names(smd_strarray *out) SMD_NOEXCEPT;
 
+/* ---------------------------------------------------------------------------------------------
+ * Reductions computed by the caller: a framework that holds a tensor on a GPU computes the
+ * reductions there and hands smd only the numbers, instead of copying the tensor to the host.
+ * ------------------------------------------------------------------------------------------- */
+
+/* One reduction's value. `reduction` is a name as smd_reduction_config_add takes it, without the
+ * abs_ prefix ("min", "mean", "l2", "l2_norm", ...); `abs` says it is over absolute values. */
+typedef struct smd_reduction_value {
+  const char *reduction;
+  bool abs;
+  double value;
+} smd_reduction_value;
+
+/* What smd_hook_save_tensor would write for a tensor of this name now (with no extra
+ * collections): *reductions_out the due reductions in the order they are written, each as
+ * "[abs_]<name>" with the short names ("min", ..., "l1", "l2"); *value_out whether the tensor's
+ * elements themselves are needed (a due collection saves raw tensors, or a TensorBoard summary
+ * may be exported for it: then save the tensor with smd_hook_save_tensor). Nothing due: no
+ * reductions and false. Free the names with smd_strarray_free().
+ * Errors: SMD_E_INVALID_ARGUMENT (NULL arguments, empty or non-UTF-8 name), SMD_E_INVALID_STATE
+ * (closed, or before the first smd_hook_begin_step). */
+SMD_API SMD_MUST_USE smd_error *smd_hook_due_reductions(const smd_hook *hook, const char *name,
+                                                        smd_strarray *reductions_out,
+                                                        bool *value_out) SMD_NOEXCEPT;
+
+/* Saves the reductions of a tensor that the caller computed: a tensor `name` of `dtype` and
+ * `shape` (ndim dimensions) whose elements smd never sees. Collections, due-ness, tags, record
+ * dtypes (numpy's result dtype of each reduction for `dtype`: a float32 tensor's l2 is float32,
+ * an int32 tensor's sum int64), index entries and save_shape are exactly those of
+ * smd_hook_save_tensor, so the files are byte for byte the same when the values are the ones smd
+ * computes (docs/compatibility.md, W1-W4). `values` holds n_values reductions; each due one must
+ * be among them (others are ignored). A value is stored in the result dtype as smd stores its own
+ * double results: rounded to nearest for floating types, a whole number in range for integer
+ * ones, != 0 for bool. As smd_hook_save_tensor, min and max of an empty tensor are not written.
+ * Errors: SMD_E_INVALID_ARGUMENT (NULL arguments, unknown reduction name, a due reduction without
+ * a value, a value that the result dtype cannot hold, SMD_DTYPE_STRING, and the shape and name
+ * errors of smd_hook_save_tensor), SMD_E_UNSUPPORTED (a complex tensor's non-abs reduction),
+ * SMD_E_INVALID_STATE (the tensor's value is due at this step, see smd_hook_due_reductions: save
+ * it with smd_hook_save_tensor instead; closed), or the first error the writer met. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_save_reductions(smd_hook *hook, const char *name,
+                                                         smd_dtype dtype, const int64_t *shape,
+                                                         size_t ndim,
+                                                         const smd_reduction_value *values,
+                                                         size_t n_values,
+                                                         const char *const *collections,
+                                                         size_t n_collections) SMD_NOEXCEPT;
+
 #ifdef __cplusplus
 }
 #endif

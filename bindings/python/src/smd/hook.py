@@ -152,6 +152,43 @@ def _new_state(save_config, reduction_config):
             "reduction_config": reduction_config, "save_histogram": True}
 
 
+# DLPack device types (DLDeviceType) by name, for messages.
+_DL_DEVICES = {1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal",
+               9: "vpi", 10: "rocm", 11: "rocm_host", 12: "ext_dev", 13: "cuda_managed",
+               14: "oneapi", 15: "webgpu", 16: "hexagon", 17: "maia"}
+_COPY_ERRORS = (TypeError, BufferError, NotImplementedError, ValueError, RuntimeError)
+
+
+def _dlpack_on_host(name, value):
+    """(a DLPack producer on the CPU, or None; a DLPack capsule of a host copy, or None) for a
+    DLPack producer: the producer itself when it is on the CPU; a tensor on another device is
+    copied to the host by its producer (``__dlpack__(dl_device=(1, 0), copy=True)``), else by
+    the framework's own copy (``cpu()``), else refused with a TypeError naming the device."""
+    detach = getattr(value, "detach", None)  # torch: a tensor that requires grad exports only detached
+    if callable(detach) and getattr(value, "requires_grad", False):
+        value = detach()
+    dev = value.__dlpack_device__() if hasattr(value, "__dlpack_device__") else (1, 0)
+    kind, index = int(dev[0]), int(dev[1])
+    if kind == 1:
+        return value, None
+    where = f"{_DL_DEVICES.get(kind, f'device type {kind}')}:{index}"
+    try:
+        return None, value.__dlpack__(dl_device=(1, 0), copy=True)
+    except _COPY_ERRORS:
+        pass
+    cpu = getattr(value, "cpu", None)
+    if callable(cpu):
+        try:
+            host = cpu()
+        except _COPY_ERRORS as e:
+            raise TypeError(f"tensor {name}: it is on {where} and could not be copied to the host: {e}") from e
+        if hasattr(host, "__dlpack__"):
+            return _dlpack_on_host(name, host)
+    raise TypeError(f"tensor {name}: it is on {where}, and its producer can copy it to the host neither "
+                    "through __dlpack__(dl_device=(1, 0), copy=True) nor with cpu(): copy it to host "
+                    "memory first")
+
+
 def _as_array(value):
     """A C-contiguous little-endian numpy array of `value` without a copy when it already is one
     (numpy arrays, buffer-protocol objects, DLPack producers); non-contiguous or big-endian
@@ -333,10 +370,28 @@ class Hook:
         saves), others are made contiguous first (one copy). float16 and bfloat16
         (``ml_dtypes.bfloat16``) are saved as themselves. A 1-D array of str or bytes (numpy
         ``U``/``S`` dtypes, or an object array of str/bytes) is saved as smdebug saves string
-        tensors (DT_STRING, UTF-8): its value only, without reductions."""
+        tensors (DT_STRING, UTF-8): its value only, without reductions. A DLPack producer on
+        another device (a GPU) is copied to the host by the producer
+        (``__dlpack__(dl_device=(1, 0), copy=True)``) or the framework (``cpu()``), else
+        refused with a TypeError naming the device; dtypes numpy lacks (a torch bfloat16
+        tensor) go to smd's DLPack path and are saved as themselves."""
         if not isinstance(tensor_name, str):
             raise TypeError(f"tensor_name must be a str, not {type(tensor_name).__name__}")
         colls = [collections_to_write] if isinstance(collections_to_write, str) else list(collections_to_write)
+        if hasattr(tensor_value, "__dlpack__") and not isinstance(tensor_value, np.ndarray):
+            host, capsule = _dlpack_on_host(tensor_name, tensor_value)
+            if capsule is None:
+                try:
+                    tensor_value = np.from_dlpack(host)
+                except BufferError:
+                    # A dtype numpy does not know (bfloat16): smd's DLPack path takes it as it is.
+                    contiguous = getattr(host, "is_contiguous", None)
+                    if callable(contiguous) and not contiguous():
+                        host = host.contiguous()
+                    capsule = host.__dlpack__()
+            if capsule is not None:
+                _smd.smd_py_hook_save_dlpack_capsule(self._hook, tensor_name, capsule, colls)
+                return
         a = _as_array(tensor_value)
         if a.dtype.kind in "USO":
             _smd.smd_py_hook_save_strings(self._hook, tensor_name, _string_items(tensor_name, a), colls)

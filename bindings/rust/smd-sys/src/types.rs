@@ -136,6 +136,15 @@ pub struct smd_hook_stats {
     pub committer_cpu_seconds: f64,
 }
 
+/// `smd_reduction_value`: one reduction the caller computed (`smd_hook_save_reductions`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct smd_reduction_value {
+    pub reduction: *const c_char,
+    pub abs: bool,
+    pub value: f64,
+}
+
 pub type smd_rule_invoke_fn = Option<
     unsafe extern "C" fn(ctx: *mut smd_rule_context, step: i64, condition_met: *mut bool, payload: *mut c_void) -> c_int,
 >;

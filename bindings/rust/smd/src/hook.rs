@@ -424,6 +424,35 @@ impl Hook {
         check(sys::smd_hook_save_dlpack(self.raw, c.as_ptr(), tensor, cols.as_ptr(), cols.len()))
     }
 
+    /// What `save_tensor` would write for a tensor of this name now: the due reductions in
+    /// write order (`"min"`, `"abs_l2"`, ...) and whether the tensor's elements themselves are
+    /// needed (a raw value or a TensorBoard summary: then save it with `save_tensor`).
+    pub fn due_reductions(&self, name: &str) -> Result<(Vec<String>, bool)> {
+        let c = cstring(name, "tensor name")?;
+        let mut value = false;
+        let names = strarray(|o| unsafe { sys::smd_hook_due_reductions(self.raw, c.as_ptr(), o, &mut value) })?;
+        Ok((names, value))
+    }
+
+    /// Saves reductions the caller computed (on a GPU, say) for a tensor of `dtype` and `shape`
+    /// whose elements smd never sees, exactly as `save_tensor` writes the ones it computes. Each
+    /// value is `(reduction name without abs_, abs, value)`; every due reduction must be given.
+    pub fn save_reductions(&self, name: &str, dtype: DType, shape: &[i64], values: &[(&str, bool, f64)], collections: &[&str]) -> Result<()> {
+        let names = values.iter().map(|v| cstring(v.0, "reduction name")).collect::<Result<Vec<_>>>()?;
+        let vals: Vec<sys::smd_reduction_value> = values
+            .iter()
+            .zip(&names)
+            .map(|(v, n)| sys::smd_reduction_value { reduction: n.as_ptr(), abs: v.1, value: v.2 })
+            .collect();
+        let cols = CStrList::new(collections, "collection name")?;
+        let c = cstring(name, "tensor name")?;
+        let shape_p = if shape.is_empty() { ptr::null() } else { shape.as_ptr() };
+        let vals_p = if vals.is_empty() { ptr::null() } else { vals.as_ptr() };
+        check(unsafe {
+            sys::smd_hook_save_reductions(self.raw, c.as_ptr(), dtype.raw(), shape_p, shape.len(), vals_p, vals.len(), cols.as_ptr(), cols.len())
+        })
+    }
+
     /// What the writer has done so far.
     pub fn stats(&self) -> Result<HookStats> {
         let mut s = HookStats { struct_size: std::mem::size_of::<HookStats>(), ..Default::default() };

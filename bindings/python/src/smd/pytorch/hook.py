@@ -18,6 +18,7 @@ import torch
 import smd.hook as _core
 from smd import smdc as _smd
 from smd.collection_keys import CollectionKeys
+from smd.pytorch import _device
 
 # torch dtype -> smd dtype (TensorFlow DataType numbers) and the numpy dtype of the view passed to
 # smd; bfloat16 has no numpy dtype and travels as its 16-bit pattern.
@@ -116,6 +117,8 @@ class Hook(_core.Hook):
         self._due = False           # whether anything is due at the current step
         self._counts = {}           # "<module>_output_" -> next index in this step
         self._closed = False
+        # Tensors on a GPU: reductions computed there, values staged through pinned buffers.
+        self._device = _device.DeviceCapture(self._hook, smd_options.get("memory_budget"))
         global _current_hook
         _current_hook = weakref.ref(self)
         ref = weakref.ref(self)
@@ -215,8 +218,9 @@ class Hook(_core.Hook):
         if self._due:
             for m, params in self._roots:
                 if m is module:
-                    for pname, p in params:
-                        self._offer(pname, p)
+                    with self._device.batch():
+                        for pname, p in params:
+                            self._offer(pname, p)
 
     def _attach_step_hooks(self, on):
         for h in self._step_handles:
@@ -255,7 +259,7 @@ class Hook(_core.Hook):
     def _gradient_hook(self, name):
         def hook(grad):
             if self._due and grad is not None:
-                self._offer(name, grad)
+                self._offer(name, grad, backward=True)
         return hook
 
     def _write(self, module_name, suffix, value):
@@ -272,9 +276,12 @@ class Hook(_core.Hook):
                 idx = self._write_nested(key, v, idx)
         return idx
 
-    def _offer(self, name, tensor):
-        """Saves a torch tensor if a collection it belongs to is due now."""
+    def _offer(self, name, tensor, backward=False):
+        """Saves a torch tensor if a collection it belongs to is due now: a tensor on a GPU
+        through the device paths (smd/pytorch/_device.py), others here."""
         if not _smd.smd_hook_is_due(self._hook, name):
+            return
+        if self._device.offer(name, tensor, _DTYPES.get(tensor.dtype), backward):
             return
         dtype, shape, buf = _host_view(name, tensor)
         _smd.smd_hook_save_tensor(self._hook, name, dtype, shape, buf, [])
@@ -308,10 +315,20 @@ class Hook(_core.Hook):
             value = value.detach().cpu().item()
         return super().save_scalar(name, value, sm_metric)
 
+    def begin_step(self):
+        # What the device paths hold of the ending step is saved into it first.
+        self._device.flush()
+        super().begin_step()
+
+    def set_mode(self, mode):
+        self._device.flush()
+        super().set_mode(mode)
+
     # -- end ---------------------------------------------------------------------------------
     def close(self):
         """Removes the torch hooks, then closes the writer (see smd.Hook.close)."""
         if not self._closed:
+            self._device.flush()
             self._closed = True
             for h in self._handles + self._step_handles:
                 h.remove()

@@ -213,6 +213,42 @@ public final class Hook extends NativeObject<smd_hook> implements AutoCloseable 
     SmdNative.smd_java_save_strings(p(), name, strings.toArray(new String[0]), colls(collections));
   }
 
+  /** What {@link #saveTensor} would write for a tensor of some name now. */
+  public static final class DueReductions {
+    /** The due reductions in write order ("min", "abs_l2", ...). */
+    public final List<String> reductions;
+    /** Whether the tensor's elements are needed (a raw value or a TensorBoard summary): then
+     * save it with saveTensor. */
+    public final boolean valueNeeded;
+
+    DueReductions(List<String> reductions, boolean valueNeeded) {
+      this.reductions = reductions;
+      this.valueNeeded = valueNeeded;
+    }
+  }
+
+  /** What saving a tensor of this name would write now (smd_hook_due_reductions). */
+  public DueReductions dueReductions(String name) throws SmdException {
+    requireNonNull(name, "tensor name");
+    String[][] names = new String[1][];
+    boolean[] value = new boolean[1];
+    SmdNative.smd_hook_due_reductions(p(), name, names, value);
+    return new DueReductions(List.of(names[0]), value[0]);
+  }
+
+  /**
+   * Saves reductions the caller computed (on a GPU, say) for a tensor of {@code dtype} and
+   * {@code shape} whose elements smd never sees, exactly as saveTensor writes the reductions it
+   * computes: reduction i is {@code reductions[i]} (a name without abs_), over absolute values if
+   * {@code abs[i]}, of value {@code values[i]}. Every due reduction must be given.
+   */
+  public void saveReductions(String name, DType dtype, long[] shape, String[] reductions, boolean[] abs,
+                             double[] values, String... collections) throws SmdException {
+    requireNonNull(name, "tensor name");
+    requireNonNull(dtype, "dtype");
+    SmdNative.smd_java_save_reductions(p(), name, dtype.value, shape, reductions, abs, values, colls(collections));
+  }
+
   /** The collection of that name, created (empty) if needed. */
   public Collection collection(String name) throws SmdException {
     requireNonNull(name, "collection name");

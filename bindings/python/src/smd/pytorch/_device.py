@@ -1,0 +1,548 @@
+"""Capture of tensors where they live (a GPU) for ``smd.pytorch.Hook``.
+
+Two paths, chosen per tensor from what the hook's collections want at the current step
+(``smd_hook_due_reductions``):
+
+* **Reductions only** (no raw value, no TensorBoard summary): the reductions are computed on the
+  tensor's device, batched over every tensor offered together (the parameters at the start of a
+  step, the gradients of one backward pass), with a fixed number of kernel launches per batch
+  (``torch.cat`` of the flattened tensors, one cast to float64, then segment reductions by
+  ``scatter_reduce``/``index_add``), whatever the number of tensors. Only a small float64 matrix
+  (tensors x statistics) comes back to the host, in one non-blocking copy into pinned memory.
+  The numbers are saved through ``smd_hook_save_reductions``, which writes exactly what the hook
+  writes for reductions it computes itself. Accumulation is in float64 (exact conversions of
+  float16/bfloat16/float32 elements), so a reduction equals the host path's up to the rounding
+  of a float64 sum in another order (docs/frameworks.md gives the bound).
+* **The value** (raw tensor, or TensorBoard): copied with ``non_blocking`` into pinned host
+  buffers that are allocated once and reused, on a side stream that first waits for the
+  producing stream, and handed to smd's writer without another copy (DLPack, adopted) once the
+  copy has completed. The buffers are bounded by the hook's memory budget: when none is free,
+  the capture waits for smd's writer to release one (backpressure), never dropping a tensor.
+  The producing stream waits for the copy before the optimizer's next in-place update (at the
+  end of the backward pass, or at once for module tensors), so the value saved is the one the
+  hook saw.
+
+Everything is handed to smd before the hook's step ends (``flush``), so each record lands in
+the step it belongs to. CPU tensors take the host path of the hook (zero-copy views, reductions
+on smd's writer thread) unless ``SMD_TORCH_DEVICE_CAPTURE=always``, which sends them through
+this module as well (the test suite uses it to exercise these paths without a GPU);
+``SMD_TORCH_DEVICE_CAPTURE=off`` sends every tensor through the host path.
+"""
+import math
+import os
+import time
+
+import numpy as np
+import torch
+
+from smd import smdc as _smd
+
+# Floating dtypes whose reductions are computed on the device (their float64 conversion is
+# exact); others (integers, bool, complex) take the value path.
+_REDUCIBLE = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+# The most elements reduced in one batch (its float64 copy is 8 bytes an element); a larger
+# tensor is reduced alone.
+BATCH_ELEMENTS = 1 << 25
+
+_STATS = ("min", "max", "sum", "sumsq", "absmin", "absmax", "abssum", "prod", "absprod",
+          "var", "absvar", "nan")
+
+
+class _Ready:
+    """An event that has completed (CPU copies are synchronous)."""
+
+    def query(self):
+        return True
+
+    def synchronize(self):
+        pass
+
+
+class CpuBackend:
+    """Host memory and synchronous copies: the paths' logic without a GPU."""
+
+    name = "cpu"
+
+    def host_buffer(self, nbytes):
+        return torch.empty(nbytes, dtype=torch.uint8)
+
+    def copy_to_host(self, dst, src):
+        dst.copy_(src)
+        return _Ready()
+
+    def producer_waits(self, events):
+        pass
+
+    def scalars_to_host(self, t):
+        return t.to("cpu"), _Ready()
+
+
+class CudaBackend:
+    """Pinned host buffers, copies on a side stream ordered after the producing stream."""
+
+    name = "cuda"
+
+    def __init__(self, device):
+        self.device = device
+        self.side = torch.cuda.Stream(device=device)
+
+    def host_buffer(self, nbytes):
+        return torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
+
+    def copy_to_host(self, dst, src):
+        produced = torch.cuda.Event()
+        produced.record(torch.cuda.current_stream(self.device))
+        with torch.cuda.stream(self.side):
+            self.side.wait_event(produced)
+            dst.copy_(src, non_blocking=True)
+            done = torch.cuda.Event()
+            done.record(self.side)
+        # The caching allocator must not hand src's memory to another tensor before the copy.
+        src.record_stream(self.side)
+        return done
+
+    def producer_waits(self, events):
+        stream = torch.cuda.current_stream(self.device)
+        for ev in events:
+            stream.wait_event(ev)
+
+    def scalars_to_host(self, t):
+        host = torch.empty(t.shape, dtype=t.dtype, pin_memory=True)
+        host.copy_(t, non_blocking=True)
+        ev = torch.cuda.Event()
+        ev.record(torch.cuda.current_stream(t.device))
+        return host, ev
+
+
+class _Slot:
+    __slots__ = ("buf", "cap", "flag", "state", "temporary")
+
+    def __init__(self, buf, cap, temporary):
+        self.buf = buf
+        self.cap = cap
+        self.flag = np.ones(1, dtype=np.uint8)  # set to 1 by smd's writer when it releases the buffer
+        self.state = "free"  # free, copying, handed
+        self.temporary = temporary
+
+
+class StagingPool:
+    """Host staging buffers, allocated once and reused, at most `budget` bytes in all (a tensor
+    larger than the whole budget gets a buffer of its own, freed after use, when nothing else is
+    held). ``acquire`` waits (``wait_for_release``) while the budget is held: backpressure."""
+
+    def __init__(self, backend, budget):
+        self.backend = backend
+        self.budget = int(budget)
+        self.slots = []
+        self.allocated = 0       # bytes of buffers held by the pool
+        self.peak = 0
+        self.allocations = 0     # buffers ever allocated
+        self.waits = 0           # acquires that waited for a release
+
+    def _reclaim(self):
+        for s in list(self.slots):
+            if s.state == "handed" and s.flag[0]:
+                s.state = "free"
+                if s.temporary:
+                    self.slots.remove(s)
+                    self.allocated -= s.cap
+        return any(s.state == "free" for s in self.slots)
+
+    def _alloc(self, cap, temporary):
+        s = _Slot(self.backend.host_buffer(cap), cap, temporary)
+        self.slots.append(s)
+        self.allocated += cap
+        self.allocations += 1
+        self.peak = max(self.peak, self.allocated)
+        return s
+
+    def acquire(self, nbytes, wait_for_release):
+        """A free buffer of at least nbytes. wait_for_release() is called, repeatedly, while the
+        budget is exhausted: it must make smd's writer progress (hand over copies, flush)."""
+        cap = max(4096, -(-nbytes // 4096) * 4096)
+        waited = False
+        while True:
+            self._reclaim()
+            free = [s for s in self.slots if s.state == "free" and s.cap >= nbytes]
+            if free:
+                s = min(free, key=lambda s: s.cap)
+                s.state = "copying"
+                return s
+            if self.allocated + cap <= self.budget:
+                s = self._alloc(cap, False)
+                s.state = "copying"
+                return s
+            # Free buffers too small for this tensor give their room to a bigger one.
+            small = [s for s in self.slots if s.state == "free"]
+            for s in small:
+                self.slots.remove(s)
+                self.allocated -= s.cap
+            if small:
+                continue
+            busy = [s for s in self.slots if s.state != "free"]
+            if not busy:  # larger than the whole budget, nothing else held
+                s = self._alloc(cap, cap > self.budget)
+                s.state = "copying"
+                return s
+            if not waited:
+                self.waits += 1
+                waited = True
+            wait_for_release()
+
+    def in_use(self):
+        return sum(s.cap for s in self.slots if s.state != "free")
+
+
+def _flat(t):
+    t = t.detach()
+    if t.layout != torch.strided:
+        t = t.to_dense()
+    if t.is_conj():
+        t = t.resolve_conj()
+    if t.is_neg():
+        t = t.resolve_neg()
+    return t.reshape(-1)
+
+
+def batch_statistics(tensors, wanted):
+    """Per-tensor statistics of a batch of floating tensors on one device, in float64, with a
+    fixed number of kernel launches: a (len(tensors), len(cols)) float64 tensor on the device
+    and the list of column names. `wanted` is a set of names from _STATS."""
+    dev = tensors[0].device
+    counts = [t.numel() for t in tensors]
+    n = len(tensors)
+    flat = torch.cat([_flat(t) for t in tensors]).to(torch.float64)
+    lengths = torch.tensor(counts, dtype=torch.int64, device=dev)
+    seg = torch.repeat_interleave(torch.arange(n, device=dev), lengths)
+    cols, names = [], []
+
+    def seg_sum(x):
+        return torch.zeros(n, dtype=torch.float64, device=dev).index_add_(0, seg, x)
+
+    def seg_reduce(x, how, init):
+        out = torch.full((n,), init, dtype=torch.float64, device=dev)
+        return out.scatter_reduce_(0, seg, x, reduce=how, include_self=False)
+
+    absx = flat.abs() if wanted & {"absmin", "absmax", "abssum", "absprod", "absvar"} else None
+    if "nan" in wanted:
+        cols.append(seg_sum(torch.isnan(flat).to(torch.float64))); names.append("nan")
+    for name, x, how, init in (("min", flat, "amin", math.inf), ("max", flat, "amax", -math.inf),
+                               ("absmin", absx, "amin", math.inf), ("absmax", absx, "amax", -math.inf),
+                               ("prod", flat, "prod", 1.0), ("absprod", absx, "prod", 1.0)):
+        if name in wanted:
+            cols.append(seg_reduce(x, how, init)); names.append(name)
+    sums = {}
+    for name, x in (("sum", flat), ("abssum", absx)):
+        if name in wanted or (name == "sum" and "var" in wanted) or (name == "abssum" and "absvar" in wanted):
+            sums[name] = seg_sum(x)
+            cols.append(sums[name]); names.append(name)
+    if "sumsq" in wanted:
+        cols.append(seg_sum(flat * flat)); names.append("sumsq")
+    denom = lengths.clamp(min=1).to(torch.float64)
+    for name, x, s in (("var", flat, "sum"), ("absvar", absx, "abssum")):
+        if name in wanted:
+            mean = (sums[s] / denom).repeat_interleave(lengths)
+            d = x - mean
+            cols.append(seg_sum(d * d)); names.append(name)
+    return torch.stack(cols, dim=1), names
+
+
+def _needs(reductions):
+    """The statistics the reductions need (median is computed per tensor)."""
+    need = {"nan"}
+    for r in reductions:
+        absr = r.startswith("abs_")
+        op = r[4:] if absr else r
+        p = "abs" if absr else ""
+        if op in ("min", "max"):
+            need.add(p + op)
+        elif op in ("sum", "mean", "l1"):
+            need.add("abssum" if op == "l1" or absr else "sum")
+        elif op == "l2":
+            need.add("sumsq")
+        elif op in ("std", "variance"):
+            need.add(p + "var")
+            need.add(p + "sum")
+        elif op == "prod":
+            need.add(p + "prod")
+    return need
+
+
+def finish(reduction, stats, count, median):
+    """A reduction's value (a Python float) from a tensor's statistics (a dict), as smd's host
+    path defines it (docs/compatibility.md W1-W4)."""
+    absr = reduction.startswith("abs_")
+    op = reduction[4:] if absr else reduction
+    p = "abs" if absr else ""
+    nan = float("nan")
+    if op in ("min", "max"):
+        return nan if stats["nan"] else stats[p + op]
+    if op == "sum":
+        return stats[p + "sum"]
+    if op == "mean":
+        return nan if count == 0 else stats[p + "sum"] / count
+    if op == "l1":
+        return stats["abssum"]
+    if op == "l2":
+        return math.sqrt(stats["sumsq"])
+    if op == "prod":
+        return stats[p + "prod"]
+    if op in ("variance", "std"):
+        if count == 0:
+            return nan
+        v = stats[p + "var"] / count
+        return v if op == "variance" else math.sqrt(v)
+    if op == "median":
+        return median
+    raise ValueError(f"unknown reduction {reduction!r}")
+
+
+def _median(t, absr):
+    x = _flat(t).to(torch.float64)
+    if absr:
+        x = x.abs()
+    n = x.numel()
+    if n == 0:
+        return torch.tensor(float("nan"), dtype=torch.float64, device=x.device)
+    v = x.sort().values  # NaNs sort last: the nan count decides below
+    return (v[(n - 1) // 2] + v[n // 2]) / 2
+
+
+class _Batch:
+    """Reductions of some tensors computed on their device, on their way to the host."""
+    __slots__ = ("entries", "host", "event", "names", "medians")
+
+
+class DeviceCapture:
+    """The device paths of one smd.pytorch.Hook (see the module's doc)."""
+
+    def __init__(self, hook_handle, memory_budget=None):
+        self._h = hook_handle
+        mode = os.environ.get("SMD_TORCH_DEVICE_CAPTURE", "auto")
+        if mode not in ("auto", "always", "off"):
+            raise ValueError(f"SMD_TORCH_DEVICE_CAPTURE must be auto, always or off, not {mode!r}")
+        self.mode = mode
+        self._budget = int(memory_budget) if memory_budget else 256 << 20
+        self._backends = {}
+        self._pools = {}
+        self._pending = []        # (name, smd dtype, shape, tensor, reductions): not yet reduced
+        self._batches = []        # _Batch: reduced on the device, values on their way
+        self._copies = []         # (name, smd dtype, shape, slot, event, pool): raw values being copied
+        self._unordered = []      # copy events the producing stream has not waited for yet
+        self._deferring = 0       # inside batch(): reductions wait for its end
+        self._callback_queued = False
+        self.stats = {"reduction_batches": 0, "reduced_tensors": 0, "staged_tensors": 0}
+
+    # -- choosing a path -----------------------------------------------------------------------
+    def wants(self, tensor):
+        if self.mode == "off":
+            return False
+        return tensor.device.type != "cpu" or self.mode == "always"
+
+    def _backend(self, device):
+        key = str(device)
+        b = self._backends.get(key)
+        if b is None:
+            b = CudaBackend(device) if device.type == "cuda" else CpuBackend()
+            self._backends[key] = b
+            self._pools[key] = StagingPool(b, self._budget)
+        return b, self._pools[key]
+
+    def offer(self, name, tensor, smd_dtype, backward=False):
+        """Takes a due tensor if it belongs on a device path; False: the caller saves it on the
+        host path."""
+        if smd_dtype is None or not self.wants(tensor):
+            return False
+        reductions, value = _smd.smd_hook_due_reductions(self._h, name)
+        if value:
+            if tensor.is_complex() and tensor.dtype not in (torch.complex64, torch.complex128):
+                return False
+            self._stage(name, tensor, smd_dtype, immediate_order=not backward and not self._deferring)
+            return True
+        if reductions and tensor.dtype not in _REDUCIBLE:
+            return False
+        self._pending.append((name, smd_dtype, list(tensor.shape), tensor.detach(), reductions))
+        if backward:
+            self._queue_backward_end()
+        elif not self._deferring:
+            self.reduce_pending()
+        return True
+
+    # -- batching ------------------------------------------------------------------------------
+    class _Deferred:
+        def __init__(self, cap):
+            self.cap = cap
+
+        def __enter__(self):
+            self.cap._deferring += 1
+
+        def __exit__(self, *exc):
+            self.cap._deferring -= 1
+            if not self.cap._deferring:
+                self.cap.reduce_pending()
+                self.cap._order_copies()
+
+    def batch(self):
+        """Tensors offered inside ``with capture.batch():`` are reduced together at its end."""
+        return DeviceCapture._Deferred(self)
+
+    def _queue_backward_end(self):
+        if self._callback_queued:
+            return
+        engine = getattr(torch.autograd.Variable, "_execution_engine", None)
+        try:
+            engine.queue_callback(self._backward_end)
+            self._callback_queued = True
+        except Exception:  # not inside a backward pass, or no such API: reduce now
+            self.reduce_pending()
+
+    def _backward_end(self):
+        self._callback_queued = False
+        self.reduce_pending()
+        self._order_copies()
+
+    def reduce_pending(self):
+        """Launches the reductions of the pending tensors, batched by device (a fixed number of
+        kernels per batch), and starts the copy of their results to the host."""
+        pending, self._pending = self._pending, []
+        groups = {}
+        for e in pending:
+            groups.setdefault(str(e[3].device), []).append(e)
+        for entries in groups.values():
+            chunk, size = [], 0
+            for e in entries:
+                k = e[3].numel()
+                if chunk and size + k > BATCH_ELEMENTS:
+                    self._reduce(chunk)
+                    chunk, size = [], 0
+                chunk.append(e)
+                size += k
+            if chunk:
+                self._reduce(chunk)
+
+    def _reduce(self, entries):
+        b = _Batch()
+        b.entries = entries
+        with_values = [e for e in entries if e[4]]
+        wanted = set()
+        medians = []
+        for e in with_values:
+            wanted |= _needs(e[4])
+            for r in e[4]:
+                if r in ("median", "abs_median"):
+                    medians.append((e[0], r, _median(e[3], r == "abs_median")))
+        b.medians = {}
+        if with_values:
+            stats, names = batch_statistics([e[3] for e in with_values], wanted)
+            if medians:
+                med = torch.stack([m[2] for m in medians])
+                both = torch.cat([stats.reshape(-1), med])
+            else:
+                both = stats.reshape(-1)
+            backend, _ = self._backend(both.device)
+            b.host, b.event = backend.scalars_to_host(both)
+            b.names = names
+            b.medians = {(m[0], m[1]): i for i, m in enumerate(medians)}
+            self.stats["reduction_batches"] += 1
+            self.stats["reduced_tensors"] += len(with_values)
+        else:
+            b.host, b.event, b.names = None, _Ready(), []
+        self._batches.append(b)
+
+    def _save_batches(self):
+        batches, self._batches = self._batches, []
+        for b in batches:
+            b.event.synchronize()
+            vals = b.host.tolist() if b.host is not None else []
+            k = len(b.names)
+            row = 0
+            n_rows = sum(1 for e in b.entries if e[4])
+            for name, dtype, shape, t, reductions in b.entries:
+                given = []
+                if reductions:
+                    stats = dict(zip(b.names, vals[row * k:(row + 1) * k]))
+                    row += 1
+                    count = t.numel()
+                    for r in reductions:
+                        med = None
+                        if r in ("median", "abs_median"):
+                            med = vals[n_rows * k + b.medians[(name, r)]]
+                            if stats["nan"]:
+                                med = float("nan")
+                        absr = r.startswith("abs_")
+                        given.append((r[4:] if absr else r, absr, finish(r, stats, count, med)))
+                _smd.smd_hook_save_reductions(self._h, name, dtype, shape, given, [])
+
+    # -- values --------------------------------------------------------------------------------
+    def _stage(self, name, tensor, smd_dtype, immediate_order):
+        src = tensor.detach()
+        if src.layout != torch.strided:
+            src = src.to_dense()
+        if src.is_conj():
+            src = src.resolve_conj()
+        if src.is_neg():
+            src = src.resolve_neg()
+        if not src.is_contiguous():
+            src = src.contiguous()
+        if self._copies:
+            self._hand_over(only_completed=True)
+        backend, pool = self._backend(src.device)
+        nbytes = src.numel() * src.element_size()
+        slot = pool.acquire(nbytes, lambda: self._wait_for_release(pool))
+        dst = slot.buf[:nbytes].view(src.dtype).view(src.shape)
+        ev = backend.copy_to_host(dst, src)
+        self._copies.append((name, smd_dtype, list(src.shape), slot, ev, nbytes, src.dtype))
+        self.stats["staged_tensors"] += 1
+        if immediate_order:
+            backend.producer_waits([ev])
+        else:
+            self._unordered.append((backend, ev))
+
+    def _order_copies(self):
+        """The producing streams wait for the copies made so far (before the optimizer's next
+        in-place update can run)."""
+        unordered, self._unordered = self._unordered, []
+        for backend, ev in unordered:
+            backend.producer_waits([ev])
+
+    def _hand_over(self, only_completed=False):
+        """Gives completed copies to smd's writer (no copy: the writer releases the buffer)."""
+        keep = []
+        for c in self._copies:
+            name, dtype, shape, slot, ev, nbytes, tdtype = c
+            if only_completed and not ev.query():
+                keep.append(c)
+                continue
+            ev.synchronize()
+            view = slot.buf[:nbytes].view(tdtype).view(shape) if nbytes else slot.buf[:0].view(tdtype).view(shape)
+            slot.state = "handed"
+            cap = view.__dlpack__()
+            _smd.smd_py_hook_adopt_dlpack_capsule(self._h, name, cap, slot.flag, [])
+        self._copies = keep
+
+    def _wait_for_release(self, pool):
+        self._hand_over()
+        _smd.smd_hook_flush(self._h)
+        deadline = time.monotonic() + 0.002
+        while time.monotonic() < deadline:
+            if pool._reclaim():
+                return
+            time.sleep(0.0002)
+
+    # -- step end ------------------------------------------------------------------------------
+    def flush(self):
+        """Hands everything of the current step to smd: call before the step ends."""
+        if self._pending:
+            self.reduce_pending()
+        self._order_copies()
+        if self._batches:
+            self._save_batches()
+        if self._copies:
+            self._hand_over()
+
+    def staging_bytes(self):
+        return sum(p.allocated for p in self._pools.values())
+
+    def pools(self):
+        return dict(self._pools)

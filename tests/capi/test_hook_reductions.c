@@ -1,0 +1,253 @@
+/* Reductions computed by the caller (smd_hook_save_reductions, smd_hook_due_reductions): the
+ * files are byte for byte those the hook writes when it computes the same values itself. */
+#include "capi_test.h"
+
+#include <math.h>
+
+#define N_TENSORS 6
+static const char *const kNames[N_TENSORS] = {"gradient/w", "gradient/h", "gradient/b",
+                                              "gradient/i", "gradient/e", "gradient/t:0"};
+static const smd_dtype kDtypes[N_TENSORS] = {SMD_DTYPE_FLOAT32, SMD_DTYPE_FLOAT16,
+                                             SMD_DTYPE_BFLOAT16, SMD_DTYPE_INT32,
+                                             SMD_DTYPE_FLOAT32, SMD_DTYPE_FLOAT64};
+static const int64_t kShapes[N_TENSORS][2] = {{2, 3}, {4, 1}, {3, 1}, {5, 1}, {0, 3}, {2, 2}};
+static const size_t kNdims[N_TENSORS] = {2, 1, 1, 1, 2, 2};
+
+static const float kW[6] = {1.0f, -2.0f, 3.0f, -4.0f, 0.5f, -0.25f};
+static const uint16_t kH[4] = {0x3c00, 0xc000, 0x3800, 0x4200};   /* 1, -2, 0.5, 3 */
+static const uint16_t kB[3] = {0x3f80, 0xc040, 0x3f00};           /* 1, -3, 0.5 */
+static const int32_t kI[5] = {1, -2, 3, -4, 5};
+static const double kT[4] = {0.1, -0.7, 1e-3, 2.5};
+
+static const void *data_of(int i, size_t *nbytes) {
+  switch (i) {
+    case 0: *nbytes = sizeof kW; return kW;
+    case 1: *nbytes = sizeof kH; return kH;
+    case 2: *nbytes = sizeof kB; return kB;
+    case 3: *nbytes = sizeof kI; return kI;
+    case 4: *nbytes = 0; return NULL;
+    default: *nbytes = sizeof kT; return kT;
+  }
+}
+
+/* The hook both runs use: every step; gradients every 2 steps as reductions and shapes only
+ * (every reduction smd knows, plain and abs); the loss raw every step. */
+static smd_hook *make_hook(const char *dir) {
+  smd_hook_options *opts = NULL;
+  smd_save_config *every = NULL, *every2 = NULL;
+  smd_reduction_config *rc = NULL;
+  smd_collection *grads = NULL;
+  smd_hook *hook = NULL;
+  CHECK_OK(smd_hook_options_create(&opts));
+  CHECK_OK(smd_save_config_create(&every));
+  CHECK_OK(smd_save_config_set(every, SMD_MODE_ALL, 1, 0, -1, NULL, 0));
+  CHECK_OK(smd_hook_options_set_save_config(opts, every));
+  CHECK_OK(smd_hook_options_add_include_collection(opts, "gradients"));
+  CHECK_OK(smd_hook_options_set_wall_time_base(opts, 1000.0));
+  CHECK_OK(smd_hook_create(dir, opts, &hook));
+  CHECK_OK(smd_reduction_config_parse("min,max,mean,std,variance,sum,prod,median,l1,l2,abs_min,"
+                                      "abs_max,abs_mean,abs_std,abs_variance,abs_sum,abs_prod,"
+                                      "abs_median,abs_l1,abs_l2", &rc));
+  CHECK_OK(smd_reduction_config_set_save_shape(rc, true));
+  CHECK_OK(smd_hook_get_collection(hook, "gradients", &grads));
+  CHECK_OK(smd_collection_set_reduction_config(grads, rc));
+  CHECK_OK(smd_save_config_create(&every2));
+  CHECK_OK(smd_save_config_set(every2, SMD_MODE_ALL, 2, 0, -1, NULL, 0));
+  CHECK_OK(smd_collection_set_save_config(grads, every2));
+  smd_collection_free(grads);
+  smd_reduction_config_free(rc);
+  smd_save_config_free(every);
+  smd_save_config_free(every2);
+  smd_hook_options_free(opts);
+  return hook;
+}
+
+static void save_loss(smd_hook *hook, int step) {
+  float loss = 1.0f / (float)(step + 1);
+  int64_t one = 1;
+  const char *colls[1] = {"losses"};
+  CHECK_OK(smd_hook_save_tensor(hook, "loss", SMD_DTYPE_FLOAT32, &one, 1, &loss, sizeof loss, colls, 1));
+}
+
+static void test_files_equal_the_hooks_own(void) {
+  const char *a = scratch_path("computed_by_hook");
+  const char *b = scratch_path("given_by_caller");
+  enum { STEPS = 4 };
+  /* Run A: the hook computes the reductions from the elements. */
+  smd_hook *hook = make_hook(a);
+  for (int s = 0; s < STEPS; ++s) {
+    CHECK_OK(smd_hook_begin_step(hook));
+    for (int i = 0; i < N_TENSORS; ++i) {
+      size_t nbytes = 0;
+      const void *d = data_of(i, &nbytes);
+      CHECK_OK(smd_hook_save_tensor(hook, kNames[i], kDtypes[i], kShapes[i], kNdims[i], d, nbytes, NULL, 0));
+    }
+    save_loss(hook, s);
+  }
+  CHECK_OK(smd_hook_close(hook));
+  smd_hook_free(hook);
+
+  /* The values A wrote, per tensor and reduction name (read back at step 0). */
+  smd_trial *trial = NULL;
+  CHECK_OK(smd_trial_open(a, NULL, &trial));
+  if (trial == NULL) return;
+
+  /* Run B: the caller gives the same values as doubles. */
+  hook = make_hook(b);
+  int due_steps = 0;
+  for (int s = 0; s < STEPS; ++s) {
+    CHECK_OK(smd_hook_begin_step(hook));
+    for (int i = 0; i < N_TENSORS; ++i) {
+      smd_strarray due = {NULL, 0};
+      bool value = true;
+      CHECK_OK(smd_hook_due_reductions(hook, kNames[i], &due, &value));
+      CHECK(!value);
+      CHECK(due.count == (s % 2 == 0 ? 20u : 0u));
+      if (i == 0 && due.count > 0) ++due_steps;
+      if (s == 0 && i == 0 && due.count == 20) {
+        CHECK(strcmp(due.strings[0], "min") == 0);
+        CHECK(strcmp(due.strings[10], "abs_min") == 0);
+        CHECK(strcmp(due.strings[19], "abs_l2") == 0);
+      }
+      smd_tensor *t = NULL;
+      CHECK_OK(smd_trial_tensor(trial, kNames[i], &t));
+      smd_reduction_value vals[20];
+      char names[20][32];
+      for (size_t k = 0; k < due.count && k < 20; ++k) {
+        const char *full = due.strings[k];
+        int abs = strncmp(full, "abs_", 4) == 0;
+        snprintf(names[k], sizeof names[k], "%s", full + (abs ? 4 : 0));
+        vals[k].reduction = names[k];
+        vals[k].abs = abs;
+        vals[k].value = NAN;
+        smd_value *v = NULL;
+        smd_error *e = t ? smd_tensor_reduction_value(t, 0, SMD_MODE_GLOBAL, NULL, full, &v) : NULL;
+        if (e == NULL && v != NULL) {
+          CHECK_OK(smd_value_get_double(v, 0, &vals[k].value));
+        } else {
+          /* only min and max of the empty tensor are not written */
+          CHECK(i == 4 && (strstr(full, "min") || strstr(full, "max")));
+          smd_error_free(e);
+        }
+        smd_value_free(v);
+      }
+      /* Given in reverse order, with an extra one that is ignored. */
+      smd_reduction_value rev[21];
+      size_t n = 0;
+      for (size_t k = due.count; k > 0; --k) rev[n++] = vals[k - 1];
+      rev[n].reduction = "l2_norm";
+      rev[n].abs = false;
+      rev[n].value = due.count ? vals[due.count - 11].value : 0.0;  /* l2 under its other name */
+      ++n;
+      CHECK_OK(smd_hook_save_reductions(hook, kNames[i], kDtypes[i], kShapes[i], kNdims[i], rev, n, NULL, 0));
+      smd_tensor_free(t);
+      smd_strarray_free(&due);
+    }
+    save_loss(hook, s);
+  }
+  CHECK(due_steps == 2);
+  CHECK_OK(smd_hook_close(hook));
+  smd_hook_free(hook);
+  smd_trial_free(trial);
+
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, "diff -r '%s' '%s'", a, b);
+  CHECK(system(cmd) == 0);
+  CHECK(file_exists(b, "events/000000000002/000000000002_worker_0.tfevents"));
+}
+
+static void test_errors(void) {
+  const char *dir = scratch_path("errors");
+  smd_hook *hook = make_hook(dir);
+  int64_t shape[1] = {3};
+  smd_reduction_value l2 = {"l2", false, 1.0};
+  smd_strarray due = {NULL, 0};
+  bool value = false;
+  CHECK_ERR(smd_hook_save_reductions(hook, "gradient/x", SMD_DTYPE_FLOAT32, shape, 1, &l2, 1, NULL, 0),
+            SMD_E_INVALID_STATE, "smd_hook_begin_step");
+  CHECK_ERR(smd_hook_due_reductions(hook, "gradient/x", &due, &value), SMD_E_INVALID_STATE, "begin");
+  CHECK_OK(smd_hook_begin_step(hook));
+  /* a due reduction without a value, named */
+  CHECK_ERR(smd_hook_save_reductions(hook, "gradient/x", SMD_DTYPE_FLOAT32, shape, 1, &l2, 1, NULL, 0),
+            SMD_E_INVALID_ARGUMENT, "reduction min is due");
+  smd_reduction_value bad = {"abs_l2", false, 1.0};
+  CHECK_ERR(smd_hook_save_reductions(hook, "gradient/x", SMD_DTYPE_FLOAT32, shape, 1, &bad, 1, NULL, 0),
+            SMD_E_INVALID_ARGUMENT, "without abs_");
+  bad.reduction = "l3";
+  CHECK_ERR(smd_hook_save_reductions(hook, "gradient/x", SMD_DTYPE_FLOAT32, shape, 1, &bad, 1, NULL, 0),
+            SMD_E_INVALID_ARGUMENT, "l3");
+  bad.reduction = NULL;
+  CHECK_ERR(smd_hook_save_reductions(hook, "gradient/x", SMD_DTYPE_FLOAT32, shape, 1, &bad, 1, NULL, 0),
+            SMD_E_INVALID_ARGUMENT, "NULL");
+  CHECK_ERR(smd_hook_save_reductions(hook, "gradient/x", SMD_DTYPE_FLOAT32, shape, 1, NULL, 1, NULL, 0),
+            SMD_E_INVALID_ARGUMENT, "values is NULL");
+  CHECK_ERR(smd_hook_save_reductions(hook, "gradient/x", SMD_DTYPE_STRING, shape, 1, &l2, 1, NULL, 0),
+            SMD_E_INVALID_ARGUMENT, "string");
+  int64_t neg[1] = {-1};
+  CHECK_ERR(smd_hook_save_reductions(hook, "gradient/x", SMD_DTYPE_FLOAT32, neg, 1, &l2, 1, NULL, 0),
+            SMD_E_INVALID_ARGUMENT, "negative");
+  /* all twenty for an int32 tensor, one of them a value its dtype cannot hold */
+  smd_strarray all = {NULL, 0};
+  CHECK_OK(smd_hook_due_reductions(hook, "gradient/x", &all, &value));
+  smd_reduction_value vals[20];
+  char names[20][32];
+  for (size_t k = 0; k < all.count && k < 20; ++k) {
+    int abs = strncmp(all.strings[k], "abs_", 4) == 0;
+    snprintf(names[k], sizeof names[k], "%s", all.strings[k] + (abs ? 4 : 0));
+    vals[k].reduction = names[k];
+    vals[k].abs = abs;
+    vals[k].value = 2.0;
+  }
+  vals[0].value = 1e20; /* min of int32 */
+  CHECK_ERR(smd_hook_save_reductions(hook, "gradient/x", SMD_DTYPE_INT32, shape, 1, vals, all.count, NULL, 0),
+            SMD_E_INVALID_ARGUMENT, "range of int32");
+  vals[0].value = 1.5;
+  CHECK_ERR(smd_hook_save_reductions(hook, "gradient/x", SMD_DTYPE_INT32, shape, 1, vals, all.count, NULL, 0),
+            SMD_E_INVALID_ARGUMENT, "whole number");
+  vals[0].value = -3.0;
+  CHECK_OK(smd_hook_save_reductions(hook, "gradient/x", SMD_DTYPE_INT32, shape, 1, vals, all.count, NULL, 0));
+  /* complex: abs reductions are real, the others cannot be given as a double */
+  CHECK_ERR(smd_hook_save_reductions(hook, "gradient/c", SMD_DTYPE_COMPLEX64, shape, 1, vals, all.count, NULL, 0),
+            SMD_E_UNSUPPORTED, "complex");
+  /* the value itself is due (the loss collection saves raw tensors): refused, nothing lost */
+  CHECK_OK(smd_hook_due_reductions(hook, "my_loss", &due, &value));
+  CHECK(value && due.count == 0);
+  smd_strarray_free(&due);
+  CHECK_ERR(smd_hook_save_reductions(hook, "my_loss", SMD_DTYPE_FLOAT32, shape, 1, &l2, 1, NULL, 0),
+            SMD_E_INVALID_STATE, "smd_hook_save_tensor");
+  /* nothing due (not in any saved collection): nothing written, no error */
+  CHECK_OK(smd_hook_due_reductions(hook, "other", &due, &value));
+  CHECK(!value && due.count == 0);
+  smd_strarray_free(&due);
+  CHECK_OK(smd_hook_save_reductions(hook, "other", SMD_DTYPE_FLOAT32, shape, 1, NULL, 0, NULL, 0));
+  smd_strarray_free(&all);
+  CHECK_OK(smd_hook_close(hook));
+  smd_hook_free(hook);
+  CHECK_ERR(smd_hook_due_reductions(NULL, "x", &due, &value), SMD_E_INVALID_ARGUMENT, "hook");
+  /* the int32 tensor's min was written as int32 -3 */
+  smd_trial *trial = NULL;
+  CHECK_OK(smd_trial_open(dir, NULL, &trial));
+  smd_tensor *t = NULL;
+  if (trial) CHECK_OK(smd_trial_tensor(trial, "gradient/x", &t));
+  smd_value *v = NULL;
+  if (t) CHECK_OK(smd_tensor_reduction_value(t, 0, SMD_MODE_GLOBAL, NULL, "min", &v));
+  if (v) {
+    CHECK(smd_value_dtype(v) == SMD_DTYPE_INT32);
+    CHECK(*(const int32_t *)smd_value_data(v) == -3);
+  }
+  smd_value_free(v);
+  v = NULL;
+  if (t) CHECK_OK(smd_tensor_reduction_value(t, 0, SMD_MODE_GLOBAL, NULL, "sum", &v));
+  if (v) CHECK(smd_value_dtype(v) == SMD_DTYPE_INT64);
+  smd_value_free(v);
+  smd_tensor_free(t);
+  smd_trial_free(trial);
+}
+
+int main(int argc, char **argv) {
+  static const struct capi_test tests[] = {
+      TEST_ENTRY(test_files_equal_the_hooks_own),
+      TEST_ENTRY(test_errors),
+  };
+  return capi_run(argc, argv, tests, sizeof tests / sizeof tests[0]);
+}

@@ -1,0 +1,368 @@
+"""The device paths of smd.pytorch.Hook (smd/pytorch/_device.py), exercised on the CPU with
+SMD_TORCH_DEVICE_CAPTURE=always (the code a GPU runs, with synchronous host copies): batched
+reductions against the host path's, raw values through the staging pool bit for bit as torch's
+(float32, bfloat16, float16), buffer reuse and backpressure under a tiny memory budget, values
+modified in place after the hook saw them; and smd.Hook.save_tensor (framework-free) with torch
+tensors: bfloat16/float16 saved as themselves, device tensors copied through their producer or
+refused naming the device."""
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+import smd
+import smd.pytorch as smdpt
+from smd.pytorch import _device
+from smd.trials import create_trial
+from models import Net
+
+REDUCTIONS = ["min", "max", "mean", "std", "variance", "sum", "prod", "median", "l1", "l2"]
+ALL = REDUCTIONS + ["abs_" + r for r in REDUCTIONS]
+
+
+def _train(hook, steps, dtype=torch.float32, record=None, seed=0):
+    torch.manual_seed(seed)
+    net = Net().to(dtype)
+    crit = nn.CrossEntropyLoss()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
+    hook.register_module(net)
+    hook.register_loss(crit)
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(16, 4, generator=g).to(dtype)
+    y = torch.randint(0, 3, (16,), generator=g)
+    for step in range(steps):
+        before = {n: p.detach().clone() for n, p in net.named_parameters()}
+        opt.zero_grad(set_to_none=False)  # gradients zeroed in place, after the hook saw them
+        loss = crit(net(x).float(), y)
+        loss.backward()
+        if record is not None:
+            record[step] = {"params": before,
+                            "grads": {n: p.grad.detach().clone() for n, p in net.named_parameters()}}
+        opt.step()  # parameters updated in place, after the hook saw them
+    return net
+
+
+def _reduction_hook(out, **kw):
+    rc = smdpt.ReductionConfig(reductions=REDUCTIONS, abs_reductions=REDUCTIONS)
+    return smdpt.Hook(str(out), save_config=smdpt.SaveConfig(save_interval=1),
+                      include_collections=["weights", "biases", "gradients", "losses"],
+                      reduction_config=rc, **kw)
+
+
+def _bits(a):
+    a = np.asarray(a)
+    return a.view(np.uint8).tobytes(), a.dtype
+
+
+def _ulp(x, dtype):
+    info = np.finfo(dtype)
+    x = abs(float(x))
+    if x == 0 or not math.isfinite(x):
+        return float(info.tiny)
+    return 2.0 ** (math.floor(math.log2(x)) - info.nmant)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+def test_device_reductions_equal_the_host_paths_within_the_bound(tmp_path, monkeypatch, dtype):
+    runs = {}
+    for mode in ("off", "always"):
+        monkeypatch.setenv("SMD_TORCH_DEVICE_CAPTURE", mode)
+        hook = _reduction_hook(tmp_path / mode)
+        _train(hook, 3, dtype=dtype)
+        if mode == "always":
+            # weights+biases at the step's start, gradients at the end of backward: 2 batches a step
+            assert hook._device.stats["reduction_batches"] == 6
+            assert hook._device.stats["reduced_tensors"] == 3 * 8
+            assert hook._device.stats["staged_tensors"] == 3  # the loss (raw) went through staging
+        hook.close()
+        runs[mode] = create_trial(str(tmp_path / mode))
+    host, dev = runs["off"], runs["always"]
+    assert host.steps() == dev.steps() == [0, 1, 2]
+    assert sorted(host.tensor_names()) == sorted(dev.tensor_names())
+    np_dtype = {torch.float32: np.float32, torch.float16: np.float16, torch.bfloat16: np.float32}[dtype]
+    checked = 0
+    for name in host.tensor_names():
+        if "loss" in name.lower():
+            continue
+        for step in host.steps():
+            hv = host.tensor(name).reduction_values(step)
+            dv = dev.tensor(name).reduction_values(step)
+            assert set(hv) == set(dv) and len(hv) == len(ALL), (name, sorted(hv), sorted(dv))
+            for key, a in hv.items():
+                b = dv[key]
+                a, b = np.asarray(a), np.asarray(b)
+                assert a.dtype == b.dtype, (name, key)
+                if np.isnan(a).all():
+                    assert np.isnan(b).all(), (name, key)
+                    continue
+                # the documented bound: one unit in the last place of the result dtype (float16 and
+                # bfloat16 results are checked at float32's, finer than their own ulp)
+                tol = _ulp(float(a), np_dtype if a.dtype != np.float64 else np.float64)
+                assert abs(float(a) - float(b)) <= tol, (name, key, step, float(a), float(b))
+                checked += 1
+    assert checked > 100
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+def test_raw_values_through_staging_equal_torchs_bit_for_bit(tmp_path, monkeypatch, dtype):
+    monkeypatch.setenv("SMD_TORCH_DEVICE_CAPTURE", "always")
+    hook = smdpt.Hook(str(tmp_path / "run"), save_config=smdpt.SaveConfig(save_interval=1),
+                      include_collections=["weights", "biases", "gradients", "losses"])
+    rec = {}
+    _train(hook, 4, dtype=dtype, record=rec)
+    staged = hook._device.stats["staged_tensors"]
+    hook.close()
+    assert staged == 4 * 9  # 4 parameters, 4 gradients and the loss a step
+    trial = create_trial(str(tmp_path / "run"))
+    tdt = {torch.float32: "float32", torch.float16: "float16", torch.bfloat16: "bfloat16"}[dtype]
+    for step in range(4):
+        for p, want in rec[step]["params"].items():
+            got = trial.tensor("Net_" + p).value(step)
+            assert str(got.dtype) == tdt
+            assert np.asarray(got).view(np.uint8).tobytes() == want.contiguous().view(torch.uint8).numpy().tobytes(), (p, step)
+        for p, want in rec[step]["grads"].items():
+            got = trial.tensor("gradient/Net_" + p).value(step)
+            assert np.asarray(got).view(np.uint8).tobytes() == want.contiguous().view(torch.uint8).numpy().tobytes(), (p, step)
+
+
+def test_staging_buffers_are_reused_and_bounded(tmp_path, monkeypatch):
+    monkeypatch.setenv("SMD_TORCH_DEVICE_CAPTURE", "always")
+    budget = 1 << 20
+    hook = smdpt.Hook(str(tmp_path / "run"), save_config=smdpt.SaveConfig(save_interval=1),
+                      include_collections=["weights", "biases", "gradients"], memory_budget=budget)
+    _train(hook, 30)
+    pool = hook._device.pools()["cpu"]
+    hook.close()
+    # allocated once and reused: 8 tensors a step over 30 steps, far fewer buffers
+    assert 1 <= pool.allocations <= 3 * 8
+    assert pool.peak <= budget
+    assert create_trial(str(tmp_path / "run")).steps() == list(range(30))
+
+
+def test_tiny_budget_applies_backpressure_and_loses_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("SMD_TORCH_DEVICE_CAPTURE", "always")
+    budget = 8192  # two 4 KiB buffers: every tensor of a step cannot be held at once
+    hook = smdpt.Hook(str(tmp_path / "run"), save_config=smdpt.SaveConfig(save_interval=1),
+                      include_collections=["weights", "biases", "gradients"], memory_budget=budget)
+    net = Net(n_in=64, n_hidden=32, n_out=3)  # fc1.weight: 8 KiB, as large as the whole budget
+    rec = {}
+    torch.manual_seed(0)
+    crit = nn.CrossEntropyLoss()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    hook.register_module(net)
+    hook.register_loss(crit)
+    x, y = torch.randn(8, 64), torch.randint(0, 3, (8,))
+    for step in range(5):
+        rec[step] = {n: p.detach().clone() for n, p in net.named_parameters()}
+        opt.zero_grad()
+        crit(net(x), y).backward()
+        opt.step()
+    pool = hook._device.pools()["cpu"]
+    hook.close()
+    assert pool.waits > 0
+    assert pool.peak <= budget
+    trial = create_trial(str(tmp_path / "run"))
+    for step in range(5):
+        for p, want in rec[step].items():
+            np.testing.assert_array_equal(trial.tensor("Net_" + p).value(step), want.numpy())
+            assert trial.tensor("gradient/Net_" + p).value(step).shape == tuple(want.shape)
+
+
+def test_staging_pool_logic():
+    pool = _device.StagingPool(_device.CpuBackend(), 3 * 4096)
+    a = pool.acquire(100, lambda: pytest.fail("no wait needed"))
+    b = pool.acquire(5000, lambda: pytest.fail("no wait needed"))
+    assert pool.allocated == 3 * 4096 and a.cap == 4096 and b.cap == 8192
+    # full: the waiter is called until smd releases a buffer (its flag set by smd's writer)
+    calls = []
+
+    def release():
+        calls.append(1)
+        a.flag[0] = 1
+    a.state = b.state = "handed"
+    a.flag[0] = b.flag[0] = 0
+    c = pool.acquire(10, release)
+    assert c is a and calls == [1] and pool.waits == 1
+    # a tensor larger than the budget gets a buffer of its own once nothing else is held, freed after use
+    c.state = "handed"
+    b.flag[0] = 1
+    big = pool.acquire(1 << 20, lambda: None)
+    assert big.temporary and pool.allocated == 1 << 20
+    big.state, big.flag[0] = "handed", 1
+    pool._reclaim()
+    assert pool.allocated == 0 or all(not s.temporary for s in pool.slots)
+
+
+def test_values_modified_in_place_right_after_are_saved_as_seen(tmp_path, monkeypatch):
+    monkeypatch.setenv("SMD_TORCH_DEVICE_CAPTURE", "always")
+    hook = smdpt.Hook(str(tmp_path / "run"), save_config=smdpt.SaveConfig(save_interval=1),
+                      include_collections=["custom"])
+    hook.get_collection("custom").include("^seen")
+    net = Net()
+    hook.register_module(net)
+    x = torch.randn(2, 4)
+    for step in range(3):
+        net(x)
+        t = torch.arange(6, dtype=torch.float32).reshape(2, 3) + step
+        seen = t.clone()
+        hook.record_tensor_value("seen", t)
+        t.mul_(-100)  # in place, right after the hook saw it
+        t.add_(7)
+        assert not torch.equal(t, seen)
+        if step == 2:
+            hook.close()
+        globals().setdefault("_seen", {})[step] = seen
+    trial = create_trial(str(tmp_path / "run"))
+    for step in range(3):
+        np.testing.assert_array_equal(trial.tensor("seen_output_0").value(step), globals()["_seen"][step].numpy())
+
+
+def test_batch_statistics_use_a_fixed_number_of_launches():
+    # the same operations whatever the number of tensors: count torch calls through the profiler
+    def ops(n):
+        ts = [torch.randn(10 + i) for i in range(n)]
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+            _device.batch_statistics(ts, {"min", "max", "sum", "sumsq", "abssum", "var", "nan"})
+        return sum(e.count for e in prof.key_averages() if e.key.startswith("aten::") and e.key not in
+                   ("aten::view", "aten::reshape", "aten::_reshape_alias", "aten::detach", "aten::flatten",
+                    "aten::alias", "aten::empty", "aten::lift_fresh"))
+    assert ops(3) == ops(40)
+
+
+def test_reductions_of_special_values_match_the_host_path(tmp_path, monkeypatch):
+    tensors = {
+        "gradient/nan": torch.tensor([1.0, float("nan"), -3.0]),
+        "gradient/inf": torch.tensor([float("inf"), 2.0, -1.0]),
+        "gradient/empty": torch.zeros(0, 3),
+        "gradient/one": torch.tensor([[-2.5]]),
+        "gradient/big": torch.randn(1000, 37, generator=torch.Generator().manual_seed(3)) * 1e3,
+        "gradient/half": torch.randn(50, generator=torch.Generator().manual_seed(4)).half(),
+        "gradient/f64": torch.randn(300, generator=torch.Generator().manual_seed(5)).double(),
+    }
+    rc = smd.ReductionConfig(reductions=REDUCTIONS, abs_reductions=REDUCTIONS)
+    out = {}
+    for mode in ("host", "device"):
+        h = smd.Hook(str(tmp_path / mode), save_config=smd.SaveConfig(save_interval=1),
+                     include_collections=["gradients"], reduction_config=rc)
+        h.begin_step()
+        if mode == "host":
+            for n, t in tensors.items():
+                h.save_tensor(n, t.numpy())
+        else:
+            cap = _device.DeviceCapture(h._hook)
+            cap.mode = "always"
+            with cap.batch():
+                for n, t in tensors.items():
+                    assert cap.offer(n, t, smd.smdc.smd_dtype_from_name(str(t.numpy().dtype)))
+            cap.flush()
+        h.close()
+        out[mode] = create_trial(str(tmp_path / mode))
+    for n, t in tensors.items():
+        hv = out["host"].tensor(n).reduction_values(0)
+        dv = out["device"].tensor(n).reduction_values(0)
+        assert set(hv) == set(dv), n
+        for key in hv:
+            a, b = np.asarray(hv[key]), np.asarray(dv[key])
+            assert a.dtype == b.dtype, (n, key)
+            if np.isnan(a).all() or np.isnan(b).all():
+                assert np.isnan(a).all() and np.isnan(b).all(), (n, key, a, b)
+                continue
+            if a.dtype == np.float64:  # float64 tensors: the float64 sum bound, n * 2^-53 * sum|x|
+                bound = t.numel() * 2.0 ** -52 * float(t.double().abs().sum() + t.double().pow(2).sum()) + 1e-300
+                assert abs(float(a) - float(b)) <= bound, (n, key)
+            else:
+                assert abs(float(a) - float(b)) <= _ulp(float(a), np.float32 if a.dtype != np.float16 else np.float16), (n, key, a, b)
+
+
+# -- the framework-free hook with torch tensors ---------------------------------------------------
+
+def _plain_hook(out):
+    return smd.Hook(str(out), save_config=smd.SaveConfig(save_interval=1), include_collections=["custom"])
+
+
+def test_framework_free_hook_saves_bfloat16_and_float16_torch_tensors_as_themselves(tmp_path):
+    h = _plain_hook(tmp_path / "run")
+    h.begin_step()
+    bf = torch.tensor([[1.5, -2.0, 3.25]], dtype=torch.bfloat16)
+    h.save_tensor("bf16", bf, "custom")
+    h.save_tensor("bf16_t", bf.t(), "custom")  # not contiguous
+    h.save_tensor("f16", torch.arange(4, dtype=torch.float16), "custom")
+    h.save_tensor("grad", torch.ones(2, requires_grad=True) * 2, "custom")
+    h.close()
+    trial = create_trial(str(tmp_path / "run"))
+    v = trial.tensor("bf16").value(0)
+    assert str(v.dtype) == "bfloat16"
+    assert np.asarray(v).view(np.uint16).tobytes() == bf.view(torch.int16).numpy().tobytes()
+    assert trial.tensor("bf16_t").value(0).shape == (3, 1)
+    assert trial.tensor("f16").value(0).dtype == np.float16
+    np.testing.assert_array_equal(trial.tensor("grad").value(0), [2.0, 2.0])
+
+
+class _OnDevice:
+    """A DLPack producer that says it lives on CUDA device 0 (a CPU array underneath)."""
+
+    def __init__(self, a, copy_ok, with_cpu):
+        self.a = a
+        self.copy_ok = copy_ok
+        if with_cpu:
+            self.cpu = lambda: torch.from_numpy(self.a)
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+    def __dlpack__(self, stream=None, max_version=None, dl_device=None, copy=None):
+        if dl_device == (1, 0) and copy and self.copy_ok:
+            return np.array(self.a).__dlpack__()
+        raise BufferError("Unsupported device in DLTensor.")
+
+
+def test_framework_free_hook_copies_device_tensors_through_their_producer_or_names_the_device(tmp_path):
+    h = _plain_hook(tmp_path / "run")
+    h.begin_step()
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    h.save_tensor("by_dlpack", _OnDevice(a, copy_ok=True, with_cpu=False), "custom")
+    h.save_tensor("by_cpu", _OnDevice(a + 1, copy_ok=False, with_cpu=True), "custom")
+    with pytest.raises(TypeError, match="cuda:0"):
+        h.save_tensor("refused", _OnDevice(a, copy_ok=False, with_cpu=False), "custom")
+    h.close()
+    trial = create_trial(str(tmp_path / "run"))
+    np.testing.assert_array_equal(trial.tensor("by_dlpack").value(0), a)
+    np.testing.assert_array_equal(trial.tensor("by_cpu").value(0), a + 1)
+    assert "refused" not in trial.tensor_names()
+
+
+def test_save_reductions_binding_refuses_a_missing_reduction(tmp_path):
+    h = smd.Hook(str(tmp_path / "run"), save_config=smd.SaveConfig(save_interval=1),
+                 include_collections=["gradients"],
+                 reduction_config=smd.ReductionConfig(reductions=["min", "l2"]))
+    h.begin_step()
+    names, value = smd.smdc.smd_hook_due_reductions(h._hook, "gradient/x")
+    assert names == ["min", "l2"] and value is False
+    with pytest.raises(Exception, match="reduction min is due"):
+        smd.smdc.smd_hook_save_reductions(h._hook, "gradient/x", 1, [3], [("l2", False, 1.0)], [])
+    h.close()
+
+
+def test_gpu_benchmark_runs_on_the_cpu(tmp_path):
+    # tests/bench/frameworks/gpu_bench.py is the GPU measurement; without a GPU it runs a small CNN
+    # on the CPU, once here at its smallest, so that it cannot rot.
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+    bench = Path(__file__).resolve().parents[2] / "bench" / "frameworks" / "gpu_bench.py"
+    r = subprocess.run([sys.executable, str(bench), "--tiny", "--out", str(tmp_path)],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    rows = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+    assert rows[0]["device"].startswith("CPU")
+    assert rows[1]["bytes_per_step"] > 0 and rows[1]["bound_ms"] > 0
+    runs = {(x["precision"], x["config"], x["hook"]) for x in rows[2:]}
+    for precision in ("fp32", "bf16"):
+        assert (precision, "none", "none") in runs
+        for config in ("everything every 100", "everything every 10", "everything every step",
+                       "gradients max/mean/l2 + loss every step"):
+            assert (precision, config, "smd") in runs
+            assert (precision, config, "smdebug") in runs, r.stdout
