@@ -82,8 +82,6 @@ extern "C" {
     pub fn smd_hook_save_scalar(hook: *mut smd_hook, name: *const c_char, value: f64) -> *mut smd_error;
     pub fn smd_hook_save_scalar_typed(hook: *mut smd_hook, name: *const c_char, dtype: smd_dtype, value: *const c_void, nbytes: usize) -> *mut smd_error;
     pub fn smd_hook_get_stats(hook: *const smd_hook, out: *mut smd_hook_stats) -> *mut smd_error;
-    pub fn smd_hook_due_reductions(hook: *const smd_hook, name: *const c_char, reductions_out: *mut smd_strarray, value_out: *mut bool) -> *mut smd_error;
-    pub fn smd_hook_save_reductions(hook: *mut smd_hook, name: *const c_char, dtype: smd_dtype, shape: *const i64, ndim: usize, values: *const smd_reduction_value, n_values: usize, collections: *const *const c_char, n_collections: usize) -> *mut smd_error;
     pub fn smd_hook_get_collection(hook: *mut smd_hook, name: *const c_char, out: *mut *mut smd_collection) -> *mut smd_error;
     pub fn smd_hook_collection_names(hook: *const smd_hook, out: *mut smd_strarray) -> *mut smd_error;
     pub fn smd_hook_include_collection(hook: *mut smd_hook, name: *const c_char) -> *mut smd_error;
@@ -96,6 +94,8 @@ extern "C" {
     pub fn smd_collection_set_save_histogram(collection: *mut smd_collection, save: bool) -> *mut smd_error;
     pub fn smd_collection_tensor_names(collection: *const smd_collection, out: *mut smd_strarray) -> *mut smd_error;
     pub fn smd_reduction_names(out: *mut smd_strarray) -> *mut smd_error;
+    pub fn smd_hook_due_reductions(hook: *const smd_hook, name: *const c_char, reductions_out: *mut smd_strarray, value_out: *mut bool) -> *mut smd_error;
+    pub fn smd_hook_save_reductions(hook: *mut smd_hook, name: *const c_char, dtype: smd_dtype, shape: *const i64, ndim: usize, values: *const smd_reduction_value, n_values: usize, collections: *const *const c_char, n_collections: usize) -> *mut smd_error;
     // rules.h
     pub fn smd_rule_create(name: *const c_char, base: *mut smd_trial, others: *const *mut smd_trial, n_others: usize, invoke: smd_rule_invoke_fn, required: smd_rule_required_tensors_fn, payload: *mut c_void, out: *mut *mut smd_rule) -> *mut smd_error;
     pub fn smd_rule_context_rule_name(ctx: *const smd_rule_context) -> *const c_char;

@@ -381,11 +381,18 @@ class DeviceCapture:
             self.cap._deferring -= 1
             if not self.cap._deferring:
                 self.cap.reduce_pending()
-                self.cap._order_copies()
+                # the copies' order against the producer is set when the backward pass ends
+                # (backward_started), so that the forward pass does not wait for them
 
     def batch(self):
         """Tensors offered inside ``with capture.batch():`` are reduced together at its end."""
         return DeviceCapture._Deferred(self)
+
+    def backward_started(self):
+        """Called from a gradient hook: the copies and reductions of the step's parameters are
+        ordered before the optimizer's update when this backward pass ends."""
+        if self._unordered or self._pending:
+            self._queue_backward_end()
 
     def _queue_backward_end(self):
         if self._callback_queued:

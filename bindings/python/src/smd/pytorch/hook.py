@@ -259,6 +259,7 @@ class Hook(_core.Hook):
     def _gradient_hook(self, name):
         def hook(grad):
             if self._due and grad is not None:
+                self._device.backward_started()
                 self._offer(name, grad, backward=True)
         return hook
 
