@@ -540,6 +540,7 @@ class DeviceCapture:
     # -- step end ------------------------------------------------------------------------------
     def flush(self):
         """Hands everything of the current step to smd: call before the step ends."""
+        self._callback_queued = False  # a backward pass that queued one has ended by now
         if self._pending:
             self.reduce_pending()
         self._order_copies()
