@@ -894,7 +894,7 @@ smd_error* smd_hook_due_reductions(const smd_hook* hook, const char* name,
   SMD_CHECK_ARG(reductions_out != nullptr, "reductions_out is NULL");
   SMD_CHECK_ARG(value_out != nullptr, "value_out is NULL");
   auto plan = hook->hook->Plan(name);
-  if (!plan.ok()) return FromStatus(plan.status());
+  if (!plan.ok()) return FromSaveStatus(hook, plan.status());
   std::vector<std::string> names;
   names.reserve(plan->reductions.size());
   for (size_t i = 0; i < plan->reductions.size(); ++i) {
@@ -940,7 +940,11 @@ smd_error* smd_hook_save_reductions(smd_hook* hook, const char* name, smd_dtype 
   req.given = given.data();
   req.n_given = given.size();
   if (smd_error* e = CheckSaveRequest(req)) return e;
-  if (smd_error* e = FromSaveStatus(hook, hook->hook->Save(req))) return e;
+  smd::Status st = hook->hook->Save(req);
+  if (st.code() == smd::Code::kInvalidState && st.message().find("value is due") != std::string::npos) {
+    return MakeError(SMD_E_INVALID_STATE, st.message() + " with smd_hook_save_tensor");
+  }
+  if (smd_error* e = FromSaveStatus(hook, st)) return e;
   return nullptr;
   SMD_CAPI_END
 }

@@ -453,7 +453,7 @@ Result<DuePlan> Hook::Plan(const std::string& name) {
   std::shared_lock<std::shared_mutex> g(gate_);
   std::lock_guard<std::mutex> lock(mu_);
   SMD_RETURN_IF_ERROR(CheckOpenLocked());
-  if (step_ < 0) return InvalidState("no step has begun: call smd_hook_begin_step first");
+  if (step_ < 0) return InvalidState("no step has begun: cannot plan '" + name + "'");
   if (!writes_ || !any_due_.load(std::memory_order_relaxed)) return plan;
   for (uint32_t i : MembersLocked(name)) {
     if (!due_[i]) continue;
@@ -604,7 +604,7 @@ Status Hook::Save(SaveRequest& req) {
         return InvalidState("tensor '" + name + "': its value is due at this step (" +
                             (raw ? std::string("a due collection saves raw tensors")
                                  : std::string("a TensorBoard summary is exported")) +
-                            "): save it with smd_hook_save_tensor");
+                            "): save the tensor itself");
       }
       job.given_reductions.reserve(reds.size());
       for (size_t ri = 0; ri < reds.size(); ++ri) {

@@ -216,6 +216,7 @@ def test_values_modified_in_place_right_after_are_saved_as_seen(tmp_path, monkey
     net = Net()
     hook.register_module(net)
     x = torch.randn(2, 4)
+    seen_at = {}
     for step in range(3):
         net(x)
         t = torch.arange(6, dtype=torch.float32).reshape(2, 3) + step
@@ -224,12 +225,11 @@ def test_values_modified_in_place_right_after_are_saved_as_seen(tmp_path, monkey
         t.mul_(-100)  # in place, right after the hook saw it
         t.add_(7)
         assert not torch.equal(t, seen)
-        if step == 2:
-            hook.close()
-        globals().setdefault("_seen", {})[step] = seen
+        seen_at[step] = seen
+    hook.close()
     trial = create_trial(str(tmp_path / "run"))
     for step in range(3):
-        np.testing.assert_array_equal(trial.tensor("seen_output_0").value(step), globals()["_seen"][step].numpy())
+        np.testing.assert_array_equal(trial.tensor("seen_output_0").value(step), seen_at[step].numpy())
 
 
 def test_batch_statistics_use_a_fixed_number_of_launches():
