@@ -109,8 +109,9 @@ static void test_files_equal_the_hooks_own(void) {
         CHECK(strcmp(due.strings[10], "abs_min") == 0);
         CHECK(strcmp(due.strings[19], "abs_l2") == 0);
       }
+      /* smdebug drops ":<digits>" from reduction tags: t:0's reductions read back under "t" */
       smd_tensor *t = NULL;
-      CHECK_OK(smd_trial_tensor(trial, kNames[i], &t));
+      CHECK_OK(smd_trial_tensor(trial, i == 5 ? "gradient/t" : kNames[i], &t));
       smd_reduction_value vals[20];
       char names[20][32];
       for (size_t k = 0; k < due.count && k < 20; ++k) {
@@ -126,7 +127,10 @@ static void test_files_equal_the_hooks_own(void) {
           CHECK_OK(smd_value_get_double(v, 0, &vals[k].value));
         } else {
           /* only min and max of the empty tensor are not written */
-          CHECK(i == 4 && (strstr(full, "min") || strstr(full, "max")));
+          if (!(i == 4 && (strstr(full, "min") || strstr(full, "max")))) {
+            fprintf(stderr, "%s %s: %s\n", kNames[i], full, e ? smd_error_message(e) : "no tensor");
+            CHECK(0);
+          }
           smd_error_free(e);
         }
         smd_value_free(v);
