@@ -45,13 +45,15 @@ def test_given_reductions_are_written_as_the_hooks_own(tmp_path):
             if mode == "host":
                 h.save_tensor("gradient/w", x)
             else:
-                names, value = smdc.smd_hook_due_reductions(h._hook, "gradient/w")
+                *names, value = smdc.smd_hook_due_reductions(h._hook, "gradient/w")
                 assert names == ["min", "max", "mean", "std", "l2", "abs_max"] and value is False
                 x64 = x.astype(np.float64)
                 vals = {"min": x64.min(), "max": x64.max(), "mean": x64.mean(), "std": x64.std(),
                         "l2": np.sqrt((x64 * x64).sum()), "abs_max": np.abs(x64).max()}
                 given = [(n[4:] if n.startswith("abs_") else n, n.startswith("abs_"), float(vals[n])) for n in names]
-                smdc.smd_hook_save_reductions(h._hook, "gradient/w", smdc.SMD_DTYPE_FLOAT32, list(x.shape), given, [])
+                # the collections smd.Hook.save_tensor names by default: "default"
+                smdc.smd_hook_save_reductions(h._hook, "gradient/w", smdc.SMD_DTYPE_FLOAT32, list(x.shape), given,
+                                              ["default"])
         h.close()
     run("host")
     run("given")

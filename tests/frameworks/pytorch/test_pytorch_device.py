@@ -351,7 +351,7 @@ def test_save_reductions_binding_refuses_a_missing_reduction(tmp_path):
                  include_collections=["gradients"],
                  reduction_config=smd.ReductionConfig(reductions=["min", "l2"]))
     h.begin_step()
-    names, value = smd.smdc.smd_hook_due_reductions(h._hook, "gradient/x")
+    *names, value = smd.smdc.smd_hook_due_reductions(h._hook, "gradient/x")
     assert names == ["min", "l2"] and value is False
     with pytest.raises(Exception, match="reduction min is due"):
         smd.smdc.smd_hook_save_reductions(h._hook, "gradient/x", 1, [3], [("l2", False, 1.0)], [])

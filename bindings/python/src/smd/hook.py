@@ -383,8 +383,9 @@ class Hook:
             if capsule is None:
                 try:
                     tensor_value = np.from_dlpack(host)
-                except BufferError:
-                    # A dtype numpy does not know (bfloat16): smd's DLPack path takes it as it is.
+                except (BufferError, RuntimeError, TypeError):
+                    # A dtype numpy does not know (bfloat16; numpy 1.x raises RuntimeError, 2.x
+                    # BufferError): smd's DLPack path takes it as it is.
                     contiguous = getattr(host, "is_contiguous", None)
                     if callable(contiguous) and not contiguous():
                         host = host.contiguous()

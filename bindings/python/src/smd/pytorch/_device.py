@@ -354,7 +354,8 @@ class DeviceCapture:
         host path."""
         if smd_dtype is None or not self.wants(tensor):
             return False
-        reductions, value = _smd.smd_hook_due_reductions(self._h, name)
+        # SWIG appends the flag to the list of names: one list, the names then the flag
+        *reductions, value = _smd.smd_hook_due_reductions(self._h, name)
         if value:
             if tensor.is_complex() and tensor.dtype not in (torch.complex64, torch.complex128):
                 return False
