@@ -209,7 +209,7 @@ rm -rf "$java_ex"
 run_pytest "cross-language" env SMD_BUILD_DIR="$PWD/build" SMD_JAVA_JAR="$PWD/${jar:-missing.jar}" \
   .venv/bin/python -m pytest tests/cross -q -p no:cacheprovider
 
-echo "== using smd from a program outside the clone: C, Rust (path, git, bundled), Go, Java, Python, portable wheel"
+echo "== using smd from a program outside the clone: C, Rust (path, git), Go, Java, Python, portable wheel"
 set +e
 tests/install/run.sh build 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
