@@ -354,10 +354,10 @@ Status Hook::Close() {
     step_with_data_.reset();
     ExportCollectionsLocked();
     lock.unlock();
-    first = writer_->Close();
-  } else {
-    lock.unlock();
+    // The writer writes the end marker itself, and only while it holds its claim on the folder.
+    return writer_->Close(write_end_marker_ && !dry_run_);
   }
+  lock.unlock();
   if (write_end_marker_ && !dry_run_) {
     Status st = fsync_ ? storage_->WriteDurably(io::kEndOfJobFile, "")
                        : storage_->WriteAtomic(io::kEndOfJobFile, "");
