@@ -164,6 +164,7 @@ Result<std::vector<Trial::PendingFile>> Trial::ListNewIndexFiles(bool* listed_an
                                                                    : std::string_view());
     if (!names.ok()) {
       if (names.status().code() == Code::kNotFound) continue;  // vanished
+      if (storage_->FileSize(dir_rel).ok()) continue;  // a file, where a step folder should be
       // Anything else (an I/O error, a listing S3 could not give after its retries) must not
       // pass for an empty folder: its steps would be skipped for good once the cursor moved on.
       return names.status().WithContext("listing '" + storage_->Describe(dir_rel) + "'");
