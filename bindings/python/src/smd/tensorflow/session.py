@@ -13,11 +13,12 @@ import weakref
 import numpy as np
 import tensorflow as tf
 
+import smd._framework as _fw
 from smd import smdc as _smd
 from smd.collection_keys import CollectionKeys
 from smd.hook import Hook
 from smd.tensorflow._common import (gradient_name, include_defaults, json_collections,
-                                    set_wrapper, wrapper_of)
+                                    set_wrapper, tf_options, wrapper_of)
 
 _v1 = tf.compat.v1
 
@@ -57,10 +58,17 @@ class SessionHook(_v1.train.SessionRunHook, Hook):
         self._variables = {}      # name -> variable read after the run
         self._pending = None
         atexit.register(_close_at_exit, weakref.ref(self))
+        _fw.hook_created(self)
+
+    @classmethod
+    def _framework_options(cls, options):
+        tf_options(options)
 
     @classmethod
     def create_from_json_file(cls, json_file_path=None):
-        handle = _smd.smd_hook_create_from_json_file(json_file_path, None)
+        options = _smd.smd_hook_options_create()
+        cls._framework_options(options)
+        handle = _smd.smd_hook_create_from_json_file(json_file_path, options)
         return cls(_handle=handle, _json=json_collections(json_file_path))
 
     def wrap_optimizer(self, optimizer):
