@@ -1264,3 +1264,51 @@ func TestTrialOptions(t *testing.T) {
 		t.Fatal("a step outside range_steps was read")
 	}
 }
+
+// A NUL would end the C string: "a\x00b" would name "a", "<dir>\x00x" would write into <dir>.
+// Every name and path is refused, as is a \u0000 in a JSON configuration's strings; a worker
+// name that cannot fit a file name is refused when given.
+func TestNamesAndPathsWithNulOrTooLongAreRefused(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	_, err := NewHook(dir+"\x00x", nil)
+	mustCode(t, err, ErrInvalidArgument)
+	_, err = OpenTrial(dir+"\x00x", nil)
+	mustCode(t, err, ErrInvalidArgument)
+	_, err = NewHookFromJSON([]byte(`{"LocalPath": "`+dir+`\u0000x"}`), nil)
+	mustCode(t, err, ErrInvalidArgument)
+	if err != nil && !strings.Contains(err.Error(), "NUL") {
+		t.Errorf("message does not name the NUL: %v", err)
+	}
+	if _, serr := os.Stat(dir); serr == nil {
+		t.Fatalf("a hook wrote into %s, the folder named before the NUL", dir)
+	}
+	_, err = NewHook(" "+dir, nil)
+	mustCode(t, err, ErrInvalidArgument)
+	o, err := NewHookOptions()
+	must(t, err)
+	defer o.Close()
+	mustCode(t, o.SetWorker("worker_0\x00x"), ErrInvalidArgument)
+	err = o.SetWorker(strings.Repeat("w", 10000))
+	mustCode(t, err, ErrInvalidArgument)
+	if err != nil && !strings.Contains(err.Error(), "at most 221") {
+		t.Errorf("message does not give the limit: %v", err)
+	}
+	mustCode(t, o.AddIncludeCollection("c\x00d"), ErrInvalidArgument)
+	h, err := NewHook(dir, nil)
+	must(t, err)
+	must(t, h.BeginStep())
+	_, err = h.Collection("c\x00d")
+	mustCode(t, err, ErrInvalidArgument)
+	mustCode(t, h.IncludeCollection("c\x00d"), ErrInvalidArgument)
+	mustCode(t, Save(h, "a\x00b", []int64{1}, []float32{0}, "default"), ErrInvalidArgument)
+	must(t, Save(h, "a", []int64{1}, []float32{7}, "default"))
+	must(t, h.Close())
+	tr, err := OpenTrial(dir, nil)
+	must(t, err)
+	defer tr.Close()
+	names, err := tr.TensorNames(nil)
+	must(t, err)
+	if len(names) != 1 || names[0] != "a" {
+		t.Errorf("tensor names %q, want [a]", names)
+	}
+}

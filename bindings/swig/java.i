@@ -33,6 +33,7 @@ SWIG_JAVABODY_TYPEWRAPPER(, , , SWIGTYPE)
 
 %{
 #include <jni.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "smd/smd.h"
@@ -147,9 +148,10 @@ static jstring smd_java_string(JNIEnv *jenv, const char *s) {
 }
 
 /* A Java String as real UTF-8 (unpaired surrogates become U+FFFD), NUL-terminated, in buf if it
- * fits (cap bytes), else malloc'd. Returns NULL (an exception pending) on failure; *heap says
- * whether to free it. */
-static char *smd_java_utf8(JNIEnv *jenv, jstring js, char *buf, size_t cap, int *heap) {
+ * fits (cap bytes), else malloc'd. Returns NULL on failure (out of memory; or a NUL character,
+ * which would end the C string there and silently name another tensor, worker or folder: an
+ * IllegalArgumentException naming `what` is then pending); *heap says whether to free it. */
+static char *smd_java_utf8(JNIEnv *jenv, jstring js, char *buf, size_t cap, int *heap, const char *what) {
   jsize n = (*jenv)->GetStringLength(jenv, js);
   jchar cbuf[128];
   const jchar *chars;
@@ -184,6 +186,15 @@ static char *smd_java_utf8(JNIEnv *jenv, jstring js, char *buf, size_t cap, int 
       continue;
     }
     if (c >= 0xD800 && c <= 0xDFFF) c = 0xFFFD;
+    if (c == 0) {
+      char msg[200];
+      snprintf(msg, sizeof msg, "%s contains a NUL character, which names and paths cannot hold", what);
+      free(cheap);
+      if (*heap) free(out);
+      *heap = 0;
+      smd_java_throw_iae(jenv, msg);
+      return NULL;
+    }
     if (c < 0x80) {
       out[k++] = (char)c;
     } else if (c < 0x800) {
@@ -242,7 +253,7 @@ static int smd_java_holder_ok(JNIEnv *jenv, jarray a) {
 %typemap(in) const char * (char buf[256], int heap = 0) %{
   $1 = NULL;
   if ($input) {
-    $1 = smd_java_utf8(jenv, $input, buf, sizeof buf, &heap);
+    $1 = smd_java_utf8(jenv, $input, buf, sizeof buf, &heap, "$1_name");
     if (!$1) { if (!(*jenv)->ExceptionCheck(jenv)) smd_java_throw_iae(jenv, "cannot convert a string"); return $null; }
   }
 %}
@@ -549,7 +560,8 @@ typedef struct smd_java_strs {
   size_t n;
 } smd_java_strs;
 
-static int smd_java_strs_get(JNIEnv *jenv, jobjectArray a, smd_java_strs *out, const char *what) {
+static int smd_java_strs_get(JNIEnv *jenv, jobjectArray a, smd_java_strs *out, const char *what,
+                             const char *name) {
   out->items = NULL;
   out->n = 0;
   if (!a) return 1;
@@ -562,7 +574,7 @@ static int smd_java_strs_get(JNIEnv *jenv, jobjectArray a, smd_java_strs *out, c
     jstring s = (jstring)(*jenv)->GetObjectArrayElement(jenv, a, i);
     if (!s) { smd_java_throw_npe(jenv, what); return 0; }
     int heap = 0;
-    out->items[i] = smd_java_utf8(jenv, s, NULL, 0, &heap);
+    out->items[i] = smd_java_utf8(jenv, s, NULL, 0, &heap, name);
     (*jenv)->DeleteLocalRef(jenv, s);
     if (!out->items[i]) { if (!(*jenv)->ExceptionCheck(jenv)) smd_java_throw_iae(jenv, "out of memory"); return 0; }
   }
@@ -576,19 +588,19 @@ static void smd_java_strs_free(smd_java_strs *s) {
   s->n = 0;
 }
 %}
-%define SMD_JAVA_STRS_IN(P, N, WHAT)
+%define SMD_JAVA_STRS_IN(P, N, WHAT, NAME)
 %typemap(jni) (const char *const *P, size_t N) "jobjectArray"
 %typemap(jtype) (const char *const *P, size_t N) "String[]"
 %typemap(jstype) (const char *const *P, size_t N) "String[]"
 %typemap(javain) (const char *const *P, size_t N) "$javainput"
 %typemap(in) (const char *const *P, size_t N) (smd_java_strs strs = {NULL, 0}) %{
-  if (!smd_java_strs_get(jenv, $input, &strs, WHAT)) { smd_java_strs_free(&strs); return $null; }
+  if (!smd_java_strs_get(jenv, $input, &strs, WHAT, NAME)) { smd_java_strs_free(&strs); return $null; }
   $1 = ($1_ltype)strs.items; $2 = strs.n;
 %}
 %typemap(freearg) (const char *const *P, size_t N) %{ smd_java_strs_free(&strs$argnum); %}
 %enddef
-SMD_JAVA_STRS_IN(collections, n_collections, "a collection name is null")
-SMD_JAVA_STRS_IN(workers, n, "a worker name is null")
+SMD_JAVA_STRS_IN(collections, n_collections, "a collection name is null", "a collection name")
+SMD_JAVA_STRS_IN(workers, n, "a worker name is null", "a worker name")
 
 /* Tensor data through the plain C signature: a direct ByteBuffer, from 0 to its capacity. */
 %typemap(jni) (const void *data, size_t nbytes) "jobject"

@@ -25,6 +25,35 @@ static void smd_py_raise(smd_error *err) {
   smd_error_free(err);
 }
 
+/* Raises smd's SMD_E_INVALID_ARGUMENT exception (SMDebugValueError) with `msg`. */
+static void smd_py_raise_invalid(const char *msg) {
+  PyObject *text = PyUnicode_FromString(msg);
+  PyObject *mod = text ? PyImport_ImportModule("smd.exceptions") : NULL;
+  if (mod) {
+    PyObject *r = PyObject_CallMethod(mod, "_raise_from_code", "iO", 2, text);
+    Py_XDECREF(r);
+    Py_DECREF(mod);
+  }
+  Py_XDECREF(text);
+  if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, msg);
+}
+
+/* The UTF-8 of a str passed to smd as a C string (borrowed from the str), or NULL with an
+ * exception set. A NUL character would end the C string there, silently naming another tensor,
+ * worker or folder: refused. `what` names the argument in the message. */
+static const char *smd_py_utf8_no_nul(PyObject *s, const char *what) {
+  Py_ssize_t n = 0;
+  const char *u = PyUnicode_AsUTF8AndSize(s, &n);
+  if (!u) return NULL;
+  if ((size_t)n != strlen(u)) {
+    char msg[200];
+    snprintf(msg, sizeof msg, "%s contains a NUL character, which names and paths cannot hold", what);
+    smd_py_raise_invalid(msg);
+    return NULL;
+  }
+  return u;
+}
+
 static PyObject *smd_py_int64_list(const int64_t *xs, size_t n) {
   PyObject *list = PyList_New((Py_ssize_t)n);
   if (!list) return NULL;
@@ -64,6 +93,23 @@ static PyObject *smd_py_str_list(const smd_strarray *a) {
 %typemap(out) smd_error * {
   if ($1) { smd_py_raise($1); SWIG_fail; }
   $result = SWIG_Py_Void();
+}
+
+/* C strings in: a str (or None for NULL), UTF-8, refused if it holds a NUL character. */
+%typemap(in) const char * {
+  if ($input == Py_None) {
+    $1 = NULL;
+  } else if (PyUnicode_Check($input)) {
+    $1 = ($1_ltype)smd_py_utf8_no_nul($input, "$1_name");
+    if (!$1) SWIG_fail;
+  } else {
+    PyErr_Format(PyExc_TypeError, "$1_name must be a str, not %s", Py_TYPE($input)->tp_name);
+    SWIG_fail;
+  }
+}
+%typemap(freearg) const char * ""  /* borrowed from the str */
+%typemap(typecheck, precedence=SWIG_TYPECHECK_STRING) const char * {
+  $1 = $input == Py_None || PyUnicode_Check($input);
 }
 
 /* Handles returned through **out: proxies that own them. */
@@ -269,7 +315,7 @@ static PyObject *smd_py_value_list(smd_value **vs, size_t n) {
   for (Py_ssize_t i = 0; i < n; ++i) {
     PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
     if (!PyUnicode_Check(item)) { PyErr_SetString(PyExc_TypeError, "collections must be a sequence of str"); SWIG_fail; }
-    names[i] = (char *)PyUnicode_AsUTF8(item); /* borrowed from the str, which seq keeps alive */
+    names[i] = (char *)smd_py_utf8_no_nul(item, "a collection name"); /* borrowed from the str, which seq keeps alive */
     if (!names[i]) SWIG_fail;
   }
   $1 = ($1_ltype)names;
@@ -458,8 +504,8 @@ static PyObject *smd_py_rule_create_builtin(const char *name, smd_trial *base, P
     PyObject *k, *v;
     int ok = 1;
     while (ok && PyDict_Next(params, &pos, &k, &v)) {
-      keys[i] = PyUnicode_Check(k) ? PyUnicode_AsUTF8(k) : NULL;
-      vals[i] = PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
+      keys[i] = PyUnicode_Check(k) ? smd_py_utf8_no_nul(k, "a rule parameter name") : NULL;
+      vals[i] = keys[i] && PyUnicode_Check(v) ? smd_py_utf8_no_nul(v, "a rule parameter value") : NULL;
       if (!keys[i] || !vals[i]) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "rule parameters must be a dict str -> str");
         ok = 0;

@@ -2,14 +2,15 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include "capi/src/capi_internal.h"
 #include "impl/core/reductions.h"
+#include "impl/core/text.h"
 #include "impl/format/hook_config.h"
 #include "impl/format/layout.h"
 #include "impl/hook/hook.h"
+#include "impl/storage/environment.h"
 
 struct smd_save_config {
   smd::hook::SaveConfig cfg;
@@ -266,6 +267,7 @@ smd_error* smd_hook_options_add_include_collection(smd_hook_options* options,
                                                    const char* name) noexcept {
   SMD_OPTIONS_SETTER_BEGIN
   SMD_CHECK_ARG(name != nullptr && name[0] != '\0', "collection name is NULL or empty");
+  SMD_CHECK_ARG(smd::IsValidUtf8(name), "collection name is not valid UTF-8");
   options->opts.include_collections.emplace_back(name);
   return nullptr;
   SMD_CAPI_END
@@ -440,15 +442,9 @@ smd_error* smd_hook_create_from_json_file(const char* json_path, const smd_hook_
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(out != nullptr, "out is NULL");
   std::string path = json_path ? json_path : smd::io::DefaultHookConfigPath();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return MakeError(SMD_E_NOT_FOUND, "cannot open the hook configuration '" + path + "': " +
-                                          std::strerror(errno));
-  }
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) return MakeError(SMD_E_IO, "cannot read the hook configuration '" + path + "'");
-  return CreateHookFromJson(text.str(), path, options, out);
+  smd::Result<std::string> text = smd::env::ReadConfigFile("the hook configuration", path);
+  if (!text.ok()) return FromStatus(text.status());
+  return CreateHookFromJson(*text, path, options, out);
   SMD_CAPI_END
 }
 

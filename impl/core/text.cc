@@ -226,4 +226,20 @@ std::string ZeroPad(int64_t v, int width) {
   return buf;
 }
 
+bool JsonHasNulEscape(std::string_view json) {
+  bool in_string = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    char c = json[i];
+    if (!in_string) {
+      in_string = c == '"';
+    } else if (c == '"') {
+      in_string = false;
+    } else if (c == '\\') {
+      if (json.substr(i + 1, 5) == "u0000") return true;
+      ++i;  // the escaped character (a quote or backslash does not end or start anything)
+    }
+  }
+  return false;
+}
+
 }  // namespace smd

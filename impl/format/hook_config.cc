@@ -409,6 +409,10 @@ Result<CJsonPtr> ParseDocument(const Errors& err, std::string_view json) {
   if (const size_t nul = json.find('\0'); nul != std::string_view::npos) {
     return err.Doc("malformed JSON: NUL byte at " + DescribePosition(json, nul));
   }
+  // Nor at a \u0000 escape: a name or path holding it would be cut there.
+  if (JsonHasNulEscape(json)) {
+    return err.Doc("a string holds \\u0000 (a NUL character), which no name or path can hold");
+  }
   const char* end = nullptr;
   // Note: cJSON also records failures in a process-wide variable; we never read it.
   CJsonPtr root(cJSON_ParseWithLengthOpts(json.data(), json.size(), &end,

@@ -38,10 +38,17 @@ std::string CollectionsFileRelPath(std::string_view worker) {
 }
 
 Status ValidateWorkerName(std::string_view w) {
-  auto bad = [&](const char* why) {
+  auto bad = [&](const std::string& why) {
     return InvalidArgument("invalid worker name '" + std::string(w) + "': " + why);
   };
   if (w.empty()) return bad("it is empty");
+  if (w.size() > kMaxWorkerNameBytes) {
+    // Named by its start only: the whole name would make an unreadable message.
+    return InvalidArgument("invalid worker name '" + std::string(w.substr(0, 40)) + "...': it is " +
+                           std::to_string(w.size()) + " bytes long; at most " +
+                           std::to_string(kMaxWorkerNameBytes) +
+                           " fit in its file names (a file name holds at most 255 bytes)");
+  }
   if (!IsValidUtf8(w)) return bad("it is not valid UTF-8");
   if (w == "." || w == "..") return bad("it would name a folder outside the trial");
   for (char c : w) {

@@ -45,6 +45,13 @@ int64_t NumWorkersFromEnvironment() { return env::LauncherWorldSize().value_or(1
 
 Result<std::shared_ptr<Hook>> Hook::Create(const std::string& out_dir, const HookOptions& opts) {
   if (out_dir.empty()) return InvalidArgument("out_dir is empty");
+  if (StripAscii(out_dir).size() != out_dir.size()) {
+    // smdebug's create_trial strips its path, and so does Trial::Open: the trial opened by this
+    // same string would read another folder than the one written.
+    return InvalidArgument("out_dir '" + out_dir +
+                           "' begins or ends with whitespace, which a trial strips from its path "
+                           "(as smdebug's create_trial does): it could not be read back by this name");
+  }
   SMD_ASSIGN_OR_RETURN(std::unique_ptr<io::Storage> storage, io::OpenStorage(out_dir, opts.storage));
   return Create(std::shared_ptr<io::Storage>(std::move(storage)), opts);
 }
@@ -122,6 +129,7 @@ Status Hook::Init(std::shared_ptr<io::Storage> storage, const HookOptions& opts)
   include_names_.insert("losses");
   for (const std::string& name : opts.include_collections) {
     if (name.empty()) return InvalidArgument("an include_collections name is empty");
+    if (!IsValidUtf8(name)) return InvalidArgument("an include_collections name is not valid UTF-8");
     include_names_.insert(name);
   }
   if (!opts.include_regex.empty()) {
@@ -527,6 +535,10 @@ Status Hook::Save(SaveRequest& req) {
       return InvalidArgument("collection name " + std::to_string(i) + " of tensor '" +
                              std::string(req.name) + "' is empty");
     }
+    if (!IsValidUtf8(req.collections[i])) {
+      return InvalidArgument("collection name " + std::to_string(i) + " of tensor '" +
+                             std::string(req.name) + "' is not valid UTF-8");
+    }
   }
   // Fast path: nothing at all is due at this step.
   if (req.n_collections == 0 && !any_due_.load(std::memory_order_relaxed) &&
@@ -739,6 +751,7 @@ std::vector<std::string> Hook::CollectionNames() const {
 
 Status Hook::IncludeCollection(const std::string& name) {
   if (name.empty()) return InvalidArgument("collection name is empty");
+  if (!IsValidUtf8(name)) return InvalidArgument("collection name is not valid UTF-8");
   std::lock_guard<std::mutex> lock(mu_);
   SMD_RETURN_IF_ERROR(CheckOpenLocked());
   GetOrCreateLocked(name);

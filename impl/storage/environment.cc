@@ -1,5 +1,11 @@
 #include "impl/storage/environment.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 
 #include "impl/core/text.h"
@@ -66,6 +72,47 @@ std::string HookConfigPath() {
 std::string TensorBoardConfigPath() {
   const char* v = Get("TENSORBOARD_CONFIG_FILE_PATH");
   return v != nullptr ? v : "/opt/ml/input/config/tensorboardoutputconfig.json";
+}
+
+Result<std::string> ReadConfigFile(const std::string& what, const std::string& path) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return ErrnoStatus("cannot open " + what, path, errno);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return ErrnoStatus("cannot read " + what, path, errno);
+  if (!S_ISREG(st.st_mode)) {
+    const char* kind = S_ISDIR(st.st_mode)    ? "a folder"
+                       : S_ISFIFO(st.st_mode) ? "a FIFO"
+                       : S_ISSOCK(st.st_mode) ? "a socket"
+                       : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                                                                    : "not a regular file";
+    return InvalidArgument(what + " '" + path + "' is " + kind + ", not a regular file");
+  }
+  auto too_big = [&] {
+    return InvalidArgument(what + " '" + path + "' is larger than " +
+                           std::to_string(kMaxConfigFileBytes) + " bytes");
+  };
+  if (static_cast<uint64_t>(st.st_size) > kMaxConfigFileBytes) return too_big();
+  std::string text;
+  text.resize(static_cast<size_t>(st.st_size) + 1);  // one more: sees a file that grew
+  size_t got = 0;
+  for (;;) {
+    if (got == text.size()) {
+      if (text.size() > kMaxConfigFileBytes) return too_big();
+      text.resize(std::min(text.size() * 2, kMaxConfigFileBytes + 1));
+    }
+    ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return ErrnoStatus("cannot read " + what, path, errno);
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  text.resize(got);
+  return text;
 }
 
 }  // namespace smd::env

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "impl/core/status.h"
+
 namespace smd::env {
 
 // $HOME, if set and not empty (for "~" in paths: io::ExpandHome).
@@ -31,5 +33,15 @@ std::string HookConfigPath();
 // The TensorBoard configuration: $TENSORBOARD_CONFIG_FILE_PATH, else SageMaker's
 // /opt/ml/input/config/tensorboardoutputconfig.json.
 std::string TensorBoardConfigPath();
+
+// The largest configuration file ReadConfigFile reads (SageMaker's are a few kilobytes).
+inline constexpr size_t kMaxConfigFileBytes = 16 << 20;
+
+// The text of a configuration file (the hook or TensorBoard JSON). `what` names it in messages
+// ("the hook configuration"). Never blocks on a FIFO or device: only a regular file is read.
+// Errors: kNotFound when the path does not exist; kInvalidArgument "<what> '<path>' is a folder"
+// (or a FIFO, a device, a socket: not a regular file) or is over kMaxConfigFileBytes; kIO for
+// other failures.
+Result<std::string> ReadConfigFile(const std::string& what, const std::string& path);
 
 }  // namespace smd::env

@@ -3,10 +3,10 @@
 #include <cjson/cJSON.h>
 
 #include <cerrno>
-#include <fstream>
 #include <memory>
 #include <sstream>
 
+#include "impl/core/text.h"
 #include "impl/storage/environment.h"
 #include "impl/storage/open.h"
 #include "impl/tensorboard/summary.h"
@@ -72,11 +72,15 @@ std::optional<std::string> ResolveTensorBoardDir(const std::string& out_dir, boo
 
 Result<std::optional<std::string>> SageMakerTensorBoardDir() {
   const std::string path = env::TensorBoardConfigPath();
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::optional<std::string>();
-  std::ostringstream text;
-  text << in.rdbuf();
-  std::unique_ptr<cJSON, void (*)(cJSON*)> root(cJSON_Parse(text.str().c_str()), cJSON_Delete);
+  Result<std::string> text = env::ReadConfigFile("the TensorBoard configuration", path);
+  if (!text.ok() && text.status().code() == Code::kNotFound) return std::optional<std::string>();
+  if (!text.ok()) return text.status();
+  if (JsonHasNulEscape(*text)) {
+    return InvalidArgument("the TensorBoard configuration '" + path +
+                           "' holds a \\u0000 (NUL) in a string, which no path can hold");
+  }
+  std::unique_ptr<cJSON, void (*)(cJSON*)> root(cJSON_ParseWithLength(text->data(), text->size()),
+                                                 cJSON_Delete);
   if (root == nullptr || !cJSON_IsObject(root.get())) {
     return InvalidArgument("the TensorBoard configuration '" + path + "' is not a JSON object");
   }

@@ -120,7 +120,7 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_reduction_config(smd_hook_o
 SMD_API SMD_MUST_USE smd_error *smd_hook_options_add_include_regex(smd_hook_options *options,
                                                                    const char *regex) SMD_NOEXCEPT;
 /* Saves the named collection (in addition to the always-saved "losses"). The collection need not
- * exist yet. Errors: SMD_E_INVALID_ARGUMENT for an empty name. */
+ * exist yet. Errors: SMD_E_INVALID_ARGUMENT for an empty or invalid UTF-8 name. */
 SMD_API SMD_MUST_USE smd_error *smd_hook_options_add_include_collection(smd_hook_options *options,
                                                                         const char *name) SMD_NOEXCEPT;
 /* Saves every tensor offered, and every collection. */
@@ -130,7 +130,9 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_include_workers(smd_hook_op
                                                                      smd_include_workers which) SMD_NOEXCEPT;
 /* This process's worker name (default: worker_<rank> from OMPI_COMM_WORLD_RANK, RANK or
  * HOROVOD_RANK, else worker_0). Errors: SMD_E_INVALID_ARGUMENT for names that cannot be file
- * name parts: empty, '/', '\\', control characters, "." or "..", a leading '_' or "__". */
+ * name parts: empty, invalid UTF-8, longer than 221 bytes (its longest file name,
+ * "<step>_<worker>.tfevents.tmp", must fit in 255 bytes), '/', '\\', control characters, "." or "..",
+ * a leading '_' or "__". */
 SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_worker(smd_hook_options *options,
                                                             const char *worker) SMD_NOEXCEPT;
 /* The number of workers (default: OMPI_COMM_WORLD_SIZE, WORLD_SIZE or HOROVOD_SIZE, else 1).
@@ -221,8 +223,9 @@ typedef struct smd_hook smd_hook;
 /* Creates a hook writing into out_dir (a local folder, created if missing, or s3://bucket/prefix:
  * each file becomes an object when it is complete). options may be NULL (all defaults); it is
  * copied.
- * Errors: SMD_E_INVALID_ARGUMENT (NULL or empty out_dir, bad worker name, a malformed s3:// URI or
- * bucket name, no such bucket), SMD_E_ALREADY_EXISTS (out_dir already holds training_job_end.ts:
+ * Errors: SMD_E_INVALID_ARGUMENT (NULL or empty out_dir, an out_dir beginning or ending with
+ * whitespace (a trial strips its path, as smdebug's create_trial does, and would read another
+ * folder), bad worker name, a malformed s3:// URI or bucket name, no such bucket), SMD_E_ALREADY_EXISTS (out_dir already holds training_job_end.ts:
  * a finished run), SMD_E_IO (out_dir cannot be created or written, an S3 endpoint that cannot be
  * reached), SMD_E_AUTH (S3 credentials missing or refused), SMD_E_HTTP (another S3 error). */
 SMD_API SMD_MUST_USE smd_error *smd_hook_create(const char *out_dir, const smd_hook_options *options,
@@ -238,8 +241,10 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_create(const char *out_dir, const smd_h
  * that file exists. json_path NULL means
  * $SMDEBUG_CONFIG_FILE_PATH, else /opt/ml/input/config/debughookconfig.json. options (may be NULL)
  * supplies what the JSON cannot say (worker, wall time base, memory budget); what the JSON sets
- * wins. Errors: SMD_E_NOT_FOUND (no such file), SMD_E_INVALID_ARGUMENT (malformed JSON or a bad
- * value, naming the key), and those of smd_hook_create. */
+ * wins. The file must be a regular file of at most 16 MiB (a folder, FIFO or device is refused,
+ * never waited on). Errors: SMD_E_NOT_FOUND (no such file), SMD_E_INVALID_ARGUMENT (not a regular
+ * file, too large, malformed JSON, a string holding \u0000 (a NUL, which no name or path can
+ * hold), or a bad value, naming the key), and those of smd_hook_create. */
 SMD_API SMD_MUST_USE smd_error *smd_hook_create_from_json_file(const char *json_path,
                                                                const smd_hook_options *options,
                                                                smd_hook **out) SMD_NOEXCEPT;
@@ -306,7 +311,7 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_stop_requested(const smd_hook *hook,
  * Empty tensors are not written raw (as in smdebug); their reductions are.
  * Errors: SMD_E_INVALID_ARGUMENT (NULL, unknown dtype, SMD_DTYPE_STRING (strings are saved with
  * smd_hook_save_strings), negative dimension,
- * size mismatch, invalid UTF-8 name, empty collection name), SMD_E_INVALID_STATE (closed), or
+ * size mismatch, invalid UTF-8 name, empty or invalid UTF-8 collection name), SMD_E_INVALID_STATE (closed), or
  * the first error the writer met (so that a failing disk is noticed at the next save). */
 SMD_API SMD_MUST_USE smd_error *smd_hook_save_tensor(smd_hook *hook, const char *name,
                                                      smd_dtype dtype, const int64_t *shape,

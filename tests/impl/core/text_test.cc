@@ -55,6 +55,17 @@ TEST(Text, IntegerParsingAndSplitting) {
   EXPECT_EQ(ZeroPad(-1, 12), "-00000000001");
 }
 
+TEST(Text, JsonNulEscapeFoundOnlyInsideStrings) {
+  EXPECT_TRUE(JsonHasNulEscape(R"({"a": "x\u0000y"})"));
+  EXPECT_TRUE(JsonHasNulEscape(R"({"\u0000": 1})"));           // in a key
+  EXPECT_TRUE(JsonHasNulEscape(R"(["\\", "\u0000"])"));      // after an escaped backslash
+  EXPECT_FALSE(JsonHasNulEscape(R"({"a": "x\\u0000y"})"));    // an escaped backslash, then text
+  EXPECT_TRUE(JsonHasNulEscape(R"({"b": "\"\u00001"})"));     // after an escaped quote
+  EXPECT_FALSE(JsonHasNulEscape(R"({"a": "\u0001\u1000"})"));
+  EXPECT_FALSE(JsonHasNulEscape(R"({"a": "x"} \u0000)"));      // outside strings: not ours to judge
+  EXPECT_FALSE(JsonHasNulEscape(R"({"a": "\u000)"));          // cut short
+}
+
 TEST(DType, HalfConversionsRoundTripEveryValue) {
   for (uint32_t h = 0; h < 0x10000; ++h) {
     float f = HalfToFloat(static_cast<uint16_t>(h));

@@ -884,5 +884,35 @@ TEST(HookExport, JsonKeys) {
   ::unsetenv("TENSORBOARD_CONFIG_FILE_PATH");
 }
 
+// Under SageMaker the TensorBoard configuration file is read at hook creation: a FIFO there used
+// to block the hook forever, a folder read as "not a JSON object", and a \u0000 cut LocalPath.
+TEST(HookExport, SageMakerConfigFileMustBeARegularFile) {
+  TempDir tmp;
+  hook::HookOptions base;
+  base.worker = "worker_0";
+  const std::string json = "{\"LocalPath\": \"" + tmp.path() + "/out\"}";
+  ::setenv("TRAINING_JOB_NAME", "job", 1);
+  const std::string fifo = tmp.path() + "/tb-fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ::setenv("TENSORBOARD_CONFIG_FILE_PATH", fifo.c_str(), 1);
+  auto h1 = hook::Hook::CreateFromJson(json, "test", base);
+  ASSERT_FALSE(h1.ok());
+  EXPECT_EQ(h1.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(h1.status().message().find("'" + fifo + "' is a FIFO"), std::string::npos)
+      << h1.status().message();
+  ::setenv("TENSORBOARD_CONFIG_FILE_PATH", tmp.path().c_str(), 1);
+  auto h2 = hook::Hook::CreateFromJson(json, "test", base);
+  ASSERT_FALSE(h2.ok());
+  EXPECT_NE(h2.status().message().find("is a folder"), std::string::npos) << h2.status().message();
+  const std::string cfg = tmp.path() + "/tb.json";
+  std::ofstream(cfg) << "{\"LocalPath\": \"" << tmp.path() << "/tb\\u0000x\"}";
+  ::setenv("TENSORBOARD_CONFIG_FILE_PATH", cfg.c_str(), 1);
+  auto h3 = hook::Hook::CreateFromJson(json, "test", base);
+  ASSERT_FALSE(h3.ok());
+  EXPECT_NE(h3.status().message().find("NUL"), std::string::npos) << h3.status().message();
+  ::unsetenv("TRAINING_JOB_NAME");
+  ::unsetenv("TENSORBOARD_CONFIG_FILE_PATH");
+}
+
 }  // namespace
 }  // namespace smd::tensorboard

@@ -9,6 +9,10 @@ no view for variable-length strings).
 import numpy as np
 
 from smd import smdc as _smd
+from smd.exceptions import SMDebugValueError
+
+# The most dimensions a numpy array can have (NPY_MAXDIMS): 32 before numpy 2, 64 since.
+_NUMPY_MAX_NDIM = 64 if int(np.__version__.split(".")[0]) >= 2 else 32
 
 # smd_dtype (TensorFlow DataType numbers) -> numpy dtype.
 _NUMPY_DTYPES = {
@@ -40,12 +44,27 @@ def _bf16():
     return _BF16_VIEW[0]
 
 
+def _check_ndim(value):
+    """Raises SMDebugValueError when numpy cannot hold an smd value's dimensions."""
+    ndim = _smd.smd_value_ndim(value)
+    if ndim > _NUMPY_MAX_NDIM:
+        raise SMDebugValueError(f"the value has {ndim} dimensions but a numpy {np.__version__} array holds at "
+                                f"most {_NUMPY_MAX_NDIM}: it cannot be returned as an array (its shape can)")
+
+
 def from_buffer(buf):
     """The numpy array of a ValueBuffer (a read-only view, no copy), or of an smd_value proxy
     (strings, empty values: the slow way)."""
     if type(buf) is not _ValueBuffer:
         return to_numpy(buf)
-    arr = np.asarray(buf)
+    try:
+        arr = np.asarray(buf)
+    except (ValueError, RuntimeError):  # numpy 1.x, 33-64 dimensions: its own terse error
+        _check_ndim(buf.value)
+        raise
+    if arr.dtype.kind == "O":  # over numpy's limit, np.asarray wraps the buffer as an object
+        _check_ndim(buf.value)
+        raise TypeError(f"numpy cannot view an smd value of shape {_smd.smd_py_value_shape(buf.value)}")
     if buf.bfloat16:
         bf16 = _bf16()
         # Without ml_dtypes, bfloat16 comes back as its raw uint16 bits.
@@ -105,6 +124,7 @@ def to_dlpack(array):
 
 def to_numpy(value):
     """The numpy array of an smd value proxy (read-only view; strings are copied)."""
+    _check_ndim(value)
     dtype = _smd.smd_value_dtype(value)
     if dtype == _STRING:
         n = _smd.smd_value_count(value)

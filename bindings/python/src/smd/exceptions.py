@@ -168,6 +168,11 @@ class FileNotFoundSMDebugError(SMDebugError, FileNotFoundError):
 class OutOfMemorySMDebugError(SMDebugError, MemoryError):
     """smd's SMD_E_OUT_OF_MEMORY."""
 
+    def __new__(cls, *args):
+        # MemoryError.__new__, which attribute lookup finds first, refuses to make a subclass
+        # whose layout base is another exception (TypeError "... is not safe").
+        return BaseException.__new__(cls, *args)
+
 
 _CODE_CLASSES = {
     1: SMDebugRuntimeError, 2: SMDebugValueError, 3: FileNotFoundSMDebugError,

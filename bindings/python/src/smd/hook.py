@@ -201,7 +201,8 @@ def _as_array(value):
         return a
     if a.dtype.byteorder == ">":
         a = a.astype(a.dtype.newbyteorder("<"))
-    return np.ascontiguousarray(a)
+    # np.ascontiguousarray would turn a 0-d array into shape (1,); a 0-d array is contiguous.
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)
 
 
 def _string_items(name, a):

@@ -388,6 +388,40 @@ fn hook_from_json_config() {
     assert_eq!(trial.tensor("xa").unwrap().steps(Mode::Global, false).unwrap(), vec![0, 2]);
 }
 
+/// A NUL would end the C string: "a\0b" would name "a", "<dir>\0x" would write into <dir>.
+/// Every name and path is refused, as is a \u0000 in a JSON configuration's strings; names
+/// that cannot fit a file name are refused when given.
+#[test]
+fn names_and_paths_with_nul_or_too_long_are_refused() {
+    let t = TempDir::new("nul");
+    let dir = t.join("run");
+    let with_nul = format!("{}\0x", dir.display());
+    assert_eq!(Hook::new(&with_nul, None).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(Trial::open(&with_nul, None).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    let json = format!(r#"{{"LocalPath": "{}\u0000x"}}"#, dir.display());
+    let e = Hook::from_json(&json, None).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.message().contains("NUL"), "{}", e.message());
+    assert!(!dir.exists(), "a hook wrote into the folder named before the NUL");
+    let mut o = HookOptions::new().unwrap();
+    assert_eq!(o.set_worker("worker_0\0x").unwrap_err().kind(), ErrorKind::InvalidArgument);
+    let e = o.set_worker(&"w".repeat(10_000)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.message().contains("at most 221"), "{}", e.message());
+    assert_eq!(o.add_include_collection("c\0d").unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(Hook::new(format!(" {}", dir.display()), None).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    let hook = Hook::new(&dir, Some(&every_step_options())).unwrap();
+    hook.begin_step().unwrap();
+    assert_eq!(hook.collection("c\0d").unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(hook.include_collection("c\0d").unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(hook.save_tensor("t", &[1], &[1.0f32], &["c\0d"]).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    hook.save_tensor("a", &[1], &[7.0f32], &[]).unwrap();
+    assert_eq!(hook.save_tensor("a\0b", &[1], &[0.0f32], &[]).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    hook.close().unwrap();
+    let trial = Trial::open(&dir, None).unwrap();
+    assert_eq!(trial.tensor_names(None).unwrap(), vec!["a".to_string()]);
+}
+
 #[test]
 fn handles_are_send_and_sync_as_documented() {
     fn send_sync<T: Send + Sync>() {}

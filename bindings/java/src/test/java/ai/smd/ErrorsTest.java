@@ -108,6 +108,35 @@ class ErrorsTest {
     }
   }
 
+  /** A NUL would end the C string: "a\0b" would silently name "a" (another tensor, worker or
+   * folder). Every string argument refuses it. */
+  @Test
+  void namesAndPathsWithNulAreRefused() throws Exception {
+    Path dir = tmp.resolve("nul");
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> Hook.create(dir.toString() + "\u0000x"));
+    assertTrue(e.getMessage().contains("NUL"), e.getMessage());
+    assertFalse(Files.exists(dir), "a hook was made in the folder named before the NUL");
+    try (HookOptions o = new HookOptions()) {
+      assertThrows(IllegalArgumentException.class, () -> o.worker("worker_0\u0000b"));
+      assertThrows(IllegalArgumentException.class, () -> o.includeCollection("c\u0000d"));
+    }
+    try (Hook h = Hook.create(dir.toString())) {
+      h.beginStep();
+      assertThrows(IllegalArgumentException.class, () -> h.saveTensor("a\u0000b", new long[] {1}, new float[] {1}));
+      assertThrows(IllegalArgumentException.class, () -> h.saveTensor("t", new long[] {1}, new float[] {1}, "c\u0000d"));
+      assertThrows(IllegalArgumentException.class, () -> h.saveScalar("s\u0000t", 1.0));
+      assertThrows(IllegalArgumentException.class, () -> h.collection("c\u0000d"));
+      assertThrows(IllegalArgumentException.class, () -> h.includeCollection("c\u0000d"));
+      h.saveTensor("a", new long[] {1}, new float[] {7});
+    }
+    try (Trial t = Trial.open(dir.toString())) {
+      assertThrows(IllegalArgumentException.class, () -> t.tensor("a\u0000b"));
+      assertEquals(java.util.List.of("a"), t.tensorNames());
+    }
+    assertThrows(IllegalArgumentException.class, () -> Trial.open(dir.toString() + "\u0000x"));
+  }
+
   @Test
   void closedHandlesThrowIllegalState() throws Exception {
     Path out = tmp.resolve("closed");
