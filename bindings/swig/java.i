@@ -148,10 +148,12 @@ static jstring smd_java_string(JNIEnv *jenv, const char *s) {
 }
 
 /* A Java String as real UTF-8 (unpaired surrogates become U+FFFD), NUL-terminated, in buf if it
- * fits (cap bytes), else malloc'd. Returns NULL on failure (out of memory; or a NUL character,
- * which would end the C string there and silently name another tensor, worker or folder: an
- * IllegalArgumentException naming `what` is then pending); *heap says whether to free it. */
-static char *smd_java_utf8(JNIEnv *jenv, jstring js, char *buf, size_t cap, int *heap, const char *what) {
+ * fits (cap bytes), else malloc'd; its length in *len (if len is not NULL). Returns NULL on
+ * failure: out of memory, or a NUL character when `what` is not NULL (in a name or path it would
+ * end the C string and silently name another tensor, worker or folder: an
+ * IllegalArgumentException naming `what` is then pending). *heap says whether to free it. */
+static char *smd_java_utf8_n(JNIEnv *jenv, jstring js, char *buf, size_t cap, int *heap, const char *what,
+                             size_t *len) {
   jsize n = (*jenv)->GetStringLength(jenv, js);
   jchar cbuf[128];
   const jchar *chars;
@@ -186,7 +188,7 @@ static char *smd_java_utf8(JNIEnv *jenv, jstring js, char *buf, size_t cap, int 
       continue;
     }
     if (c >= 0xD800 && c <= 0xDFFF) c = 0xFFFD;
-    if (c == 0) {
+    if (c == 0 && what) {
       char msg[200];
       snprintf(msg, sizeof msg, "%s contains a NUL character, which names and paths cannot hold", what);
       free(cheap);
@@ -207,8 +209,13 @@ static char *smd_java_utf8(JNIEnv *jenv, jstring js, char *buf, size_t cap, int 
     }
   }
   out[k] = 0;
+  if (len) *len = k;
   free(cheap);
   return out;
+}
+
+static char *smd_java_utf8(JNIEnv *jenv, jstring js, char *buf, size_t cap, int *heap, const char *what) {
+  return smd_java_utf8_n(jenv, js, buf, cap, heap, what, NULL);
 }
 
 static jobjectArray smd_java_string_array(JNIEnv *jenv, char *const *strings, size_t n) {
@@ -557,24 +564,29 @@ SMD_JAVA_INT64S_IN(shape, ndim)
 %{
 typedef struct smd_java_strs {
   char **items;
+  size_t *lens;
   size_t n;
 } smd_java_strs;
 
+/* The strings of a String[] as UTF-8. `name` names an element in the message refusing a NUL
+ * character (names); NULL: NULs are kept (string tensor elements, whose lengths are in lens). */
 static int smd_java_strs_get(JNIEnv *jenv, jobjectArray a, smd_java_strs *out, const char *what,
                              const char *name) {
   out->items = NULL;
+  out->lens = NULL;
   out->n = 0;
   if (!a) return 1;
   jsize n = (*jenv)->GetArrayLength(jenv, a);
   if (n == 0) return 1;
   out->items = (char **)calloc((size_t)n, sizeof(char *));
-  if (!out->items) { smd_java_throw_iae(jenv, "out of memory"); return 0; }
+  out->lens = (size_t *)calloc((size_t)n, sizeof(size_t));
+  if (!out->items || !out->lens) { smd_java_throw_iae(jenv, "out of memory"); return 0; }
   out->n = (size_t)n;
   for (jsize i = 0; i < n; ++i) {
     jstring s = (jstring)(*jenv)->GetObjectArrayElement(jenv, a, i);
     if (!s) { smd_java_throw_npe(jenv, what); return 0; }
     int heap = 0;
-    out->items[i] = smd_java_utf8(jenv, s, NULL, 0, &heap, name);
+    out->items[i] = smd_java_utf8_n(jenv, s, NULL, 0, &heap, name, &out->lens[i]);
     (*jenv)->DeleteLocalRef(jenv, s);
     if (!out->items[i]) { if (!(*jenv)->ExceptionCheck(jenv)) smd_java_throw_iae(jenv, "out of memory"); return 0; }
   }
@@ -582,9 +594,11 @@ static int smd_java_strs_get(JNIEnv *jenv, jobjectArray a, smd_java_strs *out, c
 }
 
 static void smd_java_strs_free(smd_java_strs *s) {
-  for (size_t i = 0; i < s->n; ++i) free(s->items[i]);
+  for (size_t i = 0; s->items && i < s->n; ++i) free(s->items[i]);
   free(s->items);
+  free(s->lens);
   s->items = NULL;
+  s->lens = NULL;
   s->n = 0;
 }
 %}
@@ -593,7 +607,7 @@ static void smd_java_strs_free(smd_java_strs *s) {
 %typemap(jtype) (const char *const *P, size_t N) "String[]"
 %typemap(jstype) (const char *const *P, size_t N) "String[]"
 %typemap(javain) (const char *const *P, size_t N) "$javainput"
-%typemap(in) (const char *const *P, size_t N) (smd_java_strs strs = {NULL, 0}) %{
+%typemap(in) (const char *const *P, size_t N) (smd_java_strs strs = {NULL, NULL, 0}) %{
   if (!smd_java_strs_get(jenv, $input, &strs, WHAT, NAME)) { smd_java_strs_free(&strs); return $null; }
   $1 = ($1_ltype)strs.items; $2 = strs.n;
 %}
@@ -723,8 +737,9 @@ static smd_error *smd_java_save_strings(JNIEnv *jenv_, smd_hook *hook, const cha
   JNIEnv *jenv = jenv_;
   if (!strings) return smd_java_throw_npe(jenv, "strings is null"), (smd_error *)NULL;
   smd_java_strs s;
-  if (!smd_java_strs_get(jenv, strings, &s, "a string is null")) { smd_java_strs_free(&s); return NULL; }
-  smd_error *err = smd_hook_save_strings(hook, name, (const char *const *)s.items, NULL, s.n, collections, n_collections);
+  /* Elements are data: a NUL in one is kept (lengths given), not refused. */
+  if (!smd_java_strs_get(jenv, strings, &s, "a string is null", NULL)) { smd_java_strs_free(&s); return NULL; }
+  smd_error *err = smd_hook_save_strings(hook, name, (const char *const *)s.items, s.lens, s.n, collections, n_collections);
   smd_java_strs_free(&s);
   return err;
 }
@@ -871,9 +886,9 @@ static smd_error *smd_java_rule_create_builtin(JNIEnv *jenv_, const char *name, 
                                                jlongArray others, jobjectArray keys, jobjectArray values,
                                                smd_rule **out) {
   JNIEnv *jenv = jenv_;
-  smd_java_strs k = {NULL, 0}, v = {NULL, 0};
-  if (!smd_java_strs_get(jenv, keys, &k, "a parameter name is null") ||
-      !smd_java_strs_get(jenv, values, &v, "a parameter value is null")) {
+  smd_java_strs k = {NULL, NULL, 0}, v = {NULL, NULL, 0};
+  if (!smd_java_strs_get(jenv, keys, &k, "a parameter name is null", "a rule parameter name") ||
+      !smd_java_strs_get(jenv, values, &v, "a parameter value is null", "a rule parameter value")) {
     smd_java_strs_free(&k); smd_java_strs_free(&v);
     return NULL;
   }

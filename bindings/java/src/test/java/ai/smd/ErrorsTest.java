@@ -129,10 +129,14 @@ class ErrorsTest {
       assertThrows(IllegalArgumentException.class, () -> h.collection("c\u0000d"));
       assertThrows(IllegalArgumentException.class, () -> h.includeCollection("c\u0000d"));
       h.saveTensor("a", new long[] {1}, new float[] {7});
+      h.saveStrings("s", java.util.List.of("x\u0000y"));  // data, not a name: the NUL is kept
     }
     try (Trial t = Trial.open(dir.toString())) {
       assertThrows(IllegalArgumentException.class, () -> t.tensor("a\u0000b"));
-      assertEquals(java.util.List.of("a"), t.tensorNames());
+      assertEquals(java.util.List.of("a", "s"), t.tensorNames());
+      try (Tensor s = t.tensor("s"); Value v = s.value(0)) {
+        assertArrayEquals(new byte[] {'x', 0, 'y'}, v.stringBytes(0));
+      }
     }
     assertThrows(IllegalArgumentException.class, () -> Trial.open(dir.toString() + "\u0000x"));
   }
