@@ -1,5 +1,7 @@
 #include "impl/core/text.h"
 
+#include "impl/core/json_scan.h"
+
 #include <cctype>
 #include <charconv>
 #include <cmath>

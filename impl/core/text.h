@@ -33,11 +33,6 @@ std::optional<double> ParseDouble(std::string_view s);
 std::vector<std::string> SplitAndStrip(std::string_view s, char sep);
 std::string_view StripAscii(std::string_view s);
 
-// Whether a JSON text has a \u0000 escape (a NUL character) inside a string. cJSON ends its C
-// string there, so a name or path holding one would silently be cut short; readers of
-// configuration files refuse such documents instead.
-bool JsonHasNulEscape(std::string_view json);
-
 // "%012lld" (C/Python formatting of a possibly negative step padded to `width`).
 std::string ZeroPad(int64_t v, int width);
 

@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "impl/core/mode.h"
+#include "impl/core/json_scan.h"
 #include "impl/core/text.h"
 #include "impl/storage/environment.h"
 

@@ -37,6 +37,16 @@ std::string CollectionsFileRelPath(std::string_view worker) {
   return "collections/000000000/" + std::string(worker) + "_collections.json";
 }
 
+namespace {
+
+// The longest worker name, in bytes: the longest file name holding it, an event file's temporary
+// name "<step>_<worker>.tfevents.tmp" with a 20-character step, must fit the 255-byte file name
+// limit of common file systems (ext4, XFS, APFS, NTFS).
+constexpr size_t kMaxWorkerNameBytes = 255 - 20 - 1 - 13;
+
+}  // namespace
+
+// Also refused: names longer than kMaxWorkerNameBytes.
 Status ValidateWorkerName(std::string_view w) {
   auto bad = [&](const std::string& why) {
     return InvalidArgument("invalid worker name '" + std::string(w) + "': " + why);

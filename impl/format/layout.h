@@ -27,15 +27,9 @@ std::string IndexDirRelPath(int64_t step);
 // "collections/000000000/worker_0_collections.json"
 std::string CollectionsFileRelPath(std::string_view worker);
 
-// The longest worker name, in bytes: the longest file name holding it, an event file's temporary
-// name "<step>_<worker>.tfevents.tmp" with a 20-character step, must fit the 255-byte file name
-// limit of common file systems (ext4, XFS, APFS, NTFS).
-inline constexpr size_t kMaxWorkerNameBytes = 255 - 20 - 1 - 13;
-
-// Checks a worker name used in file names: non-empty UTF-8 of at most kMaxWorkerNameBytes bytes,
-// no '/', '\\' or control characters, not "." or "..", and not beginning with '_' (smdebug reads
-// such names back as TF device strings) nor containing "__". Errors: kInvalidArgument naming the
-// problem.
+// Checks a worker name used in file names: non-empty UTF-8, no '/', '\\' or control characters,
+// not "." or "..", and not beginning with '_' (smdebug reads such names back as TF device
+// strings) nor containing "__". Errors: kInvalidArgument naming the problem.
 Status ValidateWorkerName(std::string_view worker);
 
 // Step from an index or event file's basename: the first '_'-separated token, as an integer.

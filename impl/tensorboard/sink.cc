@@ -6,7 +6,7 @@
 #include <memory>
 #include <sstream>
 
-#include "impl/core/text.h"
+#include "impl/core/json_scan.h"
 #include "impl/storage/environment.h"
 #include "impl/storage/open.h"
 #include "impl/tensorboard/summary.h"

@@ -1,10 +1,10 @@
 /* Names and paths given by callers, and the hook configuration file: what smd refuses, with an
  * error naming the problem, instead of hanging, cutting a name short or writing what cannot be
  * read back. */
+#include "capi_test.h" /* first: it sets _POSIX_C_SOURCE */
+
 #include <fcntl.h>
 #include <sys/types.h>
-
-#include "capi_test.h"
 
 static smd_hook *create_hook_with_worker(const char *dir, const char *worker) {
   smd_hook_options *o = NULL;

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "impl/core/dtype.h"
+#include "impl/core/json_scan.h"
 #include "impl/core/text.h"
 
 namespace smd {
