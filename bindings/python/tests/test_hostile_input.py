@@ -152,13 +152,3 @@ def test_values_with_more_dimensions_than_numpy_holds(tmp_path, ndim):
     with pytest.raises(E.SMDebugValueError, match=msg):
         tensor.values()
 
-
-def test_empty_value_with_more_dimensions_than_numpy_holds(tmp_path):
-    ndim = NUMPY_MAX_NDIM + 6
-    _save_raw_empty = smd.Hook(str(tmp_path / "run"), save_all=True)
-    _save_raw_empty.begin_step()
-    _smd.smd_hook_save_tensor(_save_raw_empty._hook, "e", _smd.smd_dtype_from_name("float32"), [0] * ndim,
-                              np.ones(0, np.uint8), [])
-    _save_raw_empty.close()
-    with pytest.raises(E.SMDebugValueError, match=f"{ndim} dimensions"):
-        create_trial(str(tmp_path / "run")).tensor("e").value(0)
