@@ -121,7 +121,7 @@ class ErrorsTest {
       assertThrows(IllegalArgumentException.class, () -> o.worker("worker_0\u0000b"));
       assertThrows(IllegalArgumentException.class, () -> o.includeCollection("c\u0000d"));
     }
-    try (Hook h = Hook.create(dir.toString())) {
+    try (HookOptions all = new HookOptions().saveAll(true); Hook h = Hook.create(dir.toString(), all)) {
       h.beginStep();
       assertThrows(IllegalArgumentException.class, () -> h.saveTensor("a\u0000b", new long[] {1}, new float[] {1}));
       assertThrows(IllegalArgumentException.class, () -> h.saveTensor("t", new long[] {1}, new float[] {1}, "c\u0000d"));
