@@ -6,7 +6,9 @@
 #      (cargo test, the examples, clippy, rustdoc), Go (scripts/test_go.sh) and Java (mvn package
 #      with its JUnit tests, the examples, the cross-language test tests/cross), and the framework
 #      hooks (tests/frameworks: PyTorch, TensorFlow/Keras, XGBoost, MXNet, each framework set in
-#      its own scripts/frameworks/*.sh venv), on a normal build;
+#      its own scripts/frameworks/*.sh venv), the Python binding's and the interop suites again
+#      under numpy 2 (.venv-np2, scripts/numpy2-venv.sh), and the benchmarks once each at a tiny
+#      size, on a normal build;
 #   2. the C/C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the C API, C++ unit and S3 tests (the hook's writer threads, concurrent reads, uploads) under
 #      ThreadSanitizer;
@@ -205,6 +207,41 @@ rm -rf "$java_ex"
 # A trial written from Java, read identically from Java, Go, Rust and the real smdebug.
 run_pytest "cross-language" env SMD_BUILD_DIR="$PWD/build" SMD_JAVA_JAR="$PWD/${jar:-missing.jar}" \
   .venv/bin/python -m pytest tests/cross -q -p no:cacheprovider
+
+echo "== numpy 2: the Python binding's suite and the interop suite again, in .venv-np2 (scripts/numpy2-venv.sh)"
+if scripts/numpy2-venv.sh; then
+  set +e
+  CMAKE_ARGS="${launcher[*]}" CMAKE_BUILD_PARALLEL_LEVEL=$JOBS .venv-np2/bin/pip install -q \
+    --disable-pip-version-check --no-build-isolation --force-reinstall --no-deps ./bindings/python 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  set -e
+  if [ "$rc" -ne 0 ]; then
+    failed=$((failed + 1)); echo "pip install ./bindings/python into .venv-np2 failed"
+  else
+    run_pytest "Python binding (numpy 2)" bash -c 'cd bindings/python/tests &&
+      SMD_BUILD_DIR="$0/build" "$0/.venv-np2/bin/python" -m pytest . -q -p no:cacheprovider' "$PWD"
+  fi
+  run_pytest "interop (numpy 2)" env SMD_S3_ENV_FILE="$s3env" SMD_BUILD_DIR="$PWD/build" \
+    .venv-np2/bin/python -m pytest tests/interop -q -p no:cacheprovider
+else
+  failed=$((failed + 1)); echo "scripts/numpy2-venv.sh failed"
+fi
+
+echo "== benchmarks, each once at a tiny size (they print figures; here only that they run)"
+bench_ok() {  # bench_ok NAME PATTERN COMMAND...: passes when COMMAND exits 0 and prints PATTERN
+  local name=$1 pattern=$2; shift 2
+  set +e
+  "$@" 2>&1 | tee "$log"
+  local rc=${PIPESTATUS[0]}
+  set -e
+  if [ "$rc" -eq 0 ] && grep -Eq "$pattern" "$log"; then
+    passed=$((passed + 1))
+  else
+    failed=$((failed + 1)); echo "failed: benchmark $name"
+  fi
+}
+bench_ok bench_rules '^\| smd built-in VanishingGradient \|' \
+  .venv/bin/python tests/bench/bench_rules.py --build build --steps 110 --tensors 2 --repeat 1
 
 if [ "${SMD_TEST_QUICK:-0}" != "1" ]; then
   echo "== C/C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer"

@@ -770,6 +770,20 @@ func SaveScalarOf[T Elem](h *Hook, name string, value T) error {
 	})
 }
 
+// SaveScalarAt is SaveScalarOf with the record's wall time: timestamp in seconds since the Unix
+// epoch (smdebug's save_scalar(..., timestamp=)); 0 means the time of the call.
+func SaveScalarAt[T Elem](h *Hook, name string, value T, timestamp float64) error {
+	cs, err := cstr("scalar name", name)
+	if err != nil {
+		return err
+	}
+	v := [1]T{value}
+	return h.call(func(p *C.smd_hook) *C.smd_error {
+		return C.smd_hook_save_scalar_timestamped(p, cs, C.smd_dtype(DTypeOf[T]()), unsafe.Pointer(&v[0]),
+			C.size_t(unsafe.Sizeof(value)), C.double(timestamp))
+	})
+}
+
 // HookStats is what the hook's writer has done so far.
 type HookStats struct {
 	Records, Bytes, Steps, BudgetWaits, PeakPendingBytes uint64

@@ -1312,3 +1312,31 @@ func TestNamesAndPathsWithNulOrTooLongAreRefused(t *testing.T) {
 		t.Errorf("tensor names %q, want [a]", names)
 	}
 }
+
+// A scalar's timestamp is its record's wall time; a scalar saved before the first step is kept
+// and written into step 0 (as smdebug writes it in its next step).
+func TestScalarTimestampAndSaveBeforeTheFirstStep(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "ts")
+	h, err := NewHook(dir, nil)
+	must(t, err)
+	must(t, SaveScalarAt(h, "early", float64(2.5), 1234.5))
+	mustCode(t, SaveScalarAt(h, "bad", int32(1), math.NaN()), ErrInvalidArgument)
+	must(t, h.SetMode(ModeTrain))
+	must(t, h.BeginStep())
+	must(t, h.Close())
+	ev, err := os.ReadFile(filepath.Join(dir, "events/000000000000/000000000000_worker_0.tfevents"))
+	must(t, err)
+	want := make([]byte, 9)
+	want[0] = 0x09 // Event.wall_time: field 1, fixed64
+	bits := math.Float64bits(1234.5)
+	for i := 0; i < 8; i++ {
+		want[1+i] = byte(bits >> (8 * i))
+	}
+	if !strings.Contains(string(ev), string(want)) {
+		t.Fatal("the event's wall_time is not the timestamp")
+	}
+	tr, err := OpenTrial(dir, nil)
+	must(t, err)
+	defer tr.Close()
+	checkValue(t, tr, "scalar/early", 0, []float64{2.5}, []int64{1})
+}

@@ -730,6 +730,11 @@ static smd_error *smd_java_save_scalar_bool(smd_hook *hook, const char *name, bo
   unsigned char b = value ? 1 : 0;
   return smd_hook_save_scalar_typed(hook, name, SMD_DTYPE_BOOL, &b, 1);
 }
+/* save_scalar of a double with the record's wall time (smd_hook_save_scalar_timestamped). */
+static smd_error *smd_java_save_scalar_timestamped(smd_hook *hook, const char *name, double value,
+                                                   double timestamp) {
+  return smd_hook_save_scalar_timestamped(hook, name, SMD_DTYPE_FLOAT64, &value, sizeof value, timestamp);
+}
 
 /* save_strings: Java strings as UTF-8. */
 static smd_error *smd_java_save_strings(JNIEnv *jenv_, smd_hook *hook, const char *name, jobjectArray strings,

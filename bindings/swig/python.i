@@ -655,11 +655,12 @@ static PyObject *smd_py_hook_save_strings(smd_hook *hook, const char *name, PyOb
 }
 %}
 
-/* A typed scalar: the element's bytes (a buffer-protocol object, e.g. a 1-element numpy array). */
+/* A typed scalar: the element's bytes (a buffer-protocol object, e.g. a 1-element numpy array),
+ * and its timestamp (0: now). */
 %inline %{
 static smd_error *smd_py_hook_save_scalar_typed(smd_hook *hook, const char *name, smd_dtype dtype,
-                                                const void *data, size_t nbytes) {
-  return smd_hook_save_scalar_typed(hook, name, dtype, data, nbytes);
+                                                const void *data, size_t nbytes, double timestamp) {
+  return smd_hook_save_scalar_timestamped(hook, name, dtype, data, nbytes, timestamp);
 }
 %}
 

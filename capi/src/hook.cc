@@ -1,4 +1,5 @@
 // The C glue for the hook: save/reduction configurations, hook options, the hook, collections.
+#include <cmath>
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
@@ -720,6 +721,12 @@ smd_error* smd_hook_save_strings(smd_hook* hook, const char* name, const char* c
 
 smd_error* smd_hook_save_scalar_typed(smd_hook* hook, const char* name, smd_dtype dtype,
                                       const void* value, size_t nbytes) noexcept {
+  return smd_hook_save_scalar_timestamped(hook, name, dtype, value, nbytes, 0);
+}
+
+smd_error* smd_hook_save_scalar_timestamped(smd_hook* hook, const char* name, smd_dtype dtype,
+                                            const void* value, size_t nbytes,
+                                            double timestamp) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
   SMD_CHECK_ARG(name != nullptr, "name is NULL");
@@ -735,8 +742,10 @@ smd_error* smd_hook_save_scalar_typed(smd_hook* hook, const char* name, smd_dtyp
     SMD_CHECK_ARG(*static_cast<const unsigned char*>(value) <= 1,
                   "scalar '" + std::string(name) + "': a bool is one byte, 0 or 1");
   }
+  SMD_CHECK_ARG(std::isfinite(timestamp),
+                "scalar '" + std::string(name) + "': the timestamp is not a finite number");
   if (smd_error* e = FromSaveStatus(
-          hook, hook->hook->SaveScalar(name, static_cast<smd::DType>(dtype), value))) {
+          hook, hook->hook->SaveScalar(name, static_cast<smd::DType>(dtype), value, timestamp))) {
     return e;
   }
   return nullptr;

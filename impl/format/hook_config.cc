@@ -15,10 +15,10 @@
 
 #include <cjson/cJSON.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <memory>
+#include <unordered_map>
 #include <utility>
 
 #include "impl/core/mode.h"
@@ -476,10 +476,24 @@ Result<HookConfigSpec> ParseHookConfig(std::string_view json, const std::string&
       return err.WrongType("CollectionConfigurations", "an array", collections);
     }
     int i = 0;
+    std::unordered_map<std::string, size_t> index_of;  // collection name -> its entry
     for (const cJSON* entry = collections->child; entry != nullptr; entry = entry->next, ++i) {
       const std::string path = "CollectionConfigurations[" + std::to_string(i) + "]";
       SMD_ASSIGN_OR_RETURN(CollectionSpec coll, ParseCollection(err, path, entry));
-      spec.collections.push_back(std::move(coll));
+      // Several entries for one collection apply in order to that collection, as smdebug applies
+      // them: regexes add up; a later entry's save configuration replaces the earlier one (an
+      // entry without save keys means the hook's); its reductions and save_histogram, when
+      // present, replace the earlier ones.
+      auto [at, first] = index_of.try_emplace(coll.name, spec.collections.size());
+      if (first) {
+        spec.collections.push_back(std::move(coll));
+        continue;
+      }
+      CollectionSpec* same = &spec.collections[at->second];
+      for (std::string& r : coll.include_regex) same->include_regex.push_back(std::move(r));
+      same->save = coll.save;
+      if (coll.reduction) same->reduction = std::move(coll.reduction);
+      if (coll.save_histogram) same->save_histogram = coll.save_histogram;
     }
   }
   return spec;

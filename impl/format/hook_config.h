@@ -53,7 +53,10 @@ struct HookConfigSpec {
   std::optional<bool> export_tensorboard;
   std::optional<std::string> tensorboard_dir;
   std::optional<bool> dry_run;
-  std::vector<CollectionSpec> collections;  // in file order
+  // One entry per collection, in the order of their first entries; several entries for one
+  // collection are merged (regexes add up, later save configuration, reductions and
+  // save_histogram win), as smdebug applies them one after the other.
+  std::vector<CollectionSpec> collections;
 };
 
 // Parses the JSON text. `source` names the file in messages.

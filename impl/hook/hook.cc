@@ -1,6 +1,7 @@
 #include "impl/hook/hook.h"
 
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -26,6 +27,8 @@ class ManagedGuard {
     m_ = nullptr;
     return m;
   }
+  // The guarded pointer; whoever takes the tensor sets it to null.
+  DLManagedTensorVersioned*& ref() { return m_; }
 
  private:
   DLManagedTensorVersioned* m_;
@@ -317,22 +320,84 @@ void Hook::EndStepLocked() {
   if (step_with_data_) writer_->EndStep(*step_with_data_);
 }
 
+void Hook::AdvanceStepLocked() {
+  step_with_data_.reset();
+  ++step_;
+  started_.store(true, std::memory_order_relaxed);
+  int64_t& ms = *mode_steps_[ModeIndex(mode_)];
+  ++ms;
+  if (mode_ != Mode::kGlobal) mode_steps_[ModeIndex(Mode::kGlobal)] = step_;
+  RecomputeDueLocked();
+  // Scalars saved before the first step belong to it, with its mode and mode step.
+  for (size_t i = 0; i < held_scalars_.size(); ++i) {
+    TensorJob& job = held_scalars_[i];
+    job.step = step_;
+    job.mode = mode_;
+    job.mode_step = ms;
+    if (held_scalar_restamp_[i]) job.wall_time = WallTime();
+    pending_scalars_.push_back(std::move(job));
+    step_with_data_ = step_;
+    ever_saved_ = true;
+  }
+  held_scalars_.clear();
+  held_scalar_restamp_.clear();
+}
+
+Status Hook::ReplayHeldSaves() {
+  std::vector<HeldSave> held;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    held.swap(held_saves_);
+  }
+  Status first;
+  for (HeldSave& h : held) {
+    std::vector<const char*> colls;
+    for (const std::string& c : h.collections) colls.push_back(c.c_str());
+    std::vector<const char*> strs;
+    std::vector<size_t> lens;
+    for (const std::string& x : h.strings) {
+      strs.push_back(x.data());
+      lens.push_back(x.size());
+    }
+    SaveRequest req;
+    req.name = h.name.c_str();
+    req.dtype = h.dtype;
+    req.shape = h.shape.data();
+    req.ndim = h.shape.size();
+    req.data = h.data.data();
+    req.nbytes = h.dtype == DType::kString ? 0 : h.data.size();
+    req.collections = colls.data();
+    req.n_collections = colls.size();
+    req.strings = strs.data();
+    req.string_lens = lens.data();
+    size_t count = 1;
+    for (int64_t d : h.shape) count *= static_cast<size_t>(d);
+    if (h.dtype == DType::kString) {
+      for (size_t len : lens) req.nbytes += len;
+    }
+    DLManagedTensorVersioned* none = nullptr;
+    Status st = SaveUnderGate(req, count, none);
+    if (first.ok()) first = st;
+  }
+  return first;
+}
+
 Status Hook::BeginStep() {
   {
     std::unique_lock<std::shared_mutex> g(gate_);
-    std::lock_guard<std::mutex> lock(mu_);
-    SMD_RETURN_IF_ERROR(CheckOpenLocked());
-    if (writer_) {
-      EndStepLocked();
-      if (ever_saved_ && !collections_exported_) ExportCollectionsLocked();
+    bool replay = false;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      SMD_RETURN_IF_ERROR(CheckOpenLocked());
+      if (writer_) {
+        EndStepLocked();
+        if (ever_saved_ && !collections_exported_) ExportCollectionsLocked();
+      }
+      AdvanceStepLocked();
+      replay = !held_saves_.empty();
     }
-    step_with_data_.reset();
-    ++step_;
-    started_.store(true, std::memory_order_relaxed);
-    int64_t& ms = *mode_steps_[ModeIndex(mode_)];
-    ++ms;
-    if (mode_ != Mode::kGlobal) mode_steps_[ModeIndex(Mode::kGlobal)] = step_;
-    RecomputeDueLocked();
+    // The saves made before the first step are offered to it before anyone else can save.
+    if (replay) SMD_RETURN_IF_ERROR(ReplayHeldSaves());
   }
   if (!writer_) return Status::Ok();
   // The max_pending_steps bound holds the caller back, without the gate: saves from other
@@ -353,16 +418,25 @@ Status Hook::Close() {
   std::unique_lock<std::shared_mutex> g(gate_);
   std::unique_lock<std::mutex> lock(mu_);
   if (closed_ || !initialized_) return Status::Ok();
+  Status first;
+  if (step_ < 0 && (!held_saves_.empty() || !held_scalars_.empty())) {
+    // Saves made before any step began: step 0 takes them (smdebug writes them as step -1,
+    // which its own reader refuses).
+    AdvanceStepLocked();
+    lock.unlock();
+    first = ReplayHeldSaves();
+    lock.lock();
+  }
   closed_ = true;
   closed_flag_.store(true, std::memory_order_relaxed);
   any_due_.store(false, std::memory_order_relaxed);
-  Status first;
   if (writer_) {
     EndStepLocked();
     step_with_data_.reset();
     ExportCollectionsLocked();
     lock.unlock();
-    first = writer_->Close();
+    Status st = writer_->Close();
+    if (first.ok()) first = st;
   } else {
     lock.unlock();
   }
@@ -548,13 +622,36 @@ Status Hook::Save(SaveRequest& req) {
   }
 
   std::shared_lock<std::shared_mutex> gate(gate_);
+  // The guard deletes the tensor unless the writer adopted it (nothing due, an error, or held as
+  // a copy before the first step).
+  return SaveUnderGate(req, count, guard.ref());
+}
+
+Status Hook::SaveUnderGate(SaveRequest& req, size_t count, DLManagedTensorVersioned*& managed) {
+  const bool strings = req.dtype == DType::kString;
   TensorJob job;
   {
     std::lock_guard<std::mutex> lock(mu_);
     SMD_RETURN_IF_ERROR(CheckOpenLocked());
-    if (step_ < 0) {
-      return InvalidState(std::string("no step has begun: cannot save '") +
-                          req.name + "'");
+    if (step_ < 0) {  // before the first step: held, with a copy of the data, for step 0
+      if (!writes_) return Status::Ok();
+      SMD_RETURN_IF_ERROR(writer_->error());
+      HeldSave h;
+      h.name = req.name;
+      if (h.name.empty() || !IsValidUtf8(h.name)) {
+        return InvalidArgument(h.name.empty() ? "tensor name is empty" : "tensor name is not valid UTF-8");
+      }
+      h.dtype = req.dtype;
+      h.shape.assign(req.shape, req.shape + req.ndim);
+      if (strings) {
+        for (size_t i = 0; i < count; ++i) h.strings.emplace_back(req.strings[i], req.string_lens[i]);
+      } else if (req.nbytes > 0) {
+        const char* p = static_cast<const char*>(req.data);
+        h.data.assign(p, p + req.nbytes);
+      }
+      for (size_t i = 0; i < req.n_collections; ++i) h.collections.emplace_back(req.collections[i]);
+      held_saves_.push_back(std::move(h));
+      return Status::Ok();
     }
     std::string name(req.name);
     // One hash lookup per save: a name seen for the first time is checked once.
@@ -666,9 +763,10 @@ Status Hook::Save(SaveRequest& req) {
       end += req.string_lens[i];
       job.string_ends[i] = end;
     }
-  } else if (need_data && req.managed != nullptr) {
-    job.data = writer_->pool().Adopt(guard.release(), static_cast<char*>(const_cast<void*>(req.data)),
-                                     req.nbytes);
+  } else if (need_data && managed != nullptr) {
+    DLManagedTensorVersioned* m = managed;
+    managed = nullptr;
+    job.data = writer_->pool().Adopt(m, static_cast<char*>(const_cast<void*>(req.data)), req.nbytes);
   } else if (need_data) {
     job.data = writer_->pool().Acquire(req.nbytes);
     if (req.nbytes > 0) CopyForHandOff(job.data.data(), req.data, req.nbytes);
@@ -676,7 +774,7 @@ Status Hook::Save(SaveRequest& req) {
   return writer_->Enqueue(std::move(job));
 }
 
-Status Hook::SaveScalar(const std::string& name, DType dtype, const void* value) {
+Status Hook::SaveScalar(const std::string& name, DType dtype, const void* value, double timestamp) {
   const DTypeInfo* info = GetDTypeInfo(static_cast<int>(dtype));
   if (info == nullptr || info->size == 0) {
     return InvalidArgument("scalar '" + name + "' has dtype " + std::to_string(static_cast<int>(dtype)) +
@@ -684,19 +782,19 @@ Status Hook::SaveScalar(const std::string& name, DType dtype, const void* value)
   }
   if (name.empty()) return InvalidArgument("scalar name is empty");
   if (!IsValidUtf8(name)) return InvalidArgument("scalar name is not valid UTF-8");
+  if (!std::isfinite(timestamp)) {
+    return InvalidArgument("scalar '" + name + "': the timestamp is not a finite number");
+  }
   std::shared_lock<std::shared_mutex> gate(gate_);
   std::lock_guard<std::mutex> lock(mu_);
   SMD_RETURN_IF_ERROR(CheckOpenLocked());
-  if (step_ < 0) {
-    return InvalidState("no step has begun: cannot save scalar '" + name + "'");
-  }
   if (!writes_) return Status::Ok();
   SMD_RETURN_IF_ERROR(writer_->error());
   TensorJob job;
   job.step = step_;
   job.mode = mode_;
   job.mode_step = mode_steps_[ModeIndex(mode_)].value_or(-1);
-  job.wall_time = WallTime();
+  job.wall_time = timestamp != 0 ? timestamp : WallTime();
   job.name = "scalar/" + name;
   job.dtype = dtype;
   job.shape = {1};
@@ -706,6 +804,11 @@ Status Hook::SaveScalar(const std::string& name, DType dtype, const void* value)
                   dtype != DType::kComplex128;
   job.data = writer_->pool().Acquire(info->size);
   std::memcpy(job.data.data(), value, info->size);
+  if (step_ < 0) {  // before the first step: held for step 0 (stamped when it begins)
+    held_scalar_restamp_.push_back(timestamp == 0 && wall_time_base_ != 0);
+    held_scalars_.push_back(std::move(job));
+    return Status::Ok();
+  }
   pending_scalars_.push_back(std::move(job));
   step_with_data_ = step_;
   ever_saved_ = true;

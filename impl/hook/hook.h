@@ -129,14 +129,20 @@ class Hook : public std::enable_shared_from_this<Hook> {
     const GivenReduction* given = nullptr;
     size_t n_given = 0;
   };
+  // Before the first step has begun, the save is held (its data copied) and offered to step 0
+  // when BeginStep (or Close, if no step ever began) starts it, as smdebug keeps such saves for
+  // its next step.
   Status Save(SaveRequest& req);
   // What a save of `name` (with no extra collections) would write now; nothing due: an empty
   // plan. The TensorBoard part is decided without the tensor's shape and dtype, so `value` may
   // be true where a save would write no summary (a bool or empty tensor). Errors: closed, no step.
   Result<DuePlan> Plan(const std::string& name);
   // A scalar "scalar/<name>" of shape [1] in the current step, whatever the save configuration:
-  // `value` holds one element of `dtype` (any numeric dtype or bool; not kString).
-  Status SaveScalar(const std::string& name, DType dtype, const void* value);
+  // `value` holds one element of `dtype` (any numeric dtype or bool; not kString). `timestamp`
+  // is the record's wall time in seconds since the epoch (smdebug's save_scalar timestamp); 0
+  // means the clock at the call (or the wall time base). Before the first step the scalar is held
+  // for step 0, like a save.
+  Status SaveScalar(const std::string& name, DType dtype, const void* value, double timestamp = 0);
   Status SaveScalar(const std::string& name, double value) {
     return SaveScalar(name, DType::kFloat64, &value);
   }
@@ -175,6 +181,13 @@ class Hook : public std::enable_shared_from_this<Hook> {
   double WallTime() const;
   void ExportCollectionsLocked();
   void EndStepLocked();
+  // Advances the step and mode counters (gate_ held exclusively, mu_ held).
+  void AdvanceStepLocked();
+  // Saves held before the first step, offered to the step just begun (gate_ held exclusively,
+  // mu_ not held). Returns the first error.
+  Status ReplayHeldSaves();
+  // Save's work once the gate is held (shared or exclusively).
+  Status SaveUnderGate(SaveRequest& req, size_t count, DLManagedTensorVersioned*& managed);
   std::string CollectionsJsonLocked() const;
 
   // Immutable after Init.
@@ -220,6 +233,20 @@ class Hook : public std::enable_shared_from_this<Hook> {
   std::atomic<bool> closed_flag_{false};  // closed_, readable without the lock
   bool initialized_ = false;
   std::vector<TensorJob> pending_scalars_;
+  // Saves made before the first step (step_ < 0), with copies of their data, offered to step 0.
+  struct HeldSave {
+    std::string name;
+    DType dtype = DType::kFloat32;
+    std::vector<int64_t> shape;
+    std::vector<char> data;             // numeric tensors
+    std::vector<std::string> strings;   // string tensors
+    std::vector<std::string> collections;
+  };
+  std::vector<HeldSave> held_saves_;
+  // Scalars saved before the first step: stamped with step 0 when it begins. A scalar whose wall
+  // time is to come from the wall time base (no timestamp given) is restamped then.
+  std::vector<TensorJob> held_scalars_;
+  std::vector<bool> held_scalar_restamp_;
   bool ever_saved_ = false;  // something was queued at some step
   bool collections_exported_ = false;
   std::optional<int64_t> step_with_data_;  // current step has queued data

@@ -53,6 +53,7 @@ Result<ValuePtr> Trial::ReadRecordAt(const std::string& rel, uint64_t span, uint
   // Messages are built only on failure.
   auto context = [&](const Status& st) { return RecordError(rel, offset, st); };
   auto missing = [&]() { return MissingEventFileError(rel, tensor_id, step, mode); };
+  if (rel.empty()) return missing();  // an index file with event_file_name ""
   if (length < io::kRecordOverhead) {
     return context(Corrupt("the index gives a record length of " + std::to_string(length) +
                            " bytes, less than the 16-byte framing"));
@@ -134,6 +135,9 @@ Status Trial::TruncatedRecordError(const std::string& rel, uint64_t offset, uint
 Status Trial::MissingEventFileError(const std::string& rel, uint32_t tensor_id, int64_t step,
                                     Mode mode) const {
   Status st = TensorUnavailableForStepError(TensorName(tensor_id), step, mode);
+  if (rel.empty()) {
+    return Status(st.code(), st.message() + " (its index file names no event file)");
+  }
   return Status(st.code(), st.message() + " (its event file '" + storage_->Describe(rel) +
                                "' is missing)");
 }
@@ -149,6 +153,7 @@ Result<std::optional<Trial::ValueInfo>> Trial::ReadRecordHead(uint32_t file, uin
     rel_ptr = &event_files_[file];
   }
   const std::string& rel = *rel_ptr;
+  if (rel.empty()) return MissingEventFileError(rel, tensor_id, step, mode);
   if (length <= kRecordHeadBytes || offset > static_cast<uint64_t>(INT64_MAX) - length) {
     return std::optional<ValueInfo>();  // the whole read reports it
   }

@@ -210,8 +210,10 @@ Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
     if (st.ok() && parsed.mode_step < 0) {
       st = Corrupt("mode step " + std::to_string(parsed.mode_step) + " can not be less than 0");
     }
+    // An empty event_file_name (smdebug's tests write such index files) lists the steps and
+    // tensors; their values are unavailable.
     if (st.ok() && parsed.has_event_file_name && !parsed.tensors.empty() &&
-        !IsSafeRelativePath(parsed.event_file_name)) {
+        !parsed.event_file_name.empty() && !IsSafeRelativePath(parsed.event_file_name)) {
       st = Corrupt("event_file_name '" + std::string(parsed.event_file_name) +
                    "' is not a path inside the trial");
     }

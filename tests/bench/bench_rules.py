@@ -114,7 +114,8 @@ def main():
     script = os.path.join(scratch, "smdebug_rule.py")
     with open(script, "w") as f:
         f.write(SMDEBUG_RUN)
-        results = {
+    # After the with block: the script is complete on disk before smdebug runs it.
+    results = {
         "smdebug": best([run_json([sys.executable, script, trial, INTEROP], env)
                          for _ in range(args.repeat_smdebug)]),
         "smd C": best([run_json([driver, "run", trial, "custom"]) for _ in range(args.repeat)]),

@@ -1,4 +1,6 @@
 /* The hook through the C API: configuration objects, steps and modes, what gets written where. */
+#include <math.h>
+
 #include "capi_test.h"
 
 static smd_hook *make_hook(const char *dir, smd_hook_options *opts) {
@@ -161,9 +163,6 @@ static void test_what_is_written(void) {
   smd_hook_options_free(opts);
   float w[6] = {1, 2, 3, 4, 5, 6};
   int64_t shape[2] = {2, 3};
-  CHECK_ERR(smd_hook_save_tensor(hook, "fc.weight", SMD_DTYPE_FLOAT32, shape, 2, w, sizeof w, NULL, 0),
-            SMD_E_INVALID_STATE, "call smd_hook_begin_step first");
-  CHECK_ERR(smd_hook_save_scalar(hook, "lr", 0.5), SMD_E_INVALID_STATE, "call smd_hook_begin_step first");
   CHECK_OK(smd_hook_set_mode(hook, SMD_MODE_TRAIN));
   for (int step = 0; step < 3; ++step) {
     CHECK_OK(smd_hook_begin_step(hook));
@@ -516,8 +515,6 @@ static void test_strings_and_typed_scalars(void) {
   const size_t with_nul_len[1] = {3};
   const char *none[1] = {NULL};
   const char *in_c[1] = {"labels"};
-  CHECK_ERR(smd_hook_save_strings(hook, "labels", labels, NULL, 3, NULL, 0), SMD_E_INVALID_STATE,
-            "call smd_hook_begin_step first");
   CHECK_OK(smd_hook_begin_step(hook));
   CHECK_OK(smd_hook_save_strings(hook, "labels", labels, NULL, 3, in_c, 1));
   CHECK_OK(smd_hook_save_strings(hook, "raw_bytes", with_nul, with_nul_len, 1, in_c, 1));
@@ -609,6 +606,101 @@ static void test_strings_and_typed_scalars(void) {
   smd_trial_free(trial);
 }
 
+/* Whether the little-endian bytes of Event.wall_time == `t` (field 1, fixed64: tag 0x09) occur in
+ * the event file `rel` of `dir`. */
+static bool event_file_has_wall_time(const char *dir, const char *rel, double t) {
+  char p[8192];
+  snprintf(p, sizeof p, "%s/%s", dir, rel);
+  FILE *f = fopen(p, "rb");
+  if (f == NULL) return false;
+  unsigned char buf[1 << 16];
+  size_t n = fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  unsigned char want[9] = {0x09};
+  memcpy(want + 1, &t, 8); /* the test machines are little-endian, as the format */
+  for (size_t i = 0; i + 9 <= n; ++i) {
+    if (memcmp(buf + i, want, 9) == 0) return true;
+  }
+  return false;
+}
+
+/* Saves before the first step are held and written into step 0 with its mode and mode step, as
+ * smdebug writes them in its next step (measured with smdebug 1.0.34: a save_scalar and a
+ * save_tensor before the first step land in step 0, TRAIN, mode step 0). A hook closed without
+ * any step writes them as step 0 too. A scalar's timestamp is its record's wall time. */
+static void test_saves_before_the_first_step(void) {
+  const char *dir = scratch_path("prestep");
+  smd_hook_options *opts = options_every_step(); /* wall time base 1700000000 */
+  CHECK_OK(smd_hook_options_add_include_collection(opts, "weights"));
+  smd_hook *hook = make_hook(dir, opts);
+  float w[6] = {1, 2, 3, 4, 5, 6};
+  int64_t shape[2] = {2, 3};
+  const char *labels[2] = {"cat", "dog"};
+  const char *in_c[1] = {"custom"};
+  int32_t seven = 7;
+  CHECK_OK(smd_hook_save_tensor(hook, "fc.weight", SMD_DTYPE_FLOAT32, shape, 2, w, sizeof w, NULL, 0));
+  w[0] = 100; /* the held save copied the data */
+  CHECK_OK(smd_hook_save_strings(hook, "labels", labels, NULL, 2, in_c, 1));
+  CHECK_OK(smd_hook_save_scalar(hook, "lr", 0.5));
+  CHECK_OK(smd_hook_save_scalar_timestamped(hook, "seven", SMD_DTYPE_INT32, &seven, sizeof seven, 1234.5));
+  CHECK_ERR(smd_hook_save_scalar_timestamped(hook, "x", SMD_DTYPE_INT32, &seven, sizeof seven, NAN),
+            SMD_E_INVALID_ARGUMENT, "timestamp");
+  CHECK_ERR(smd_hook_save_scalar_timestamped(hook, "x", SMD_DTYPE_INT32, &seven, sizeof seven, INFINITY),
+            SMD_E_INVALID_ARGUMENT, "timestamp");
+  CHECK(smd_hook_global_step(hook) == -1);
+  CHECK(!file_exists(dir, "index")); /* nothing written before a step */
+  CHECK_OK(smd_hook_set_mode(hook, SMD_MODE_TRAIN));
+  CHECK_OK(smd_hook_begin_step(hook));
+  CHECK_OK(smd_hook_save_scalar_timestamped(hook, "at", SMD_DTYPE_INT32, &seven, sizeof seven, 99.25));
+  CHECK_OK(smd_hook_begin_step(hook));
+  CHECK_OK(smd_hook_close(hook));
+  smd_hook_free(hook);
+  const char *ev0 = "events/000000000000/000000000000_worker_0.tfevents";
+  CHECK(event_file_has_wall_time(dir, ev0, 1234.5));
+  CHECK(event_file_has_wall_time(dir, ev0, 99.25));
+  CHECK(event_file_has_wall_time(dir, ev0, 1700000000.0)); /* the others: the base + step 0 */
+  smd_trial *trial = NULL;
+  CHECK_OK(smd_trial_open(dir, NULL, &trial));
+  if (trial != NULL) {
+    smd_mode m = SMD_MODE_GLOBAL;
+    int64_t ms = -1;
+    CHECK_OK(smd_trial_mode(trial, 0, &m));
+    CHECK_OK(smd_trial_mode_step(trial, 0, &ms));
+    CHECK(m == SMD_MODE_TRAIN && ms == 0);
+    smd_value *v = read_value(trial, "fc.weight", 0);
+    double d = 0;
+    if (v != NULL) CHECK_OK(smd_value_get_double(v, 0, &d));
+    CHECK(d == 1);
+    smd_value_free(v);
+    v = read_value(trial, "scalar/seven", 0);
+    if (v != NULL) CHECK(smd_value_dtype(v) == SMD_DTYPE_INT32);
+    smd_value_free(v);
+    v = read_value(trial, "labels", 0);
+    CHECK(v != NULL && smd_value_dtype(v) == SMD_DTYPE_STRING);
+    smd_value_free(v);
+    v = read_value(trial, "scalar/lr", 0);
+    CHECK(v != NULL);
+    smd_value_free(v);
+    smd_trial_free(trial);
+  }
+  char *idx = read_file(dir, "index/000000000/000000000001_worker_0.json");
+  CHECK(idx != NULL && strstr(idx, "scalar/lr") == NULL); /* written once, in step 0 */
+  free(idx);
+
+  /* Closed without any step: step 0 holds the saves. */
+  const char *dir2 = scratch_path("prestep_close");
+  hook = make_hook(dir2, opts);
+  smd_hook_options_free(opts);
+  CHECK_OK(smd_hook_save_scalar(hook, "lr", 0.5));
+  CHECK_OK(smd_hook_save_tensor(hook, "fc.weight", SMD_DTYPE_FLOAT32, shape, 2, w, sizeof w, NULL, 0));
+  CHECK_OK(smd_hook_close(hook));
+  smd_hook_free(hook);
+  idx = read_file(dir2, "index/000000000/000000000000_worker_0.json");
+  CHECK(idx != NULL && strstr(idx, "scalar/lr") != NULL && strstr(idx, "fc.weight") != NULL);
+  free(idx);
+  CHECK(file_exists(dir2, "training_job_end.ts"));
+}
+
 /* max_pending_steps: 0 writes each step before the next begins (its index file is there when
  * smd_hook_begin_step returns); below -1 is refused. */
 static void test_max_pending_steps(void) {
@@ -657,6 +749,7 @@ int main(int argc, char **argv) {
       TEST_ENTRY(test_from_json_file_found_through_the_environment),
       TEST_ENTRY(test_strings_and_typed_scalars),
       TEST_ENTRY(test_max_pending_steps),
+      TEST_ENTRY(test_saves_before_the_first_step),
   };
   return capi_run(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

@@ -94,6 +94,9 @@ static void test_managed_deleted_exactly_once(void) {
   const char *dir = scratch_path("managed");
   smd_hook *hook = hook_every(dir, 2);
   deleted = 0;
+  CHECK_OK(smd_hook_save_dlpack_managed(hook, "pre", make_managed(10, 1), NULL, 0));
+  CHECK(deleted == 1); /* before the first step: copied and held for step 0, released at once */
+  deleted = 0;
   CHECK_OK(smd_hook_begin_step(hook)); /* step 0: due */
   CHECK_OK(smd_hook_save_dlpack_managed(hook, "m", make_managed(1000, 1), NULL, 0));
   CHECK_OK(smd_hook_flush(hook));

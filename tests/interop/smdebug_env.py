@@ -47,3 +47,26 @@ for _handler in list(get_logger().handlers):
         _handler.setStream(sys.stderr)
 
 SMDEBUG_VERSION = getattr(smdebug, "__version__", "unknown")
+
+# numpy 2 removed ndarray.tostring(), which smdebug 1.0.34's writer calls to encode a tensor
+# (smdebug.core.tfevent.util.make_tensor_proto); under numpy 2 (scripts/test.sh runs this suite a
+# second time in .venv-np2) its writer is given arrays of a subclass that still answers
+# tostring() with tobytes(). Nothing else of smdebug is changed: its reader works under numpy 2.
+import numpy as _np  # noqa: E402
+
+if not hasattr(_np.ndarray, "tostring"):
+    from smdebug.core.tfevent import util as _util  # noqa: E402
+
+    class _WithToString(_np.ndarray):
+        def tostring(self):
+            return self.tobytes()
+
+    _make_tensor_proto = _util.make_tensor_proto
+
+    def _make_tensor_proto_numpy2(nparray_data, tag):
+        return _make_tensor_proto(nparray_data.view(_WithToString), tag)
+
+    for _mod in list(sys.modules.values()):
+        if getattr(_mod, "make_tensor_proto", None) is _make_tensor_proto:
+            _mod.make_tensor_proto = _make_tensor_proto_numpy2
+    _util.make_tensor_proto = _make_tensor_proto_numpy2

@@ -10,7 +10,8 @@ import pytest
 import smd
 
 # The public modules. smd.smdc is the SWIG layer (C names, internal to the package) and is left out.
-MODULES = ["smd", "smd.analysis", "smd.analysis.utils", "smd.collection_keys", "smd.core", "smd.core.collection", "smd.core.modes", "smd.exceptions", "smd.hook",
+MODULES = ["smd", "smd.analysis", "smd.analysis.utils", "smd.collection_keys", "smd.core", "smd.core.collection", "smd.core.modes", "smd.core.reduction_config",
+           "smd.core.save_config", "smd.core.tensor", "smd.exceptions", "smd.hook",
            "smd.modes", "smd.reduction_config", "smd.rules", "smd.rules.action", "smd.rules.generic",
            "smd.rules.rule", "smd.rules.rule_invoker", "smd.save_config", "smd.tensor", "smd.trials",
            "smd.trials.trial"]

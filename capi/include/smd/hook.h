@@ -304,7 +304,9 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_stop_requested(const smd_hook *hook,
  * created), and it is saved if any of those is due now: its shape if a due collection has
  * save_shape, each reduction of the due collections (min ... l2, abs forms), and the raw value
  * if one has save_raw_tensor. When something is due, the data is copied before the call returns;
- * otherwise the call returns at once.
+ * otherwise the call returns at once. Before the first smd_hook_begin_step the tensor is copied
+ * and held, then offered to step 0 when it begins (or when smd_hook_close is called without any
+ * step), as smdebug writes such saves in its next step; held tensors count against no budget.
  *  name:  UTF-8; `shape` has `ndim` dimensions (NULL allowed when ndim is 0: a 0-d tensor);
  *  data:  nbytes bytes, C-contiguous row-major little-endian; nbytes must equal the element
  *         count times smd_dtype_size(dtype) (data may be NULL when nbytes is 0).
@@ -351,7 +353,9 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_save_strings(smd_hook *hook, const char
                                                       size_t n_collections) SMD_NOEXCEPT;
 
 /* Saves a scalar as the tensor "scalar/<name>" (float64, shape [1]) in the current step,
- * whatever the save configuration says (smdebug's save_scalar of a Python float).
+ * whatever the save configuration says (smdebug's save_scalar of a Python float). A scalar saved
+ * before the first smd_hook_begin_step is held and written into step 0, with step 0's mode and
+ * mode step (as smdebug writes it into its next step).
  * Errors: as smd_hook_save_tensor. */
 SMD_API SMD_MUST_USE smd_error *smd_hook_save_scalar(smd_hook *hook, const char *name,
                                                      double value) SMD_NOEXCEPT;
@@ -364,6 +368,16 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_save_scalar(smd_hook *hook, const char 
 SMD_API SMD_MUST_USE smd_error *smd_hook_save_scalar_typed(smd_hook *hook, const char *name,
                                                            smd_dtype dtype, const void *value,
                                                            size_t nbytes) SMD_NOEXCEPT;
+
+/* The same with the record's wall time: `timestamp` in seconds since the Unix epoch (smdebug's
+ * save_scalar(..., timestamp=)), written as the event's wall_time and the TensorBoard summary's.
+ * 0 means "now" (the clock at the call, or smd_hook_options_set_wall_time_base's stamp), as
+ * smdebug treats a timestamp of None or 0. Errors: SMD_E_INVALID_ARGUMENT (a timestamp that is
+ * not finite), and those of smd_hook_save_scalar_typed. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_save_scalar_timestamped(smd_hook *hook, const char *name,
+                                                                 smd_dtype dtype, const void *value,
+                                                                 size_t nbytes,
+                                                                 double timestamp) SMD_NOEXCEPT;
 
 /* What the hook's writer has done so far. Set struct_size to sizeof(smd_hook_stats) before the
  * call; fields are only ever appended, and a caller compiled against an older, shorter struct gets

@@ -559,16 +559,33 @@ TEST(HookConfigCollections, WrongEntryAndParameterTypes) {
             "object, got an array");
 }
 
-TEST(HookConfigCollections, OrderAndDuplicatesKept) {
+// Entries for one collection are merged as smdebug applies them one after the other (its MXNet
+// tests name ReluActivation once without parameters, then again with include_regex).
+TEST(HookConfigCollections, OrderKeptAndDuplicatesMerged) {
   const HookConfigSpec s = ParseOk(R"({"CollectionConfigurations": [
-      {"CollectionName": "z"}, {"CollectionName": "a", "CollectionParameters": {"save_interval": 1}},
-      {"CollectionName": "a", "CollectionParameters": {"save_interval": 2}}]})");
+      {"CollectionName": "z"},
+      {"CollectionName": "a", "CollectionParameters": {"save_interval": 1, "include_regex": "x",
+                                                      "reductions": "min", "save_histogram": false}},
+      {"CollectionName": "b"},
+      {"CollectionName": "a", "CollectionParameters": {"save_interval": 2, "include_regex": "y,w"}},
+      {"CollectionName": "z", "CollectionParameters": {"include_regex": "relu*"}}]})");
   ASSERT_EQ(s.collections.size(), 3u);
   EXPECT_EQ(s.collections[0].name, "z");
+  EXPECT_EQ(s.collections[0].include_regex, std::vector<std::string>{"relu*"});
+  EXPECT_FALSE(s.collections[0].save.generic.any());
   EXPECT_EQ(s.collections[1].name, "a");
-  EXPECT_EQ(s.collections[1].save.generic.save_interval, 1);
-  EXPECT_EQ(s.collections[2].name, "a");
-  EXPECT_EQ(s.collections[2].save.generic.save_interval, 2);
+  EXPECT_EQ(s.collections[1].save.generic.save_interval, 2);  // the later entry's
+  EXPECT_EQ(s.collections[1].include_regex, (std::vector<std::string>{"x", "y", "w"}));
+  ASSERT_TRUE(s.collections[1].reduction.has_value());  // kept: the later entry has none
+  EXPECT_EQ(s.collections[1].reduction->reductions, "min");
+  EXPECT_EQ(s.collections[1].save_histogram, std::optional<bool>(false));
+  EXPECT_EQ(s.collections[2].name, "b");
+  // A later entry without save keys: the hook's configuration again, as in smdebug.
+  const HookConfigSpec t = ParseOk(R"({"CollectionConfigurations": [
+      {"CollectionName": "a", "CollectionParameters": {"save_interval": 3}},
+      {"CollectionName": "a"}]})");
+  ASSERT_EQ(t.collections.size(), 1u);
+  EXPECT_FALSE(t.collections[0].save.generic.any());
 }
 
 TEST(HookConfigCollections, ManyCollections) {

@@ -17,5 +17,13 @@ class CollectionKeys:
     INPUTS = "inputs"
     OUTPUTS = "outputs"
     SM_METRICS = "sm_metrics"
+    LAYERS = "layers"
+    HYPERPARAMETERS = "hyperparameters"
+    PREDICTIONS = "predictions"
+    LABELS = "labels"
+    FEATURE_IMPORTANCE = "feature_importance"
+    AVERAGE_SHAP = "average_shap"
+    FULL_SHAP = "full_shap"
+    TREES = "trees"
 
 __all__ = ["CollectionKeys"]

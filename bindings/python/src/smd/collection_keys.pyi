@@ -12,3 +12,11 @@ class CollectionKeys:
     INPUTS: str
     OUTPUTS: str
     SM_METRICS: str
+    LAYERS: str
+    HYPERPARAMETERS: str
+    PREDICTIONS: str
+    LABELS: str
+    FEATURE_IMPORTANCE: str
+    AVERAGE_SHAP: str
+    FULL_SHAP: str
+    TREES: str

@@ -1,5 +1,7 @@
 """A framework-free hook with smdebug's constructor arguments: a training program saves numpy
 arrays (or any buffer-protocol or DLPack object) and scalars step by step."""
+import os
+
 import numpy as np
 
 from smd import smdc as _smd
@@ -292,6 +294,7 @@ class Hook:
           settings for an ``s3://bucket/prefix`` out_dir; unset ones come from the AWS
           configuration chain (AWS_* variables, ~/.aws)."""
         self._save_config, self._reduction_config, self._coll_state = save_config, reduction_config, {}
+        self._set_attributes(out_dir, export_tensorboard, tensorboard_dir, include_collections, include_regex)
         if _handle is not None:
             self._hook = _handle
             return
@@ -325,13 +328,55 @@ class Hook:
                          s3_ca_bundle=s3_ca_bundle, s3_credentials=s3_credentials)
         self._hook = _smd.smd_hook_create(out_dir, o)
 
+    # The collections saved whatever include_collections says (smdebug's default_include_collections
+    # of a framework-free hook: losses); a framework hook may name more.
+    _DEFAULT_INCLUDE_COLLECTIONS = (CollectionKeys.LOSSES,)
+
+    def _set_attributes(self, out_dir, export_tensorboard, tensorboard_dir, include_collections, include_regex):
+        """smdebug's hook attributes: out_dir ("~" expanded for a local folder), tensorboard_dir
+        (None without TensorBoard export; the given folder; or <out_dir>/tensorboard when only
+        export_tensorboard is set) and include_collections (the names given, or the defaults,
+        plus the default ones, plus "default" when include_regex is given)."""
+        local = isinstance(out_dir, str) and not out_dir.startswith("s3://")
+        self.out_dir = os.path.expanduser(out_dir) if local else out_dir
+        if tensorboard_dir:
+            tb = tensorboard_dir if tensorboard_dir.startswith("s3://") else os.path.expanduser(tensorboard_dir)
+        elif export_tensorboard and self.out_dir is not None:
+            tb = os.path.join(self.out_dir, "tensorboard")
+        else:
+            tb = None
+        self.tensorboard_dir = tb
+        given = [include_collections] if isinstance(include_collections, str) else list(include_collections or [])
+        names = given if include_collections is not None else []
+        names = list(dict.fromkeys(names + list(self._DEFAULT_INCLUDE_COLLECTIONS)))
+        if include_regex is not None and CollectionKeys.DEFAULT not in names:
+            names.append(CollectionKeys.DEFAULT)
+        self.include_collections = names
+
     @classmethod
     def create_from_json_file(cls, json_file_path=None):
         """A hook from smdebug's JSON hook configuration (None: $SMDEBUG_CONFIG_FILE_PATH, else
         /opt/ml/input/config/debughookconfig.json)."""
         o = _smd.smd_hook_options_create()
         cls._framework_options(o)
-        return cls(None, _handle=_smd.smd_hook_create_from_json_file(json_file_path, o))
+        hook = cls(None, _handle=_smd.smd_hook_create_from_json_file(json_file_path, o))
+        hook._attributes_from_json(json_file_path)
+        return hook
+
+    def _attributes_from_json(self, json_file_path):
+        """out_dir, tensorboard_dir and include_collections as the JSON configuration gives them
+        (the C library has read and checked the file already)."""
+        import json
+        path = json_file_path or os.environ.get("SMDEBUG_CONFIG_FILE_PATH") or \
+            "/opt/ml/input/config/debughookconfig.json"
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        params = doc.get("HookParameters") or {}
+        colls = [c["CollectionName"] for c in doc.get("CollectionConfigurations") or []]
+        export = str(params.get("export_tensorboard", False)).lower() == "true"
+        regex = params.get("include_regex")
+        self._set_attributes(doc.get("LocalPath", "/opt/ml/output/tensors"), export,
+                             params.get("tensorboard_dir"), list(dict.fromkeys(colls)), regex)
 
     @classmethod
     def _framework_options(cls, options):
@@ -375,7 +420,9 @@ class Hook:
         another device (a GPU) is copied to the host by the producer
         (``__dlpack__(dl_device=(1, 0), copy=True)``) or the framework (``cpu()``), else
         refused with a TypeError naming the device; dtypes numpy lacks (a torch bfloat16
-        tensor) go to smd's DLPack path and are saved as themselves."""
+        tensor) go to smd's DLPack path and are saved as themselves. Before the first
+        ``begin_step`` the tensor is copied and kept, then offered to step 0 (smdebug writes it
+        in its next step)."""
         if not isinstance(tensor_name, str):
             raise TypeError(f"tensor_name must be a str, not {type(tensor_name).__name__}")
         colls = [collections_to_write] if isinstance(collections_to_write, str) else list(collections_to_write)
@@ -401,11 +448,13 @@ class Hook:
         dtype = _smd.smd_dtype_from_name(a.dtype.name)
         _smd.smd_hook_save_tensor(self._hook, tensor_name, dtype, list(a.shape), a.reshape(-1).view(np.uint8), colls)
 
-    def save_scalar(self, name, value, sm_metric=False):
+    def save_scalar(self, name, value, sm_metric=False, timestamp=None):
         """Saves a scalar as the tensor "scalar/<name>" (shape [1]) in the current step, whatever
         the save configuration says. As smdebug, the value keeps its type: a Python float is
         float64, an int int64, a bool bool, a numpy scalar or 1-element array its own dtype.
-        ``sm_metric`` (SageMaker Metrics) is accepted and has no effect outside SageMaker.
+        ``timestamp`` (seconds since the epoch) is the record's wall time (None or 0: the time
+        of the call). Before the first ``begin_step`` the scalar is kept and written into step
+        0. ``sm_metric`` (SageMaker Metrics) is accepted and has no effect outside SageMaker.
         A value with more than one element raises SMDebugTypeError."""
         if not isinstance(name, str):
             raise TypeError(f"name must be a str, not {type(name).__name__}")
@@ -416,9 +465,11 @@ class Hook:
             raise SMDebugTypeError(f"scalar/{name} has non scalar value of type: {type(value)}")
         if a.dtype.name not in _SCALAR_DTYPES:
             raise SMDebugTypeError(f"scalar/{name} has a value of unsupported type: {a.dtype}")
+        if timestamp is not None and (isinstance(timestamp, bool) or not isinstance(timestamp, (int, float, np.number))):
+            raise TypeError(f"timestamp must be a number of seconds or None, not {type(timestamp).__name__}")
         a = np.ascontiguousarray(a.reshape(1).astype(a.dtype.newbyteorder("<")))
         _smd.smd_py_hook_save_scalar_typed(self._hook, name, _smd.smd_dtype_from_name(a.dtype.name),
-                                           a.view(np.uint8))
+                                           a.view(np.uint8), float(timestamp or 0))
 
     def stop_requested(self):
         """Whether a rule asked this training job to stop (smdebug's StopTraining action, done

@@ -67,12 +67,18 @@ class Tensor:
         return dict(zip(steps, shapes))
 
     def reduction_value(self, step_num, reduction_name, mode=GLOBAL, worker=None, abs=False):
-        """A reduction at a step (saved, or computed from the saved value), as an array."""
+        """A reduction at a step, as smdebug returns it: a saved reduction is the array of shape
+        (1,) that was saved; one computed from the saved raw value is a numpy scalar
+        (``np.float32`` for a float32 tensor), so that ``float(x)`` works under numpy 2."""
         if not isinstance(reduction_name, str):
             raise TypeError(f"reduction_name must be a str, not {type(reduction_name).__name__}")
         name = ("abs_" + reduction_name) if abs else reduction_name
-        v = _smd.smd_tensor_reduction_value(self._tensor, _step(step_num), _mode_value(mode), _worker(worker), name)
-        return to_numpy(v)
+        step, m, w = _step(step_num), _mode_value(mode), _worker(worker)
+        v = to_numpy(_smd.smd_tensor_reduction_value(self._tensor, step, m, w, name))
+        saved = _smd.smd_tensor_reduction_names(self._tensor, step, m, w)
+        if name in saved:  # looked up exactly as stored, as smdebug does
+            return v
+        return v.reshape(-1)[0]
 
     def reduction_values(self, step_num, mode=GLOBAL, worker=None):
         """The reductions saved at a step: a dict (name, abs) -> array."""

@@ -81,6 +81,7 @@ extern "C" {
     pub fn smd_hook_save_strings(hook: *mut smd_hook, name: *const c_char, strings: *const *const c_char, lens: *const usize, n: usize, collections: *const *const c_char, n_collections: usize) -> *mut smd_error;
     pub fn smd_hook_save_scalar(hook: *mut smd_hook, name: *const c_char, value: f64) -> *mut smd_error;
     pub fn smd_hook_save_scalar_typed(hook: *mut smd_hook, name: *const c_char, dtype: smd_dtype, value: *const c_void, nbytes: usize) -> *mut smd_error;
+    pub fn smd_hook_save_scalar_timestamped(hook: *mut smd_hook, name: *const c_char, dtype: smd_dtype, value: *const c_void, nbytes: usize, timestamp: f64) -> *mut smd_error;
     pub fn smd_hook_get_stats(hook: *const smd_hook, out: *mut smd_hook_stats) -> *mut smd_error;
     pub fn smd_hook_get_collection(hook: *mut smd_hook, name: *const c_char, out: *mut *mut smd_collection) -> *mut smd_error;
     pub fn smd_hook_collection_names(hook: *const smd_hook, out: *mut smd_strarray) -> *mut smd_error;

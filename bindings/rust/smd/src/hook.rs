@@ -414,6 +414,18 @@ impl Hook {
         })?
     }
 
+    /// Saves a scalar keeping its type, with the record's wall time: `timestamp` in seconds since
+    /// the Unix epoch (smdebug's `save_scalar(..., timestamp=)`); 0 means the time of the call.
+    /// Before the first `begin_step` the scalar is kept and written into step 0.
+    pub fn save_scalar_at<T: Element>(&self, name: &str, value: T, timestamp: f64) -> Result<()> {
+        let p = (&value as *const T).cast();
+        with_cstr(name, "scalar name", |c| {
+            check(unsafe {
+                sys::smd_hook_save_scalar_timestamped(self.raw, c, T::DTYPE.raw(), p, std::mem::size_of::<T>(), timestamp)
+            })
+        })?
+    }
+
     /// Offers a DLPack tensor without a copy on the caller's side.
     ///
     /// # Safety

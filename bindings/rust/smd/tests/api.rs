@@ -124,6 +124,25 @@ fn bytes_of<T>(v: &[T]) -> Vec<u8> {
     unsafe { std::slice::from_raw_parts(v.as_ptr().cast::<u8>(), std::mem::size_of_val(v)).to_vec() }
 }
 
+/// A scalar's timestamp is its record's wall time; one saved before the first step is kept and
+/// written into step 0 (smdebug writes it in its next step).
+#[test]
+fn scalar_timestamp_and_save_before_the_first_step() {
+    let t = TempDir::new("timestamp");
+    let hook = Hook::new(t.join("run"), Some(&every_step_options())).unwrap();
+    hook.save_scalar_at("early", 2.5f64, 1234.5).unwrap();
+    assert_eq!(hook.save_scalar_at("bad", 1i32, f64::NAN).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    hook.begin_step().unwrap();
+    hook.close().unwrap();
+    let events = std::fs::read(t.join("run/events/000000000000/000000000000_worker_0.tfevents")).unwrap();
+    let mut want = vec![0x09u8]; // Event.wall_time: field 1, fixed64
+    want.extend_from_slice(&1234.5f64.to_le_bytes());
+    assert!(events.windows(9).any(|w| w == want.as_slice()), "the event's wall_time is the timestamp");
+    let trial = Trial::open(t.join("run"), None).unwrap();
+    let v = trial.tensor("scalar/early").unwrap().value(0, Mode::Global, None).unwrap();
+    assert_eq!(v.as_slice::<f64>().unwrap(), &[2.5]);
+}
+
 #[test]
 fn every_dtype_round_trips_with_identical_values() {
     let t = TempDir::new("dtypes");

@@ -2,7 +2,8 @@
 
 ``with no_refresh(trials):`` answers every query inside the block from the data already loaded
 (new steps and tensors stay invisible); ``with refresh(trials):`` loads new data as queries need
-it. ``trials`` is one Trial or a list of them. smd restores each trial's previous setting when the
+it. ``trials`` is one Trial or a list of them, and the block gets it back, as in smdebug
+(``with no_refresh([tr]) as [tr]:``). smd restores each trial's previous setting when the
 block ends, also when it raises (smdebug sets refresh on after ``no_refresh`` and off after
 ``refresh``, and leaves the setting of a block that raised).
 """
@@ -25,7 +26,7 @@ def _refresh_set(trials, on):
     items = _as_list(trials)
     previous = [t.set_auto_refresh(on) for t in items]
     try:
-        yield
+        yield trials
     finally:
         for t, was in zip(items, previous):
             t.set_auto_refresh(was)

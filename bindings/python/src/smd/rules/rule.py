@@ -39,30 +39,70 @@ def _check_trial(name, trial):
 
 
 class RequiredTensors:
-    """``rule.req_tensors``: what ``set_required_tensors`` declares for the current step."""
+    """``rule.req_tensors``: what ``set_required_tensors`` declares for the current step, and
+    smdebug's ways to read it back (``get``, ``get_names``, ``get_tensor_steps``)."""
 
     def __init__(self, rule):
         self._rule = rule
         self._ctx = None
+        self._per_trial = {}  # trial index -> {tensor name: [steps]}, {tensor name: Tensor}
+
+    def _index(self, trial):
+        if trial is None:
+            return 0
+        for i, t in enumerate(self._rule.trials):
+            if t is trial:
+                return i
+        raise E.SMDebugValueError(f"req_tensors: trial {trial!r} is not one of the rule's trials")
 
     def add(self, name, steps, trial=None, should_match_regex=False):
         """Declares tensor ``name`` (a regex when ``should_match_regex``) of ``trial`` (None: the
         base trial; else the base trial or one of the rule's other trials) at the global
-        ``steps``; the invoker waits for them and reads the values before ``invoke_at_step``."""
+        ``steps``; the invoker waits for them and reads the values before ``invoke_at_step``.
+        A name the trial does not have raises TensorUnavailable, as in smdebug."""
         if isinstance(trial, bool):  # smd < 0.3 took (name, steps, should_match_regex, trial)
             trial, should_match_regex = None, trial
-        if self._ctx is None:
-            raise E.SMDebugRuntimeError("req_tensors.add is only valid inside set_required_tensors")
-        index = 0
-        if trial is not None:
-            for i, t in enumerate(self._rule.trials):
-                if t is trial:
-                    index = i
-                    break
-            else:
-                raise E.SMDebugValueError(f"req_tensors.add: trial {trial!r} is not one of the rule's trials")
-        _smd.smd_rule_context_require_tensor(self._ctx, index, name, bool(should_match_regex),
-                                             [int(s) for s in steps])
+        index = self._index(trial)
+        t = self._rule.trials[index]
+        steps = [int(s) for s in steps]
+        names = t.tensor_names(regex=[name]) if should_match_regex else [name]
+        if not should_match_regex and not t.has_tensor(name):
+            raise E.TensorUnavailable(name)
+        tensor_steps, tensors = self._per_trial.setdefault(index, ({}, {}))
+        for n in names:
+            tensor_steps.setdefault(n, []).extend(steps)
+            if n not in tensors:
+                tensors[n] = t.tensor(n)
+        if self._ctx is not None:
+            _smd.smd_rule_context_require_tensor(self._ctx, index, name, bool(should_match_regex), steps)
+
+    def get(self, trial=None):
+        """The Tensors declared for ``trial`` (None: the base trial), a ``dict_values`` view as
+        smdebug returns."""
+        return self._per_trial.get(self._index(trial), ({}, {}))[1].values()
+
+    def get_names(self, trial=None):
+        """The names of the tensors declared for ``trial`` (a ``dict_keys`` view)."""
+        return self._per_trial.get(self._index(trial), ({}, {}))[0].keys()
+
+    def get_tensor_steps(self, name, trial=None):
+        """The steps declared for tensor ``name`` of ``trial`` (KeyError if none were)."""
+        return self._per_trial.get(self._index(trial), ({}, {}))[0][name]
+
+    def clear(self):
+        """Forgets every declaration."""
+        self._per_trial.clear()
+
+    def fetch(self):
+        """Waits for the declared steps of every trial and reads each declared value (raising
+        what reading raises), as smdebug's invoker does before ``invoke_at_step``."""
+        for index, (tensor_steps, tensors) in self._per_trial.items():
+            wanted = sorted({s for steps in tensor_steps.values() for s in steps})
+            if wanted:
+                self._rule.trials[index].wait_for_steps(wanted)
+            for n, steps in tensor_steps.items():
+                for s in steps:
+                    tensors[n].value(s)
 
 
 class Rule:
@@ -95,6 +135,21 @@ class Rule:
         """Evaluates the rule at global ``step``; True when the condition is met."""
         raise NotImplementedError("a Rule subclass implements invoke_at_step(step)")
 
+    def invoke(self, step):
+        """smdebug's single-step invocation: waits until the base trial has ``step``, then,
+        without refreshing the trials, declares the required tensors, waits for and reads them,
+        and calls ``invoke_at_step``; raises RuleEvaluationConditionMet when the condition is
+        met. (The actions, stop training and messages, are carried out by ``invoke_rule``.)"""
+        from smd.analysis.utils import no_refresh
+        self.base_trial.wait_for_steps([step])
+        with no_refresh(self.trials):
+            self.req_tensors.clear()
+            self.set_required_tensors(step)
+            self.req_tensors.fetch()
+            met = self.invoke_at_step(step)
+        if met:
+            raise E.RuleEvaluationConditionMet(self.rule_name, step)
+
     def set_required_tensors(self, step):
         """Declares with ``self.req_tensors.add(name, steps)`` the tensors read at ``step``."""
 
@@ -106,6 +161,7 @@ class Rule:
             return (_code_of(e), f"{type(e).__name__}: {e}")
 
     def _required_cb(self, ctx, step):
+        self.req_tensors.clear()
         self.req_tensors._ctx = ctx
         try:
             self.set_required_tensors(step)

@@ -79,6 +79,7 @@ class Trial:
         self._trial = _smd.smd_trial_open(path, options)
         self.path = _smd.smd_trial_path(self._trial)
         self.name = name if name is not None else path.strip().rstrip("/").split("/")[-1]
+        self._user_collections = {}  # collections a script made with collection(name)
 
     def __repr__(self):
         return f"<smd.trials.Trial: name={self.name}, path={self.path}>"
@@ -97,9 +98,30 @@ class Trial:
             for r in [regex] if isinstance(regex, str) else list(regex):
                 _smd.smd_tensor_filter_add_regex(f, _check_str("regex", r))
         if collection is not None:
+            user = self._user_collection(collection)
+            if user is not None:
+                return self._user_collection_names(user, step, mode)
             name = collection.name if isinstance(collection, Collection) else collection
             _smd.smd_tensor_filter_set_collection(f, _check_str("collection", name))
         return _smd.smd_trial_tensor_names(self._trial, f)
+
+    def _user_collection(self, collection):
+        """The script-made collection that ``collection`` (a name or a collection) names, else None."""
+        from smd.hook import Collection as HookCollection
+        if isinstance(collection, HookCollection):
+            return collection
+        if isinstance(collection, str):
+            return self._user_collections.get(collection)
+        return None
+
+    def _user_collection_names(self, coll, step, mode):
+        """smdebug's answer for a collection made by the script: its tensor names and the names
+        its regexes match, among the tensors saved (at ``step`` of ``mode``)."""
+        names = set(self.tensor_names(step=step, mode=mode))
+        chosen = names & set(coll.tensor_names)
+        if coll.include_regex:
+            chosen.update(self.tensor_names(step=step, mode=mode, regex=coll.include_regex))
+        return sorted(chosen)
 
     def tensors(self, *args, **kwargs):
         """The same as :meth:`tensor_names` (the name smdebug's rule example in its analysis docs
@@ -120,8 +142,9 @@ class Trial:
         return _smd.smd_trial_steps(self._trial, _mode_value(mode), bool(show_incomplete_steps))
 
     def modes(self):
-        """The modes other than GLOBAL in which steps were saved."""
-        return [ModeKeys(m) for m in _smd.smd_trial_modes(self._trial)]
+        """The modes other than GLOBAL in which steps were saved (a ``dict_keys`` view, as
+        smdebug returns)."""
+        return {ModeKeys(m): None for m in _smd.smd_trial_modes(self._trial)}.keys()
 
     def mode(self, global_step):
         """The mode (a ModeKeys) of a global step."""
@@ -156,12 +179,26 @@ class Trial:
 
     # -- collections, refresh --------------------------------------------------------------------
     def collections(self):
-        """The collections of the trial: a dict name -> Collection."""
-        return {n: self.collection(n) for n in _smd.smd_trial_collection_names(self._trial)}
+        """The collections of the trial: a dict name -> Collection (those of the collections
+        file, then those the script made with :meth:`collection`)."""
+        out = {n: self.collection(n) for n in _smd.smd_trial_collection_names(self._trial)}
+        out.update(self._user_collections)
+        return out
 
     def collection(self, coll_name):
-        """The collection ``coll_name`` of the trial's collections file."""
-        return Collection(_smd.smd_trial_collection(self._trial, _check_str("coll_name", coll_name)))
+        """The collection ``coll_name`` of the trial's collections file. For a name the file does
+        not have, as smdebug: a new empty collection (an :class:`smd.core.collection.Collection`),
+        kept by the trial and returned again for that name, that the script fills (``include``,
+        ``add_tensor_name``) and queries with ``tensor_names(collection=...)``."""
+        _check_str("coll_name", coll_name)
+        user = self._user_collections.get(coll_name)
+        if user is not None:
+            return user
+        if coll_name in _smd.smd_trial_collection_names(self._trial):
+            return Collection(_smd.smd_trial_collection(self._trial, coll_name))
+        from smd.hook import Collection as HookCollection
+        user = self._user_collections[coll_name] = HookCollection(coll_name)
+        return user
 
     def set_auto_refresh(self, on):
         """Turns the automatic refresh (loading new steps as queries need them) on or off;
@@ -207,4 +244,25 @@ def create_trial(path=None, name=None, profiler=False, output_dir=None, *, out_d
         raise NotImplementedError("smd does not read profiler data (profiler=True)")
     return Trial(path, name=name, **kwargs)
 
-__all__ = ["Collection", "StepState", "Trial", "create_trial"]
+class LocalTrial(Trial):
+    """smdebug's LocalTrial: a trial in a local folder, ``LocalTrial(name, dirname,
+    range_steps=None)``. smdebug's remaining arguments (parallel, check, index_mode, cache) are
+    accepted and have no effect: smd always reads through the index files."""
+
+    def __init__(self, name, dirname, range_steps=None, parallel=True, check=False, index_mode=True,
+                 cache=False, **kwargs):
+        super().__init__(_check_str("dirname", dirname), name=name, range_steps=range_steps, **kwargs)
+
+
+class S3Trial(Trial):
+    """smdebug's S3Trial: the trial under ``s3://bucket_name/prefix_name``,
+    ``S3Trial(name, bucket_name, prefix_name, range_steps=None)``; the S3 keyword arguments of
+    :class:`Trial` are accepted. smdebug's check, index_mode and cache have no effect."""
+
+    def __init__(self, name, bucket_name, prefix_name, range_steps=None, check=False, index_mode=True,
+                 cache=False, **kwargs):
+        bucket, prefix = _check_str("bucket_name", bucket_name), _check_str("prefix_name", prefix_name)
+        super().__init__(f"s3://{bucket}/{prefix.strip('/')}", name=name, range_steps=range_steps, **kwargs)
+
+
+__all__ = ["Collection", "LocalTrial", "S3Trial", "StepState", "Trial", "create_trial"]

@@ -194,6 +194,15 @@ public final class Hook extends NativeObject<smd_hook> implements AutoCloseable 
     SmdNative.smd_hook_save_scalar(p(), name, value);
   }
 
+  /**
+   * The same with the record's wall time, {@code timestamp} seconds since the Unix epoch (smdebug's
+   * {@code save_scalar(name, value, timestamp=...)}); 0 means the time of the call.
+   */
+  public void saveScalar(String name, double value, double timestamp) throws SmdException {
+    requireNonNull(name, "scalar name");
+    SmdNative.smd_java_save_scalar_timestamped(p(), name, value, timestamp);
+  }
+
   /** The same keeping an integer type (int64), as smdebug does for Python ints. */
   public void saveScalar(String name, long value) throws SmdException {
     requireNonNull(name, "scalar name");

@@ -304,6 +304,37 @@ class HookTrialTest {
   }
 
   @Test
+  void scalarWithTimestampAndSavesBeforeTheFirstStep() throws Exception {
+    Path out = tmp.resolve("timestamped");
+    try (HookOptions o = new HookOptions().saveConfig(SaveConfig.every(1));
+         Hook hook = Hook.create(out.toString(), o)) {
+      hook.saveScalar("early", 2.5, 1234.5); // before the first step: kept for step 0
+      SmdException e = assertThrows(SmdException.class, () -> hook.saveScalar("bad", 1.0, Double.NaN));
+      assertEquals(SmdException.INVALID_ARGUMENT, e.code());
+      hook.beginStep();
+      hook.saveScalar("late", 3.5, 99.25);
+    }
+    byte[] events = Files.readAllBytes(out.resolve("events/000000000000/000000000000_worker_0.tfevents"));
+    ByteBuffer want = ByteBuffer.allocate(9).order(ByteOrder.LITTLE_ENDIAN).put((byte) 0x09).putDouble(1234.5);
+    assertTrue(indexOf(events, want.array()) >= 0, "the event's wall_time is the timestamp");
+    try (Trial t = Trial.open(out.toString());
+         Tensor x = t.tensor("scalar/early"); Value v = x.value(0)) {
+      assertEquals(2.5, v.getDouble(0));
+    }
+  }
+
+  private static int indexOf(byte[] hay, byte[] needle) {
+    outer:
+    for (int i = 0; i + needle.length <= hay.length; ++i) {
+      for (int j = 0; j < needle.length; ++j) {
+        if (hay[i + j] != needle[j]) continue outer;
+      }
+      return i;
+    }
+    return -1;
+  }
+
+  @Test
   void libraryFacts() throws Exception {
     assertTrue(Smd.version().matches("\\d+\\.\\d+\\.\\d+.*"), Smd.version());
     assertTrue(Smd.reductionNames().containsAll(List.of("min", "max", "mean", "l2")));

@@ -1,0 +1,1 @@
+from smd.reduction_config import ReductionConfig as ReductionConfig

@@ -1,0 +1,300 @@
+"""What scripts written for smdebug rely on, checked by running the same code on smd and on the
+real smdebug (same process) and comparing: return types (scalar or array, list or view, dtype),
+module paths, the trial's collections made by a script, rules invoked one step at a time,
+refresh blocks that hand the trials back, index entries without an event file, and the hook's
+pre-step saves and scalar timestamps (against smdebug's hook fed with numpy arrays,
+tests/interop/smdebug_hook.py).
+"""
+import importlib
+import json
+import os
+import shutil
+import sys
+
+import numpy as np
+import pytest
+
+import smd
+import smd.trials
+import smdebug.trials
+from conftest import FIXTURES, REPO
+
+sys.path.insert(0, str(REPO / "tests" / "interop"))
+
+
+def _lib(name):
+    """The two libraries' modules under one set of names."""
+    root = "smd" if name == "smd" else "smdebug"
+    return {
+        "trials": importlib.import_module(f"{root}.trials"),
+        "modes": importlib.import_module(f"{root}.core.modes").ModeKeys,
+        "rules": importlib.import_module(f"{root}.rules"),
+        "exceptions": importlib.import_module(f"{root}.exceptions"),
+        "utils": importlib.import_module(f"{root}.analysis.utils"),
+    }
+
+
+LIBS = ["smdebug", "smd"]
+
+
+def _kind(x):
+    """A value's type as a script sees it: the container and the element types, the dtype."""
+    if isinstance(x, np.ndarray):
+        return ("ndarray", str(x.dtype), x.shape)
+    if isinstance(x, np.generic):
+        return (type(x).__name__, str(x.dtype))
+    if isinstance(x, dict):
+        return ("dict", sorted({_kind(k) for k in x}), sorted({repr(_kind(v)) for v in x.values()}))
+    if type(x).__name__ in ("dict_keys", "dict_values"):
+        return (type(x).__name__, sorted({repr(_kind(v)) for v in x}))
+    if isinstance(x, (list, tuple, set)):
+        return (type(x).__name__, sorted({repr(_kind(v)) for v in x}))
+    if type(x).__name__ in ("ModeKeys", "StepState"):
+        return (type(x).__name__,)
+    return (type(x).__name__,)
+
+
+def _walk_types(lib, path):
+    L = _lib(lib)
+    t = L["trials"].create_trial(str(path))
+    tn = t.tensor("r_vec32")
+    out = {
+        "steps": t.steps(), "modes": t.modes(), "mode": t.mode(0), "mode_step": t.mode_step(0),
+        "mode_modestep": t.mode_modestep(0), "global_step": t.global_step(L["modes"].TRAIN, 0),
+        "workers": t.workers(), "tensor_names": t.tensor_names(), "has_tensor": t.has_tensor("r_vec32"),
+        "has_passed_step": t.has_passed_step(0), "num_workers": t.num_workers,
+        "t.steps": tn.steps(), "t.value": tn.value(0), "t.values": tn.values(), "t.shape": tn.shape(0),
+        "t.workers": tn.workers(0), "t.prev_steps": tn.prev_steps(2, 2),
+        "t.reduction_value saved": tn.reduction_value(0, "min"),
+        "t.reduction_value saved abs": tn.reduction_value(0, "mean", abs=True),
+        "t.reduction_values": tn.reduction_values(0),
+        "coll.tensor_names": t.collection("default").tensor_names,
+        "coll.include_regex": t.collection("default").include_regex,
+    }
+    return {k: _kind(v) for k, v in out.items()}
+
+
+def test_return_types_match_smdebug():
+    path = FIXTURES / "reductions_float"
+    ref, mine = _walk_types("smdebug", path), _walk_types("smd", path)
+    assert mine == ref
+
+
+def test_computed_reduction_is_a_numpy_scalar_as_in_smdebug():
+    """A reduction computed from the raw value is a numpy scalar (float() works under numpy 2);
+    a saved one is the saved (1,) array, in both libraries."""
+    path = FIXTURES / "shapes"
+    got = {}
+    for lib in LIBS:
+        t = _lib(lib)["trials"].create_trial(str(path))
+        name = next(n for n in t.tensor_names() if t.tensor(n).value(t.tensor(n).steps()[0]).dtype == np.float32
+                    and t.tensor(n).value(t.tensor(n).steps()[0]).size > 0)
+        s = t.tensor(name).steps()[0]
+        v = t.tensor(name).reduction_value(s, "max")
+        assert float(v) == float(np.max(t.tensor(name).value(s)))
+        got[lib] = (name, _kind(v))
+    assert got["smd"] == got["smdebug"]
+    assert got["smd"][1] == ("float32", "float32")
+
+
+def test_unknown_collection_is_made_by_the_script(tmp_path):
+    """trial.collection(name) of a name the trial lacks: a new empty collection the script fills
+    and queries with tensor_names(collection=...), kept by the trial."""
+    path = FIXTURES / "reductions_float"
+    answers = {}
+    for lib in LIBS:
+        t = _lib(lib)["trials"].create_trial(str(path))
+        c = t.collection("mine")
+        before = (sorted(c.tensor_names), list(c.include_regex))
+        c.include("vec32$")
+        c.add_tensor_name("r_mat64")
+        c.add_tensor_name("not/saved")
+        answers[lib] = (before, t.tensor_names(collection="mine"), t.tensor_names(collection=c),
+                        t.tensor_names(collection="mine", step=1), t.collection("mine") is c,
+                        "mine" in t.collections())
+    assert answers["smd"] == answers["smdebug"]
+    assert answers["smd"][0] == ([], [])
+
+
+def test_no_refresh_and_refresh_give_the_trials_back():
+    path = FIXTURES / "reductions_float"
+    for lib in LIBS:
+        L = _lib(lib)
+        tr = L["trials"].create_trial(str(path))
+        with L["utils"].no_refresh([tr]) as [inner]:
+            assert inner is tr
+            assert inner.steps() == tr.steps()
+        with L["utils"].refresh(tr) as same:
+            assert same is tr
+
+
+def _write_steps(path, steps, names):
+    """A trial written by smd's hook: float32 tensors `names`, value = step, every step."""
+    with smd.Hook(str(path), save_config=smd.SaveConfig(save_interval=1), include_regex=".*") as h:
+        for s in range(steps):
+            h.begin_step()
+            for n in names:
+                h.save_tensor(n, np.full(3, s, np.float32))
+
+
+def test_rule_invoke_and_required_tensors(tmp_path):
+    """Rule.invoke(step) and self.req_tensors.get() as smdebug's tests use them."""
+    path = tmp_path / "run"
+    _write_steps(path, 3, ["foo_0", "foo_1"])
+    answers = {}
+    for lib in LIBS:
+        L = _lib(lib)
+        seen = []
+
+        class TestRule(L["rules"].Rule):
+            def __init__(self, base_trial):
+                super().__init__(base_trial=base_trial, action_str="")
+
+            def set_required_tensors(self, step):
+                for n in self.base_trial.tensor_names():
+                    self.req_tensors.add(n, steps=[step])
+
+            def invoke_at_step(self, step):
+                got = self.req_tensors.get()
+                seen.append((step, type(got).__name__, sorted(t.name for t in got),
+                             sorted(self.req_tensors.get_names()), self.req_tensors.get_tensor_steps("foo_0")))
+                return step == 2
+
+        r = TestRule(L["trials"].create_trial(str(path)))
+        r.invoke(0)
+        r.invoke(1)
+        with pytest.raises(L["exceptions"].RuleEvaluationConditionMet):
+            r.invoke(2)
+        with pytest.raises(L["exceptions"].StepUnavailable):
+            r.invoke(7)  # the job ended at step 2
+        answers[lib] = seen
+    assert answers["smd"] == answers["smdebug"]
+
+
+def _dummy_trial(path, entries):
+    """A trial as smdebug's analysis tests make it: collections files and index files whose
+    event_file_name is empty."""
+    (path / "collections" / "000000000").mkdir(parents=True)
+    with open(path / "collections" / "000000000" / "worker_0_collections.json", "w") as f:
+        json.dump({"meta": {"num_workers": 1}, "collections": {}}, f)
+    for step, mode, mode_step in entries:
+        d = path / "index" / "000000000"
+        d.mkdir(parents=True, exist_ok=True)
+        doc = {"meta": {"mode": mode, "mode_step": mode_step, "event_file_name": ""},
+               "tensor_payload": [{"tensorname": "gradients/dummy:0", "start_idx": 0, "length": 1}]}
+        with open(d / f"{step:012d}_worker_0.json", "w") as f:
+            json.dump(doc, f)
+
+
+def test_index_entries_without_an_event_file_list_their_steps(tmp_path):
+    _dummy_trial(tmp_path / "t", [(0, "TRAIN", 0), (1, "TRAIN", 1), (2, "EVAL", 0)])
+    answers = {}
+    for lib in LIBS:
+        L = _lib(lib)
+        t = L["trials"].create_trial(str(tmp_path / "t"))
+        answers[lib] = (t.steps(show_incomplete_steps=True), t.steps(mode=L["modes"].TRAIN, show_incomplete_steps=True),
+                        t.tensor_names(), t.tensor("gradients/dummy:0").steps(show_incomplete_steps=True))
+    assert answers["smd"] == answers["smdebug"]
+    assert answers["smd"][0] == [0, 1, 2]
+    t = smd.trials.create_trial(str(tmp_path / "t"))
+    with pytest.raises(smd.exceptions.TensorUnavailableForStep, match="names no event file"):
+        t.tensor("gradients/dummy:0").value(0)
+
+
+def test_smdebug_module_paths():
+    """Every public module path and name smdebug's own tests import (outside the frameworks and
+    smdebug's internals) exists in smd."""
+    names = {
+        "trials": ["create_trial", "LocalTrial", "S3Trial", "Trial"],
+        "core.modes": ["ModeKeys"],
+        "core.collection": ["Collection", "CollectionKeys"],
+        "core.save_config": ["SaveConfig", "SaveConfigMode"],
+        "core.reduction_config": ["ReductionConfig"],
+        "core.tensor": ["StepState"],
+        "analysis.utils": ["no_refresh", "refresh"],
+        "rules": ["Rule", "invoke_rule", "RequiredTensors"],
+        "exceptions": ["StepNotYetAvailable", "StepUnavailable", "TensorUnavailable", "NoMoreData",
+                       "TensorUnavailableForStep", "MissingCollectionFiles", "IndexReaderException",
+                       "SMDebugRuntimeError", "RuleEvaluationConditionMet"],
+        "": ["modes", "SaveConfig", "SaveConfigMode", "ReductionConfig", "CollectionKeys"],
+    }
+    for mod, attrs in names.items():
+        ref = importlib.import_module("smdebug" + ("." + mod if mod else ""))
+        mine = importlib.import_module("smd" + ("." + mod if mod else ""))
+        for a in attrs:
+            assert hasattr(ref, a), f"smdebug.{mod}.{a}"
+            assert hasattr(mine, a), f"smd.{mod} has no {a}"
+    ref_keys = {k: v for k, v in vars(importlib.import_module("smdebug.core.collection").CollectionKeys).items()
+                if k.isupper()}
+    mine_keys = {k: v for k, v in vars(smd.CollectionKeys).items() if k.isupper()}
+    assert ref_keys.items() <= mine_keys.items()
+
+
+def test_local_trial(tmp_path):
+    t = smd.trials.LocalTrial(name="x", dirname=str(FIXTURES / "reductions_float"))
+    ref = smdebug.trials.LocalTrial(name="x", dirname=str(FIXTURES / "reductions_float"))
+    assert (t.name, t.steps(), t.tensor_names()) == (ref.name, ref.steps(), ref.tensor_names())
+
+
+# ---- the hook -------------------------------------------------------------------------------
+
+def _events(path):
+    """{tensor name: (global step, wall_time, value)} of every event file of a trial."""
+    from smdebug.core.tfevent.event_file_reader import EventFileReader
+    out = {}
+    for root, _, files in os.walk(path / "events"):
+        for f in files:
+            for ev in EventFileReader(os.path.join(root, f)).read_events():
+                out[ev["name"]] = (ev["step"], ev["timestamp"], ev["value"].tolist())
+    return out
+
+
+def test_saves_before_the_first_step_and_scalar_timestamps(tmp_path):
+    """A save_scalar (with or without timestamp) and a save_tensor before the first step land in
+    step 0 with its mode, as with smdebug's hook; the timestamp is the event's wall time."""
+    import smdebug_hook
+    from smdebug import SaveConfig as SDSaveConfig, modes as sdmodes
+    ref = smdebug_hook.NumpyHook(str(tmp_path / "ref"), save_config=SDSaveConfig(save_interval=2),
+                                 include_collections=["weights", "losses"])
+    mine = smd.Hook(str(tmp_path / "mine"), save_config=smd.SaveConfig(save_interval=2),
+                    include_collections=["weights", "losses"])
+    for h in (ref, mine):
+        h.save_scalar("early", 1.5, timestamp=1234.5)
+        h.save_tensor("pre.weight", np.ones(3, np.float32), "weights")
+    ref.set_mode(sdmodes.TRAIN)
+    mine.set_mode(smd.modes.TRAIN)
+    for step in range(3):
+        ref.begin_step()
+        mine.begin_step()
+        ref.record("fc.weight", np.ones(2, np.float32) * step)
+        mine.save_tensor("fc.weight", np.ones(2, np.float32) * step)
+    ref.close()
+    mine.close()
+    got = {}
+    for name in ("ref", "mine"):
+        t = smdebug.trials.create_trial(str(tmp_path / name))
+        got[name] = {n: (t.tensor(n).steps(), t.tensor(n).steps(mode=sdmodes.TRAIN)) for n in t.tensor_names()}
+        ev = _events(tmp_path / name)
+        assert ev["scalar/early"][:2] == (0, 1234.5)
+    assert got["mine"] == got["ref"]
+    assert got["mine"]["scalar/early"] == ([0], [0])
+    assert got["mine"]["pre.weight"] == ([0], [0])
+
+
+def test_hook_attributes(tmp_path):
+    """out_dir, tensorboard_dir and include_collections as smdebug's hook sets them."""
+    import smdebug_hook
+    cases = [dict(), dict(export_tensorboard=True), dict(tensorboard_dir=str(tmp_path / "tb")),
+             dict(include_collections=["weights"]), dict(include_collections=["weights"], include_regex="fc")]
+    for i, kw in enumerate(cases):
+        ref = smdebug_hook.NumpyHook(str(tmp_path / f"ref{i}"), **kw)
+        mine = smd.Hook(str(tmp_path / f"mine{i}"), **kw)
+        assert mine.out_dir == str(tmp_path / f"mine{i}")
+        rtb, mtb = ref.tensorboard_dir, mine.tensorboard_dir
+        assert (rtb is None) == (mtb is None), kw
+        if rtb is not None:
+            assert mtb == rtb.replace(f"ref{i}", f"mine{i}")
+        assert sorted(mine.include_collections) == sorted(ref.include_collections), kw
+        ref.close()
+        mine.close()
+        shutil.rmtree(tmp_path / f"ref{i}", ignore_errors=True)
