@@ -15,6 +15,8 @@ if [ -x "$VENV/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; the
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
 grep -Ev '^(numpy|smdebug|pandas)==' scripts/requirements.txt > "$VENV/requirements-np2.txt"
 "$VENV/bin/pip" install -q --disable-pip-version-check -r "$VENV/requirements-np2.txt" 'numpy>=2,<3' 'pandas>=2.2.3'
+# smdebug's own dependencies other than numpy and protobuf (pinned above), as .venv resolved them.
+"$VENV/bin/pip" install -q --disable-pip-version-check boto3 packaging 'pyinstrument==3.4.2'
 "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps smdebug==1.0.34
 "$VENV/bin/python" -c 'import numpy, smdebug; assert numpy.__version__ >= "2"; print("numpy", numpy.__version__, "smdebug", smdebug.__version__)'
 echo "$want" > "$stamp"

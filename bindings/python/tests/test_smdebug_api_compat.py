@@ -298,3 +298,25 @@ def test_hook_attributes(tmp_path):
         ref.close()
         mine.close()
         shutil.rmtree(tmp_path / f"ref{i}", ignore_errors=True)
+
+
+def test_save_and_reduction_config_json_round_trips():
+    """to_json / from_json / == of SaveConfig and ReductionConfig, as smdebug's tests use them;
+    the JSON text is smdebug's."""
+    from smdebug.core.reduction_config import ReductionConfig as SDReduction
+    from smdebug.core.save_config import SaveConfig as SDSave
+    from smd.core.reduction_config import ReductionConfig
+    from smd.core.save_config import SaveConfig
+    for kw in (dict(save_interval=11, start_step=10, save_steps=[50]), dict(), dict(start_step=100),
+               dict(end_step=7)):
+        mine, ref = SaveConfig(**kw), SDSave(**kw)
+        assert mine.to_json() == ref.to_json()
+        assert SaveConfig.from_json(mine.to_json()) == mine
+        assert SaveConfig.from_json(mine.to_json()).to_json() == mine.to_json()
+    assert SaveConfig(save_interval=2) != SaveConfig(save_interval=3)
+    for kw in (dict(reductions=["min"], norms=["l2"]), dict(), dict(save_raw_tensor=True),
+               dict(abs_reductions=["mean"], abs_norms=["l1"], save_shape=True)):
+        mine, ref = ReductionConfig(**kw), SDReduction(**kw)
+        assert mine.to_json() == ref.to_json()
+        assert ReductionConfig.from_json(mine.to_json()) == mine
+    assert ReductionConfig(reductions=["min"]) != ReductionConfig(reductions=["max"])

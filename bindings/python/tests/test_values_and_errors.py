@@ -62,9 +62,14 @@ def test_reduction_value_plain_abs_and_computed():
     t = create_trial(str(FIXTURES / "reductions_float"))
     tensor = t.tensor("rr_vec32")
     v = tensor.value(0)
-    assert tensor.reduction_value(0, "max")[0] == pytest.approx(v.max())
-    assert tensor.reduction_value(0, "mean", abs=True)[0] == pytest.approx(np.abs(v).mean())
-    assert tensor.reduction_value(0, "median")[0] == pytest.approx(np.median(v))  # computed
+    saved = tensor.reduction_values(0)
+    for name, is_abs, want in (("max", False, v.max()), ("mean", True, np.abs(v).mean())):
+        r = tensor.reduction_value(0, name, abs=is_abs)
+        assert float(r) == pytest.approx(want)
+        if (name, is_abs) in saved:  # saved: the stored (1,) array, as smdebug returns it
+            assert isinstance(r, np.ndarray) and r.shape == (1,)
+    med = tensor.reduction_value(0, "median")  # computed: a numpy scalar, as smdebug returns it
+    assert isinstance(med, np.generic) and float(med) == pytest.approx(np.median(v))
     with pytest.raises(E.SMDebugValueError, match="no_such_reduction"):
         tensor.reduction_value(0, "no_such_reduction")
     with pytest.raises(ValueError):  # SMDebugValueError is a ValueError too

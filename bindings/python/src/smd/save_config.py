@@ -1,4 +1,6 @@
 """smdebug's SaveConfig and SaveConfigMode: when a collection is saved, per mode."""
+import json
+
 from smd import smdc as _smd
 from smd.modes import ModeKeys, _mode_value
 
@@ -18,6 +20,25 @@ class SaveConfigMode:
     def __repr__(self):
         return (f"<SaveConfigMode save_interval={self.save_interval} start_step={self.start_step} "
                 f"end_step={self.end_step} save_steps={self.save_steps}>")
+
+    def to_json_dict(self):
+        """The settings as a dict (smdebug's layout: save_interval, save_steps, start_step,
+        end_step)."""
+        return {"save_interval": self.save_interval, "save_steps": list(self.save_steps),
+                "start_step": self.start_step, "end_step": self.end_step}
+
+    @classmethod
+    def from_dict(cls, params):
+        """A SaveConfigMode from such a dict (missing keys take the defaults)."""
+        if not isinstance(params, dict):
+            raise TypeError(f"params must be a dict, not {type(params).__name__}")
+        return cls(params.get("save_interval"), params.get("start_step"), params.get("end_step"),
+                   params.get("save_steps"))
+
+    def __eq__(self, other):
+        return isinstance(other, SaveConfigMode) and self.to_json_dict() == other.to_json_dict()
+
+    __hash__ = None
 
 
 class SaveConfig:
@@ -76,6 +97,35 @@ class SaveConfig:
     def should_save_step(self, mode, step_num):
         """Whether mode step ``step_num`` of ``mode`` is saved under this configuration."""
         return _smd.smd_save_config_should_save(self._to_c(), int(step_num), _mode_value(mode))
+
+    def to_json_dict(self):
+        """{mode name: SaveConfigMode.to_json_dict()} for TRAIN, EVAL, PREDICT, GLOBAL."""
+        return {m.name: self.mode_save_configs[m].to_json_dict()
+                for m in (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT, ModeKeys.GLOBAL)}
+
+    def to_json(self):
+        """The configuration as JSON text (smdebug's layout; ``SaveConfig.from_json`` reads it)."""
+        return json.dumps(self.to_json_dict())
+
+    @classmethod
+    def from_dict(cls, params):
+        """A SaveConfig from ``to_json_dict``'s layout ({mode name: settings}); None: the
+        defaults."""
+        if params is None:
+            return cls()
+        if not isinstance(params, dict):
+            raise TypeError(f"params must be a dict, not {type(params).__name__}")
+        return cls({ModeKeys[name]: SaveConfigMode.from_dict(v) for name, v in params.items()})
+
+    @classmethod
+    def from_json(cls, text):
+        """A SaveConfig from ``to_json``'s text."""
+        return cls.from_dict(json.loads(text))
+
+    def __eq__(self, other):
+        return isinstance(other, SaveConfig) and self.mode_save_configs == other.mode_save_configs
+
+    __hash__ = None
 
     def __repr__(self):
         return f"<SaveConfig {self.mode_save_configs}>"

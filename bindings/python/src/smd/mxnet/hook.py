@@ -186,12 +186,12 @@ class Hook(_core.Hook):
             tensor_value = tensor_value.asnumpy()
         return super().save_tensor(tensor_name, tensor_value, collections_to_write)
 
-    def save_scalar(self, name, value, sm_metric=False):
+    def save_scalar(self, name, value, sm_metric=False, timestamp=None):
         if isinstance(value, mx.nd.NDArray):
             if value.size != 1:
                 raise TypeError(f"save_scalar({name!r}): an NDArray of {value.size} elements is not a scalar")
             value = value.asscalar()
-        return super().save_scalar(name, value, sm_metric)
+        return super().save_scalar(name, value, sm_metric, timestamp)
 
     # -- end ---------------------------------------------------------------------------------
     def close(self):

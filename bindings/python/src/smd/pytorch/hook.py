@@ -309,12 +309,12 @@ class Hook(_core.Hook):
         dtype, shape, buf = _host_view(tensor_name, tensor_value)
         _smd.smd_hook_save_tensor(self._hook, tensor_name, dtype, shape, buf, colls)
 
-    def save_scalar(self, name, value, sm_metric=False):
+    def save_scalar(self, name, value, sm_metric=False, timestamp=None):
         if isinstance(value, torch.Tensor):
             if value.numel() != 1:
                 raise TypeError(f"save_scalar({name!r}): a tensor of {value.numel()} elements is not a scalar")
             value = value.detach().cpu().item()
-        return super().save_scalar(name, value, sm_metric)
+        return super().save_scalar(name, value, sm_metric, timestamp)
 
     def begin_step(self):
         # What the device paths hold of the ending step is saved into it first.
