@@ -315,7 +315,8 @@ def test_save_and_reduction_config_json_round_trips():
         assert SaveConfig.from_json(mine.to_json()).to_json() == mine.to_json()
     assert SaveConfig(save_interval=2) != SaveConfig(save_interval=3)
     for kw in (dict(reductions=["min"], norms=["l2"]), dict(), dict(save_raw_tensor=True),
-               dict(abs_reductions=["mean"], abs_norms=["l1"], save_shape=True)):
+               dict(abs_reductions=["mean"], abs_norms=["l1"], save_shape=True),
+               dict(reductions=["min"], abs_reductions=["mean"], norms=["l2"], abs_norms=["l1"])):
         mine, ref = ReductionConfig(**kw), SDReduction(**kw)
         assert mine.to_json() == ref.to_json()
         assert ReductionConfig.from_json(mine.to_json()) == mine

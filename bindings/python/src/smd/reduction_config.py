@@ -36,8 +36,8 @@ class ReductionConfig:
     def to_json_dict(self):
         """smdebug's layout: save_raw_tensor, reductions (one comma-separated string, norms
         spelled l1_norm/l2_norm), save_shape."""
-        names = (self.reductions + ["abs_" + r for r in self.abs_reductions]
-                 + [_norm_spelling(n) for n in self.norms] + ["abs_" + _norm_spelling(n) for n in self.abs_norms])
+        names = (self.reductions + [_norm_spelling(n) for n in self.norms]
+                 + ["abs_" + r for r in self.abs_reductions] + ["abs_" + _norm_spelling(n) for n in self.abs_norms])
         return {"save_raw_tensor": self.save_raw_tensor, "reductions": ",".join(names),
                 "save_shape": self.save_shape}
 

@@ -52,7 +52,7 @@ class Trial:
                  s3_ca_bundle=None, s3_credentials=None):
         """Opens the trial in folder ``path`` or under ``s3://bucket/prefix``; see
         :func:`create_trial` for the arguments."""
-        path = _check_str("path", path)
+        path = _check_str("path", path).strip()  # as smdebug: surrounding whitespace is not part of it
         options = _smd.smd_trial_options_create()
         if range_steps is not None:
             begin, end = range_steps
