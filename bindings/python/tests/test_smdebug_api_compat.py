@@ -234,6 +234,8 @@ def test_local_trial(tmp_path):
     t = smd.trials.LocalTrial(name="x", dirname=str(FIXTURES / "reductions_float"))
     ref = smdebug.trials.LocalTrial(name="x", dirname=str(FIXTURES / "reductions_float"))
     assert (t.name, t.steps(), t.tensor_names()) == (ref.name, ref.steps(), ref.tensor_names())
+    padded = smd.trials.create_trial("  " + str(FIXTURES / "reductions_float") + " ")  # as smdebug
+    assert padded.steps() == ref.steps()
 
 
 # ---- the hook -------------------------------------------------------------------------------
