@@ -339,7 +339,7 @@ class Hook:
         plus the default ones, plus "default" when include_regex is given)."""
         local = isinstance(out_dir, str) and not out_dir.startswith("s3://")
         self.out_dir = os.path.expanduser(out_dir) if local else out_dir
-        if tensorboard_dir:
+        if isinstance(tensorboard_dir, str) and tensorboard_dir:
             tb = tensorboard_dir if tensorboard_dir.startswith("s3://") else os.path.expanduser(tensorboard_dir)
         elif export_tensorboard and self.out_dir is not None:
             tb = os.path.join(self.out_dir, "tensorboard")
