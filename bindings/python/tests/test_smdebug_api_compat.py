@@ -68,8 +68,8 @@ def _walk_types(lib, path):
         "t.reduction_value saved": tn.reduction_value(0, "min"),
         "t.reduction_value saved abs": tn.reduction_value(0, "mean", abs=True),
         "t.reduction_values": tn.reduction_values(0),
-        "coll.tensor_names": t.collection("default").tensor_names,
-        "coll.include_regex": t.collection("default").include_regex,
+        "coll.tensor_names": t.collection("red").tensor_names,
+        "coll.include_regex": t.collection("red").include_regex,
     }
     return {k: _kind(v) for k, v in out.items()}
 
