@@ -653,6 +653,7 @@ static void test_saves_before_the_first_step(void) {
   CHECK_OK(smd_hook_begin_step(hook));
   CHECK_OK(smd_hook_save_scalar_timestamped(hook, "at", SMD_DTYPE_INT32, &seven, sizeof seven, 99.25));
   CHECK_OK(smd_hook_begin_step(hook));
+  CHECK_OK(smd_hook_save_scalar(hook, "in_step_1", 1.0)); /* so that step 1 has an index file */
   CHECK_OK(smd_hook_close(hook));
   smd_hook_free(hook);
   const char *ev0 = "events/000000000000/000000000000_worker_0.tfevents";
@@ -684,6 +685,7 @@ static void test_saves_before_the_first_step(void) {
     smd_trial_free(trial);
   }
   char *idx = read_file(dir, "index/000000000/000000000001_worker_0.json");
+  CHECK(idx != NULL && strstr(idx, "scalar/in_step_1") != NULL);
   CHECK(idx != NULL && strstr(idx, "scalar/lr") == NULL); /* written once, in step 0 */
   free(idx);
 
