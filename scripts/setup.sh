@@ -11,7 +11,7 @@ APT_PACKAGES=(
   libssl-dev libgtest-dev libgmock-dev libbenchmark-dev
   clang libclang-rt-14-dev llvm
   python3 python3-venv python3-dev
-  openmpi-bin
+  openmpi-bin ccache
 )
 
 # Java (bindings/java): a JDK (17 or newer) and Maven, from Debian unless already on PATH.

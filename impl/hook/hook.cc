@@ -634,6 +634,11 @@ Status Hook::SaveUnderGate(SaveRequest& req, size_t count, DLManagedTensorVersio
     std::lock_guard<std::mutex> lock(mu_);
     SMD_RETURN_IF_ERROR(CheckOpenLocked());
     if (step_ < 0) {  // before the first step: held, with a copy of the data, for step 0
+      // Reductions the caller computed answer a plan, and plans need a step: nothing to hold.
+      if (req.reductions_only) {
+        return InvalidState("no step has begun: reductions of '" + std::string(req.name) +
+                            "' can be saved only in a step (call smd_hook_begin_step first)");
+      }
       if (!writes_) return Status::Ok();
       SMD_RETURN_IF_ERROR(writer_->error());
       HeldSave h;
