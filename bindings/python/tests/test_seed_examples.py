@@ -98,6 +98,9 @@ def same(a, b):
         bk = {str(k): v for k, v in b.items()}
         for k, v in a.items():
             same(v, bk[str(k)])
+    elif type(a).__name__ in ("dict_keys", "set", "frozenset"):
+        assert type(a).__name__ == type(b).__name__, (a, b)
+        assert sorted(map(str, a)) == sorted(map(str, b)), (a, b)
     elif isinstance(a, (list, tuple)) and not isinstance(a, np.ndarray):
         assert len(a) == len(b), (a, b)
         for x, y in zip(a, b):

@@ -44,7 +44,7 @@ def _kind(x):
     if isinstance(x, np.generic):
         return (type(x).__name__, str(x.dtype))
     if isinstance(x, dict):
-        return ("dict", sorted({_kind(k) for k in x}), sorted({repr(_kind(v)) for v in x.values()}))
+        return ("dict", sorted({repr(_kind(k)) for k in x}), sorted({repr(_kind(v)) for v in x.values()}))
     if type(x).__name__ in ("dict_keys", "dict_values"):
         return (type(x).__name__, sorted({repr(_kind(v)) for v in x}))
     if isinstance(x, (list, tuple, set)):
