@@ -700,7 +700,7 @@ static smd_error *smd_java_save_reductions(JNIEnv *jenv_, smd_hook *hook, const 
   if ((*jenv)->GetArrayLength(jenv, abs) != n || (*jenv)->GetArrayLength(jenv, values) != n)
     return smd_java_throw_iae(jenv, "reductions, abs and values must have the same length"), (smd_error *)NULL;
   smd_java_strs strs = {NULL, 0};
-  if (!smd_java_strs_get(jenv, names, &strs, "a reduction name is null")) { smd_java_strs_free(&strs); return NULL; }
+  if (!smd_java_strs_get(jenv, names, &strs, "a reduction name is null", "a reduction name")) { smd_java_strs_free(&strs); return NULL; }
   smd_reduction_value *vals = (smd_reduction_value *)calloc((size_t)(n > 0 ? n : 1), sizeof *vals);
   jboolean *a = vals ? (*jenv)->GetBooleanArrayElements(jenv, abs, NULL) : NULL;
   jdouble *v = a ? (*jenv)->GetDoubleArrayElements(jenv, values, NULL) : NULL;
