@@ -10,11 +10,11 @@ VENV=${SMD_NUMPY2_VENV:-$PWD/.venv-np2}
 PY=$(sed -n 's/^home = //p' .venv/pyvenv.cfg 2>/dev/null)/python3
 [ -x "$PY" ] || PY=$(command -v python3)
 stamp="$VENV/.smd-numpy2"
-want="numpy>=2,<3 $(cat scripts/requirements.txt | sha256sum | cut -c1-16)"
+want="numpy>=2,<3 tensorboard>=2.18 $(cat scripts/requirements.txt | sha256sum | cut -c1-16)"
 if [ -x "$VENV/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ]; then exit 0; fi
 [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
-grep -Ev '^(numpy|smdebug|pandas)==' scripts/requirements.txt > "$VENV/requirements-np2.txt"
-"$VENV/bin/pip" install -q --disable-pip-version-check -r "$VENV/requirements-np2.txt" 'numpy>=2,<3' 'pandas>=2.2.3'
+grep -Ev '^(numpy|smdebug|pandas|tensorboard)==' scripts/requirements.txt > "$VENV/requirements-np2.txt"
+"$VENV/bin/pip" install -q --disable-pip-version-check -r "$VENV/requirements-np2.txt" 'numpy>=2,<3' 'pandas>=2.2.3' 'tensorboard>=2.18'
 # smdebug's own dependencies other than numpy and protobuf (pinned above), as .venv resolved them.
 "$VENV/bin/pip" install -q --disable-pip-version-check boto3 packaging 'pyinstrument==3.4.2'
 "$VENV/bin/pip" install -q --disable-pip-version-check --no-deps smdebug==1.0.34

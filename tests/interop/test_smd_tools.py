@@ -10,6 +10,17 @@ import pytest
 import cases
 from conftest import REPO, run_smd, run_smd_scenario
 
+
+@pytest.fixture(autouse=True)
+def _numpy_1_printing():
+    """`smd cat` prints as numpy 1.x prints; numpy 2 writes some float16 values (8320) in
+    scientific notation where 1.x does not, and its legacy="1.25" option restores 1.x's form."""
+    if int(np.__version__.split(".")[0]) >= 2:
+        with np.printoptions(legacy="1.25"):
+            yield
+    else:
+        yield
+
 FIXTURES = REPO / "tests" / "data" / "trials"
 
 # ------------------------------------------------------------------------------------ smd ls

@@ -327,7 +327,7 @@ def test_seed002_and_004_glossary(tmp_path):
     ns = run("import smdebug as smd\ntrial = smd.create_trial(out_dir=OUT)\n", "smd", OUT=out)
     trial = ns["trial"]
     assert trial.tensor("loss").steps() == [0, 10, 20]
-    assert float(trial.tensor("dense.weight").reduction_value(0, "l1")) == 4.0
+    assert trial.tensor("dense.weight").reduction_value(0, "l1").item() == 4.0
 
 
 HOOK_FROM_JSON = """
@@ -462,7 +462,7 @@ def test_seed002_reduction_config_examples(tmp_path):
     from smd.trials import create_trial
     got = create_trial(str(tmp_path / "run")).tensor("t").reduction_values(0)
     assert set(got) == {("std", False), ("variance", False), ("mean", True), ("l1", False)}
-    assert float(got[("mean", True)]) == 2.0 and float(got[("l1", False)]) == 4.0
+    assert got[("mean", True)].item() == 2.0 and got[("l1", False)].item() == 4.0
 
 
 def test_seed002_collection_properties_and_methods(tmp_path):
@@ -484,4 +484,4 @@ def test_seed002_collection_properties_and_methods(tmp_path):
     from smd.trials import create_trial
     t = create_trial(str(tmp_path / "run"))
     assert t.tensor("dense.w").steps() == [0, 5] and t.tensor("special").steps() == [0, 5]
-    assert float(t.tensor("dense.w").reduction_value(5, "l2")) == pytest.approx(3 ** 0.5)
+    assert t.tensor("dense.w").reduction_value(5, "l2").item() == pytest.approx(3 ** 0.5)

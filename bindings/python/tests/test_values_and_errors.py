@@ -65,7 +65,7 @@ def test_reduction_value_plain_abs_and_computed():
     saved = tensor.reduction_values(0)
     for name, is_abs, want in (("max", False, v.max()), ("mean", True, np.abs(v).mean())):
         r = tensor.reduction_value(0, name, abs=is_abs)
-        assert float(r) == pytest.approx(want)
+        assert r.item() == pytest.approx(want)
         if (name, is_abs) in saved:  # saved: the stored (1,) array, as smdebug returns it
             assert isinstance(r, np.ndarray) and r.shape == (1,)
     med = tensor.reduction_value(0, "median")  # computed: a numpy scalar, as smdebug returns it
