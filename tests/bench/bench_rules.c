@@ -3,7 +3,7 @@
  *   bench_rules write DIR STEPS TENSORS VANISH_FROM
  *       writes DIR with smd's hook: STEPS steps, TENSORS gradients "gradient/layerN.weight"
  *       (32 x 32 float32) saved as abs_mean reductions only; from step VANISH_FROM on,
- *       gradient/layer7.weight vanishes (abs_mean ~ 1e-9).
+ *       gradient/layer7.weight vanishes (abs_mean ~ 1e-9; the last layer when there are fewer).
  *   bench_rules run DIR builtin|custom
  *       opens DIR and runs VanishingGradient over every step until the job's end: the built-in
  *       rule, or a custom rule (C callback) doing what the smdebug custom Rule does: for every
@@ -52,12 +52,13 @@ static int write_trial(const char *dir, int steps, int tensors, int vanish_from)
   float g[32 * 32];
   int64_t shape[2] = {32, 32};
   unsigned seed = 1;
+  const int vanishing = tensors > 7 ? 7 : tensors - 1;
   for (int s = 0; s < steps; ++s) {
     die(smd_hook_begin_step(hook), "step");
     for (int t = 0; t < tensors; ++t) {
       char name[64];
       snprintf(name, sizeof name, "gradient/layer%d.weight", t);
-      const float scale = (t == 7 && vanish_from >= 0 && s >= vanish_from) ? 1e-9f : 1e-2f;
+      const float scale = (t == vanishing && vanish_from >= 0 && s >= vanish_from) ? 1e-9f : 1e-2f;
       for (int i = 0; i < 32 * 32; ++i) {
         seed = seed * 1103515245u + 12345u;
         g[i] = scale * ((float)((seed >> 8) & 0xffff) / 65536.0f - 0.5f);

@@ -5,8 +5,9 @@ smd against the real smdebug running the same logic as a custom smdebug Rule, on
                                                 [--tensors 50] [--repeat 3]
 
 The folder is written once with smd's hook (bench_rules write): gradient/layerN.weight (32 x 32
-float32) saved as abs_mean reductions only, every step; gradient/layer7.weight vanishes from step
-900 on, so every implementation must report the condition met at exactly the last 100 steps.
+float32) saved as abs_mean reductions only, every step; gradient/layer7.weight (the last layer
+when there are fewer) vanishes from step 900 (the last 100 steps) on, so every implementation
+must report the condition met at exactly the last 100 steps.
 Then, on that folder, each implementation evaluates every step until the end of the job:
   smdebug   smdebug.rules.Rule subclass: per step, tensor_names(collection="gradients") and
             reduction_value(step, "mean", abs=True) < 1e-7 for each; invoke_rule(raise_eval_cond=
