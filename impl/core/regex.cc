@@ -3,6 +3,8 @@
 
 #include <pcre2.h>
 
+#include "impl/core/text.h"
+
 namespace smd {
 
 Result<std::shared_ptr<const Regex>> Regex::Compile(const std::string& pattern) {
@@ -25,14 +27,23 @@ Result<std::shared_ptr<const Regex>> Regex::Compile(const std::string& pattern) 
 
 Regex::~Regex() { pcre2_code_free(static_cast<pcre2_code*>(code_)); }
 
-bool Regex::Search(std::string_view subject) const {
+Result<bool> Regex::Search(std::string_view subject) const {
   pcre2_code* code = static_cast<pcre2_code*>(code_);
   pcre2_match_data* md = pcre2_match_data_create_from_pattern(code, nullptr);
-  if (md == nullptr) return false;
+  if (md == nullptr) return Status(Code::kOutOfMemory, "out of memory matching regex '" + pattern_ + "'");
   int rc = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(subject.data()), subject.size(), 0,
                        PCRE2_NO_UTF_CHECK, md, nullptr);
   pcre2_match_data_free(md);
-  return rc >= 0;
+  if (rc >= 0) return true;
+  if (rc == PCRE2_ERROR_NOMATCH) return false;
+  PCRE2_UCHAR buf[256];
+  pcre2_get_error_message(rc, buf, sizeof buf);
+  std::string shown(subject.substr(0, 200));
+  if (subject.size() > 200) shown += "...";
+  return InvalidArgument("regex '" + pattern_ + "' could not be matched against '" +
+                         EscapeControl(shown) + "': " + reinterpret_cast<const char*>(buf) +
+                         " (the pattern backtracks too much; whether it matches is unknown, so "
+                         "it is not taken as no match: simplify the pattern)");
 }
 
 }  // namespace smd

@@ -19,7 +19,10 @@ class Regex {
   Regex& operator=(const Regex&) = delete;
 
   // True if the pattern matches anywhere in `subject` (Python re.search). Thread-safe.
-  bool Search(std::string_view subject) const;
+  // Errors: kInvalidArgument when PCRE2 gives up (its match or depth limit: a pattern that
+  // backtracks catastrophically on this subject, such as "(x+x+)+y"): the answer is then
+  // unknown, and Python's re may well find a match, so it is never reported as "no match".
+  Result<bool> Search(std::string_view subject) const;
   const std::string& pattern() const { return pattern_; }
 
  private:

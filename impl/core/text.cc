@@ -68,6 +68,44 @@ bool IsValidUtf8(std::string_view s) {
   return true;
 }
 
+std::string EscapeControl(std::string_view s) {
+  static const char kHex[] = "0123456789abcdef";
+  auto plain = [](unsigned char c) { return c >= 0x20 && c < 0x7f; };
+  size_t i = 0;
+  while (i < s.size() && plain(static_cast<unsigned char>(s[i]))) ++i;
+  if (i == s.size()) return std::string(s);
+  std::string out(s.substr(0, i));
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (plain(c)) {
+      out.push_back(static_cast<char>(c));
+      ++i;
+      continue;
+    }
+    if (c >= 0x80) {
+      uint32_t cp;
+      const size_t n = DecodeUtf8(s, i, &cp);
+      if (n != 0 && cp > 0x9f) {
+        out.append(s.data() + i, n);
+        i += n;
+        continue;
+      }
+      if (n != 0) {  // a C1 control character
+        out += "\\u00";
+        out.push_back(kHex[cp >> 4]);
+        out.push_back(kHex[cp & 15]);
+        i += n;
+        continue;
+      }
+    }
+    out += "\\x";
+    out.push_back(kHex[c >> 4]);
+    out.push_back(kHex[c & 15]);
+    ++i;
+  }
+  return out;
+}
+
 void AppendJsonStringAscii(std::string* out, std::string_view s) {
   // Fast path: nothing to escape.
   bool plain = true;

@@ -11,6 +11,11 @@ namespace smd {
 
 bool IsValidUtf8(std::string_view s);
 
+// Text for a terminal: control characters (C0, DEL, and the C1 range U+0080..U+009F, which
+// terminals take for escape sequences) as \xNN or \u00NN, and bytes that are not valid UTF-8 as
+// \xNN; everything else unchanged. Names from a trial go through it before they are printed.
+std::string EscapeControl(std::string_view s);
+
 // Appends s as a JSON string literal the way Python's json.dumps (ensure_ascii=True) writes it:
 // \" \\ \n \r \t \b \f, every other byte outside 0x20..0x7e as \uXXXX (lower-case hex, UTF-16
 // surrogate pairs above U+FFFF). s must be valid UTF-8.

@@ -378,6 +378,11 @@ Status DecodeShape(std::string_view data, std::vector<int64_t>* out) {
         }
       }
       if (size < 0) return Bad("negative dimension size");
+      if (out->size() >= kMaxTensorDims) {
+        return Corrupt("malformed event: the tensor has more than " + std::to_string(kMaxTensorDims) +
+                       " dimensions (smd reads and writes at most " + std::to_string(kMaxTensorDims) +
+                       ")");
+      }
       out->push_back(size);
     } else if (!r.Skip(wt)) {
       return Bad("tensor shape");

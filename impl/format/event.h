@@ -15,6 +15,10 @@
 
 namespace smd::io {
 
+// The most dimensions a tensor may have: the hook refuses more, the decoder refuses records with
+// more (each costs memory and printing depth; numpy itself stops at 32, or 64 in numpy 2).
+constexpr size_t kMaxTensorDims = 255;
+
 struct TensorEventFields {
   double wall_time = 0;
   int64_t step = 0;            // the writer's global step (Event.step)

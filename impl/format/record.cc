@@ -43,11 +43,9 @@ Result<uint64_t> ParseRecordHeader(const unsigned char* header) {
   uint32_t expect = MaskCrc(Crc32c(header, 8));
   uint32_t got = DecodeFixed32(header + 8);
   if (expect != got) {
-    return Corrupt("record length CRC mismatch (stored 0x" + [&] {
-      char b[16];
-      snprintf(b, sizeof b, "%08x", got);
-      return std::string(b);
-    }() + ")");
+    // The stored bytes are not quoted: a file that is not a record file (anything a broken or
+    // hostile trial points at) must not leak its content through error messages.
+    return Corrupt("record length CRC mismatch (the record header is not a valid TFRecord header)");
   }
   return DecodeFixed64(header);
 }

@@ -2,10 +2,14 @@
 
 namespace smd::hook {
 
-bool Collection::Matches(std::string_view tensor) const {
+Result<bool> Collection::Matches(std::string_view tensor) const {
   if (explicit_names.count(std::string(tensor))) return true;
   for (const auto& r : regexes) {
-    if (r->Search(tensor)) return true;
+    Result<bool> m = r->Search(tensor);
+    if (!m.ok()) {
+      return Status(m.status().code(), "collection '" + name + "': " + m.status().message());
+    }
+    if (*m) return true;
   }
   return false;
 }

@@ -22,7 +22,8 @@ struct Collection {
   std::optional<ReductionConfig> reduction_config;
   bool save_histogram = true;
 
-  bool Matches(std::string_view tensor) const;
+  // Errors: a regex that PCRE2 gave up on for this name (Regex::Search), naming both.
+  Result<bool> Matches(std::string_view tensor) const;
 };
 
 // The names seed 002 lists as built in.

@@ -497,17 +497,19 @@ void Hook::RecomputeDueLocked() {
   any_due_.store(any, std::memory_order_relaxed);
 }
 
-const std::vector<uint32_t>& Hook::MembersLocked(const std::string& name) {
-  return MembersLocked(name, names_[name]);
-}
-
 const std::vector<uint32_t>& Hook::MembersLocked(const std::string& name, NameInfo& info) {
   if (info.generation != generation_) {
     info.members.clear();
+    info.regex_error = Status::Ok();
     for (size_t i = 0; i < collections_.size(); ++i) {
       Collection& c = collections_[i];
       if (!IsIncludedLocked(c)) continue;
-      if (c.Matches(name)) {
+      Result<bool> m = c.Matches(name);
+      if (!m.ok()) {
+        if (info.regex_error.ok()) info.regex_error = m.status();
+        continue;
+      }
+      if (*m) {
         info.members.push_back(static_cast<uint32_t>(i));
         c.tensor_names.insert(name);
       }
@@ -522,10 +524,11 @@ bool Hook::IsDue(const std::string& name) {
   std::shared_lock<std::shared_mutex> g(gate_);
   std::lock_guard<std::mutex> lock(mu_);
   if (closed_ || !IsValidUtf8(name)) return false;
-  for (uint32_t i : MembersLocked(name)) {
+  NameInfo& info = names_[name];
+  for (uint32_t i : MembersLocked(name, info)) {
     if (due_[i]) return true;
   }
-  return false;
+  return !info.regex_error.ok();  // saving it reports the error
 }
 
 Result<DuePlan> Hook::Plan(const std::string& name) {
@@ -683,7 +686,11 @@ Status Hook::SaveUnderGate(SaveRequest& req, size_t count, DLManagedTensorVersio
     ReductionList& reds = job.reductions;
     const Collection* tb_hist = nullptr;  // histogram: the first qualifying collection by name
     bool tb_scalar = false;
-    for (uint32_t i : MembersLocked(name, name_it->second)) {
+    const std::vector<uint32_t>& members = MembersLocked(name, name_it->second);
+    if (!name_it->second.regex_error.ok()) {
+      return name_it->second.regex_error.WithContext("tensor '" + name + "' was not saved");
+    }
+    for (uint32_t i : members) {
       if (!due_[i]) continue;
       const Collection& c = collections_[i];
       const ReductionConfig& rc = EffectiveReductionLocked(c);

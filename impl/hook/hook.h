@@ -174,7 +174,6 @@ class Hook : public std::enable_shared_from_this<Hook> {
   void RecomputeDueLocked();
   SaveConfigMode EffectiveSaveLocked(const Collection& c, Mode m) const;
   const ReductionConfig& EffectiveReductionLocked(const Collection& c) const;
-  const std::vector<uint32_t>& MembersLocked(const std::string& name);
   struct NameInfo;
   const std::vector<uint32_t>& MembersLocked(const std::string& name, NameInfo& info);
   Status CheckOpenLocked() const;
@@ -225,6 +224,7 @@ class Hook : public std::enable_shared_from_this<Hook> {
   struct NameInfo {
     uint64_t generation = 0;
     std::vector<uint32_t> members;  // indices of included collections that hold the name
+    Status regex_error;  // an include regex could not be matched against the name
   };
   std::unordered_map<std::string, NameInfo> names_;
   std::vector<char> due_;  // per collection index, for the current step and mode

@@ -238,6 +238,11 @@ Status Invoker::Run(int64_t start, int64_t end) {
         return e;
       }
     }
+    if (step == INT64_MAX) {
+      // The largest step a file name can give: no step can follow it (step + 1 would wrap).
+      EndAll(EndReason::kNoMoreData);
+      break;
+    }
     ++step;
   }
   return Status::Ok();

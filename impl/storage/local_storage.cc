@@ -1,7 +1,9 @@
 // Local-folder storage: temporary names and renames, buffered appends, pread for ranges.
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -47,6 +49,102 @@ Status WriteFully(int fd, struct iovec* iov, int count, const std::string& path)
 }
 
 class LocalStorage;
+
+// The errno a read reports for a path that leaves the trial folder through a symbolic link (or a
+// "..") and is therefore not followed.
+constexpr int kLeavesTrial = EXDEV;
+
+Status ReadError(const std::string& what, const std::string& path, int err) {
+  if (err == kLeavesTrial) {
+    return Status(Code::kIO, what + " '" + path +
+                                 "': it is reached through a symbolic link that leads out of the "
+                                 "trial folder (not followed)");
+  }
+  return ErrnoStatus(what, path, err);
+}
+
+// Without openat2 (Linux before 5.6, or a sandbox that refuses it): one component at a time,
+// refusing every symbolic link and "..".
+int OpenNoLinks(int dir, const std::string& rel, int flags) {
+  int cur = dir;
+  size_t start = 0;
+  for (;;) {
+    const size_t slash = rel.find('/', start);
+    const std::string comp = rel.substr(start, slash == std::string::npos ? std::string::npos : slash - start);
+    if (comp == "..") {
+      if (cur != dir) ::close(cur);
+      errno = kLeavesTrial;
+      return -1;
+    }
+    if (slash == std::string::npos) {
+      int fd = ::openat(cur, comp.c_str(), flags | O_NOFOLLOW);
+      int e = errno;
+      if (fd >= 0 && (flags & O_PATH)) {  // O_PATH | O_NOFOLLOW opens a link itself
+        struct stat st;
+        if (::fstat(fd, &st) == 0 && S_ISLNK(st.st_mode)) {
+          ::close(fd);
+          fd = -1;
+          e = kLeavesTrial;
+        }
+      } else if (fd < 0 && e == ELOOP) {
+        e = kLeavesTrial;
+      }
+      if (cur != dir) ::close(cur);
+      errno = e;
+      return fd;
+    }
+    if (!comp.empty() && comp != ".") {
+      int next = ::openat(cur, comp.c_str(), O_PATH | O_NOFOLLOW | O_CLOEXEC);
+      int e = errno;
+      if (next >= 0) {
+        struct stat st;
+        if (::fstat(next, &st) != 0) {
+          e = errno;
+          ::close(next);
+          next = -1;
+        } else if (S_ISLNK(st.st_mode)) {
+          ::close(next);
+          next = -1;
+          e = kLeavesTrial;
+        } else if (!S_ISDIR(st.st_mode)) {
+          ::close(next);
+          next = -1;
+          e = ENOTDIR;
+        }
+      }
+      if (cur != dir) ::close(cur);
+      if (next < 0) {
+        errno = e;
+        return -1;
+      }
+      cur = next;
+    }
+    start = slash + 1;
+  }
+}
+
+// Opens `rel` below the folder `dir`; a path that would leave it (a symbolic link to somewhere
+// else, an absolute link, "..") fails with kLeavesTrial. Links that stay inside are followed
+// where the kernel has openat2.
+int OpenBeneath(int dir, const std::string& rel, int flags) {
+#ifdef SYS_openat2
+  static std::atomic<bool> have_openat2{true};
+  if (have_openat2.load(std::memory_order_relaxed)) {
+    struct open_how how;
+    std::memset(&how, 0, sizeof how);
+    how.flags = static_cast<uint64_t>(flags);
+    how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+    long fd;
+    do {
+      fd = ::syscall(SYS_openat2, dir, rel.c_str(), &how, sizeof how);
+    } while (fd < 0 && errno == EAGAIN);
+    if (fd >= 0) return static_cast<int>(fd);
+    if (errno != ENOSYS) return -1;  // EXDEV (kLeavesTrial) when the path leaves `dir`
+    have_openat2.store(false, std::memory_order_relaxed);
+  }
+#endif
+  return OpenNoLinks(dir, rel, flags);
+}
 
 // A file being written as <name>.tmp, renamed to <name> on commit. Names are relative to dir_fd
 // (the trial root, which the storage keeps open), or absolute with AT_FDCWD; tmp_/final_ are the
@@ -244,14 +342,14 @@ class LocalStorage : public Storage {
     if (StatAt(rel, &st) == 0) return true;
     const int e = errno;
     if (e == ENOENT || e == ENOTDIR) return false;
-    return ErrnoStatus("cannot stat", Path(rel), e);
+    return ReadError("cannot stat", Path(rel), e);
   }
 
   Result<uint64_t> FileSize(const std::string& rel) override {
     struct stat st;
     if (StatAt(rel, &st) != 0) {
       const int e = errno;
-      return ErrnoStatus("cannot stat", Path(rel), e);
+      return ReadError("cannot stat", Path(rel), e);
     }
     if (!S_ISREG(st.st_mode)) return Status(Code::kIO, "'" + Path(rel) + "' is not a regular file");
     return static_cast<uint64_t>(st.st_size);
@@ -269,7 +367,7 @@ class LocalStorage : public Storage {
     int fd = OpenAt(rel, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     if (fd < 0) {
       int e = errno;
-      return ErrnoStatus("cannot open", Path(rel), e);
+      return ReadError("cannot open", Path(rel), e);
     }
     // The files read whole (index and collections files) are small: one read into a scratch
     // buffer usually gets all of it, without a stat. A regular file returns a short read only at
@@ -294,7 +392,7 @@ class LocalStorage : public Storage {
     if (::fstat(fd, &st) != 0) {
       int e = errno;
       ::close(fd);
-      return ErrnoStatus("cannot stat", Path(rel), e);
+      return ReadError("cannot stat", Path(rel), e);
     }
     if (!S_ISREG(st.st_mode)) {
       ::close(fd);
@@ -332,7 +430,7 @@ class LocalStorage : public Storage {
     int fd = OpenAt(rel, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);  // (see ReadAll)
     if (fd < 0) {
       int e = errno;
-      return ErrnoStatus("cannot open", Path(rel), e);
+      return ReadError("cannot open", Path(rel), e);
     }
     uint64_t done = 0;
     while (done < len) {
@@ -365,7 +463,7 @@ class LocalStorage : public Storage {
     if (d == nullptr) {
       int e = errno;
       if (fd >= 0) ::close(fd);
-      return ErrnoStatus("cannot list", Path(rel_dir), e);
+      return ReadError("cannot list", Path(rel_dir), e);
     }
     std::vector<std::string> out;
     while (struct dirent* e = ::readdir(d)) {
@@ -434,15 +532,23 @@ class LocalStorage : public Storage {
     }
     return nfd;
   }
+  // Reads never leave the trial folder: a symbolic link inside it that leads out (to another
+  // trial's event file, to any readable file) fails with kLeavesTrial instead of being followed.
   int OpenAt(const std::string& rel, int flags) {
-    int root = rel.empty() ? -1 : RootFd();
-    if (root >= 0) return ::openat(root, rel.c_str(), flags);
-    return ::open(Path(rel).c_str(), flags);
+    if (rel.empty()) return ::open(root_.c_str(), flags);
+    int root = RootFd();
+    if (root < 0) return ::open(Path(rel).c_str(), flags);  // fails: the root is not there
+    return OpenBeneath(root, rel, flags);
   }
   int StatAt(const std::string& rel, struct stat* st) {
-    int root = rel.empty() ? -1 : RootFd();
-    if (root >= 0) return ::fstatat(root, rel.c_str(), st, 0);
-    return ::stat(Path(rel).c_str(), st);
+    if (rel.empty()) return ::stat(root_.c_str(), st);
+    int fd = OpenAt(rel, O_PATH | O_CLOEXEC);
+    if (fd < 0) return -1;
+    const int rc = ::fstat(fd, st);
+    const int e = errno;
+    ::close(fd);
+    errno = e;
+    return rc;
   }
 
   std::string root_;

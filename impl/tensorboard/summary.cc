@@ -54,7 +54,9 @@ bool IsUnicodeWordChar(std::string_view ch) {
     Result<std::shared_ptr<const Regex>> r = Regex::Compile("^[\\p{L}\\p{N}]$");
     return r.ok() ? *r : nullptr;
   }();
-  return re != nullptr && re->Search(ch);
+  if (re == nullptr) return false;
+  Result<bool> m = re->Search(ch);  // one character: no backtracking to speak of
+  return m.ok() && *m;
 }
 
 }  // namespace

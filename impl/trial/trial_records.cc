@@ -96,6 +96,23 @@ Result<ValuePtr> Trial::ReadRecordAt(const std::string& rel, uint64_t span, uint
       if (scratch.size() < length) scratch.resize(static_cast<size_t>(length));
       buf = scratch.data();
     } else {
+      // A large record: its header must give the index's length before that much is allocated
+      // and read (a sparse file can be any size on disk and still not hold such a record).
+      unsigned char header[io::kRecordHeaderSize];
+      Status hs = storage_->ReadRange(rel, offset, sizeof header, reinterpret_cast<char*>(header));
+      ++*reads;
+      if (!hs.ok()) {
+        if (hs.code() == Code::kNotFound) return missing();
+        if (hs.code() == Code::kCorrupt) return TruncatedRecordError(rel, offset, length, tensor_id, step, hs);
+        return context(hs);
+      }
+      auto len = io::ParseRecordHeader(header);
+      if (!len.ok()) return context(len.status());
+      if (len.value() != length - io::kRecordOverhead) {
+        return context(Corrupt("record length field says " + std::to_string(len.value()) +
+                               " payload bytes but the index gives " +
+                               std::to_string(length - io::kRecordOverhead)));
+      }
       own.reset(new char[static_cast<size_t>(length)]);
       buf = own.get();
     }

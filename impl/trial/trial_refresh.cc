@@ -152,7 +152,13 @@ Result<std::vector<Trial::PendingFile>> Trial::ListNewIndexFiles(bool* listed_an
     // Names before the cursor's, in its folder, sort before the cursor: skipped below anyway.
     auto names = storage_->List(dir_rel, dir_rel == cursor_dir_rel ? std::string_view(cursor_name)
                                                                    : std::string_view());
-    if (!names.ok()) continue;  // vanished, or not a folder
+    if (!names.ok()) {  // vanished, or not a folder, or a link that leads out of the trial
+      if (names.status().code() != Code::kNotFound) {
+        AddWarning("skipped index folder '" + storage_->Describe(dir_rel) + "': " +
+                   names.status().message());
+      }
+      continue;
+    }
     for (const std::string& name : names.value()) {
       if (name.size() <= 5 || !EndsWith(name, ".json")) continue;
       std::string rel = dir_rel + "/" + name;
@@ -167,6 +173,13 @@ Result<std::vector<Trial::PendingFile>> Trial::ListNewIndexFiles(bool* listed_an
       if (!step || !worker || worker->empty()) {
         AddWarning("skipped index file '" + storage_->Describe(rel) +
                    "': its name is not <step>_<worker>.json");
+        read_files_.insert(rel);
+        continue;
+      }
+      if (*step < 0) {
+        // No writer names a step below 0 (smdebug refuses them): a stray or hostile file.
+        AddWarning("skipped index file '" + storage_->Describe(rel) + "': step " +
+                   std::to_string(*step) + " is negative");
         read_files_.insert(rel);
         continue;
       }
@@ -294,7 +307,8 @@ void Trial::UpdateCursor() {
   if (last_complete_step_ >= token_step) {
     cursor_ = io::IndexFileRelPath(last_complete_step_, last_worker);
   }
-  if (static_cast<int64_t>(steps_.size()) - (last_complete_step_ + 1) > window_) {
+  // (written so that a last complete step of INT64_MAX does not overflow)
+  if (static_cast<int64_t>(steps_.size()) - 1 - last_complete_step_ > window_) {
     const int64_t step = last_complete_step_ + window_ / 2;
     cursor_ = io::IndexFileRelPath(step, last_worker);
     last_complete_step_ = step;

@@ -139,7 +139,14 @@ Result<std::vector<std::string>> Trial::TensorNames(const TensorFilter& f) {
     for (uint32_t id : ids) {
       const std::string& n = tensors_[id]->name;
       bool in = members.count(n) > 0;
-      for (size_t k = 0; !in && k < regexes.size(); ++k) in = regexes[k]->Search(n);
+      for (size_t k = 0; !in && k < regexes.size(); ++k) {
+        Result<bool> m = regexes[k]->Search(n);
+        if (!m.ok()) {  // the first one ends the query: one match limit's time, not one per name
+          return Status(m.status().code(),
+                        "collection '" + c.name + "' of the trial: " + m.status().message());
+        }
+        in = *m;
+      }
       if (in) kept.push_back(id);
     }
     ids.swap(kept);
@@ -148,7 +155,8 @@ Result<std::vector<std::string>> Trial::TensorNames(const TensorFilter& f) {
     for (uint32_t id : ids) {
       const std::string& n = tensors_[id]->name;
       for (const auto& re : regexes) {
-        if (re->Search(n)) {
+        SMD_ASSIGN_OR_RETURN(bool m, re->Search(n));
+        if (m) {
           kept.push_back(id);
           break;
         }

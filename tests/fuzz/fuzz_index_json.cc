@@ -1,5 +1,5 @@
 // Fuzzes the index file parser (impl/trial/index_parser): any bytes, as the reader reads them
-// from index/<folder>/<step>_<worker>.json; the fast path for smdebug's exact layout must agree
+// from index/<folder>/<step>_<worker>.json, and as such a file's name; the fast path for smdebug's exact layout must agree
 // with the general parser on every input.
 #include <cstddef>
 #include <cstdint>
@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "impl/format/index_parser.h"
+#include "impl/format/layout.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // A copy of exactly `size` bytes: a read past the end is caught by the sanitizer.
@@ -24,6 +25,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (uint32_t i = 0; i < s.ndim; ++i) h = h + static_cast<size_t>(parsed.dims.at(s.dims_begin + i));
     }
     (void)h;
+  }
+  // The same bytes as an index file's name: the step (int64 edges, signs) and the worker, and the
+  // paths the reader rebuilds for a step it accepts (steps below 0 are skipped).
+  const std::string_view base(text.data(), text.size() < 256 ? text.size() : 256);
+  if (std::optional<int64_t> step = smd::io::StepFromFileName(base)) {
+    std::optional<std::string> worker = smd::io::WorkerFromFileName(base);
+    if (*step >= 0 && worker) {
+      volatile size_t h = smd::io::IndexFileRelPath(*step, *worker).size() +
+                          smd::io::EventFileRelPath(*step, *worker).size();
+      (void)h;
+    }
   }
   // Parsing again into the same object (the reader reuses one) gives the same answer, and so does
   // the general parser alone (without the fast path for smdebug's exact layout).

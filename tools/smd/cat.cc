@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "capi_util.h"
+#include "json.h"
 #include "commands.h"
 #include "npy.h"
 #include "numpy_format.h"
@@ -108,14 +109,14 @@ int Cat(const CatArgs& a) {
   if (!a.npy.empty()) {
     std::string note, error;
     if (!WriteNpy(v.p, a.npy, &note, &error)) throw Fatal{kExitOutput, error};
-    if (!note.empty()) std::fprintf(stderr, "smd cat: note: %s\n", note.c_str());
+    if (!note.empty()) std::fprintf(stderr, "smd cat: note: %s\n", Printable(note).c_str());
     return kExitOk;
   }
   std::string text;
   if (a.header) {
     const char* dn = smd_value_dtype(v.p) == SMD_DTYPE_STRING ? "str" : smd_dtype_name(smd_value_dtype(v.p));
-    text = a.tensor + (a.reduction.empty() ? "" : " " + a.reduction) + "  " +
-           StepText(trial.p, step, a.mode) + (worker.empty() ? "" : "  " + worker) + "  " +
+    text = Printable(a.tensor) + (a.reduction.empty() ? "" : " " + Printable(a.reduction)) + "  " +
+           StepText(trial.p, step, a.mode) + (worker.empty() ? "" : "  " + Printable(worker)) + "  " +
            (dn ? dn : "?") + " " + ShapeText(smd_value_shape(v.p), smd_value_ndim(v.p)) + "\n";
   }
   text += FormatValue(v.p, a.full);
@@ -253,7 +254,7 @@ int RunCat(int argc, char** argv) {
   try {
     return Cat(a);
   } catch (const Fatal& f) {
-    std::fprintf(stderr, "smd cat: %s\n", f.message.c_str());
+    std::fprintf(stderr, "smd cat: %s\n", Printable(f.message, /*keep_newlines=*/true).c_str());
     return f.exit_code;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "smd cat: out of memory\n");

@@ -13,6 +13,7 @@ enum ExitCode {
   kExitPartial = 5,           // output written, but some data could not be read (see stderr)
   kExitConditionMet = 6,      // smd rules: a rule's condition was met (IssuesFound)
   kExitNotFound = 7,          // the tensor, step, worker or reduction asked for is not in the trial
+  kExitTimedOut = 8,          // smd rules --follow --timeout: no new step came in time
   kExitInterrupted = 130,     // interrupted (SIGINT/SIGTERM) before the end
 };
 

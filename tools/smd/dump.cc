@@ -49,8 +49,8 @@ class Notes {
       for (size_t i = 0; i < where.size() && i < 8; ++i) shown += (i ? ", " : "") + where[i];
       if (where.size() > 8) shown += ", ... (" + std::to_string(where.size()) + " in all)";
       std::fprintf(stderr, "smd dump: note: '%s': %s failed (%s) at step(s) %s -> null\n",
-                   std::get<0>(kv.first).c_str(), std::get<1>(kv.first).c_str(),
-                   std::get<2>(kv.first).c_str(), shown.c_str());
+                   Printable(std::get<0>(kv.first)).c_str(), std::get<1>(kv.first).c_str(),
+                   Printable(std::get<2>(kv.first)).c_str(), Printable(shown).c_str());
     }
   }
 
@@ -151,7 +151,11 @@ Json DumpTensor(smd_trial* trial, const std::string& name, const std::vector<smd
           if (!problem.empty()) notes->Add(name, "value()", g, w, problem);
           x.Set("value", std::move(d));
         } else {
-          if (e.code() != SMD_E_TENSOR_UNAVAILABLE_FOR_STEP) {
+          // TensorUnavailableForStep is the expected answer where only reductions or a shape
+          // were saved; the same error for a missing event file (the index lists the value, its
+          // file is gone: the message says "is missing") is lost data, and said so.
+          if (e.code() != SMD_E_TENSOR_UNAVAILABLE_FOR_STEP ||
+              e.message().find("' is missing)") != std::string::npos) {
             notes->Add(name, "value()", g, w, e.message());
           }
           x.Set("value", Json());
@@ -211,20 +215,88 @@ Json DumpTensor(smd_trial* trial, const std::string& name, const std::vector<smd
   return out;
 }
 
-Json DumpTrial(const std::string& path, int64_t wait_ms, Notes* notes,
-               std::vector<std::string>* warnings) {
+// The document's text goes out as it is made, in pieces of about a MiB: memory stays bounded by
+// the largest tensor's part of the document, not the whole document. A file (-o FILE) is written
+// as FILE.tmp, opened at the first write, and renamed to FILE by Finish: an error part-way leaves
+// no incomplete document under FILE.
+class Output {
+ public:
+  explicit Output(std::string path) : path_(std::move(path)) {}
+  ~Output() {
+    if (f_ != nullptr && f_ != stdout) {
+      std::fclose(f_);
+      std::remove((path_ + ".tmp").c_str());
+    }
+  }
+  std::string* text() { return &buf_; }
+  void MaybeFlush() {
+    if (buf_.size() >= (1u << 20)) Flush();
+  }
+  void Flush() {
+    if (f_ == nullptr) Open();
+    if (!buf_.empty() && std::fwrite(buf_.data(), 1, buf_.size(), f_) != buf_.size()) {
+      throw Fatal{kExitOutput, std::string("cannot write the output: ") + std::strerror(errno)};
+    }
+    buf_.clear();
+  }
+  void Finish() {
+    Flush();
+    if (f_ == stdout) {
+      if (std::fflush(stdout) != 0) {
+        throw Fatal{kExitOutput, std::string("cannot write the output: ") + std::strerror(errno)};
+      }
+      return;
+    }
+    FILE* f = f_;
+    f_ = nullptr;
+    const std::string tmp = path_ + ".tmp";
+    if (std::fclose(f) != 0 || std::rename(tmp.c_str(), path_.c_str()) != 0) {
+      const int e = errno;
+      std::remove(tmp.c_str());
+      throw Fatal{kExitOutput, "cannot write '" + path_ + "': " + std::strerror(e)};
+    }
+  }
+
+ private:
+  void Open() {
+    if (path_.empty()) {
+      f_ = stdout;
+      return;
+    }
+    f_ = std::fopen((path_ + ".tmp").c_str(), "wb");
+    if (f_ == nullptr) throw Fatal{kExitOutput, "cannot write '" + path_ + "': " + std::strerror(errno)};
+  }
+
+  std::string path_;
+  FILE* f_ = nullptr;
+  std::string buf_;
+};
+
+void AppendMember(std::string* out, const std::string& key, const Json& value, int indent) {
+  out->append(static_cast<size_t>(indent) * 2, ' ');
+  AppendJsonString(out, key);
+  out->append(": ");
+  value.Write(out, indent);
+}
+
+// Writes the document (Json::Dump's layout: sorted keys, indent 2) with its "tensors" member
+// streamed one tensor at a time.
+void DumpTrial(const std::string& path, int64_t wait_ms, Notes* notes,
+               std::vector<std::string>* warnings, Output* output) {
   OptionsPtr opts;
   if (Err e{smd_trial_options_create(&opts.p)}) ThrowFatal(e, "options");
   if (Err e{smd_trial_options_set_collection_wait_ms(opts.p, wait_ms)}) ThrowFatal(e, "options");
   TrialPtr trial;
   if (Err e{smd_trial_open(path.c_str(), opts.p, &trial.p)}) throw Fatal{TrialExitCode(e), OpenFailure(path, e)};
 
-  Json doc = Json::Object();
-  doc.Set("format", Json::Str("smd-dump/1"));
+  // The members before "tensors" (in key order), and "workers" after it.
+  std::map<std::string, Json> head;
+  head["format"] = Json::Str("smd-dump/1");
+  Json workers;
   {
     StrArray w;
     if (Err e{smd_trial_workers(trial.p, &w.a)}) ThrowFatal(e, "workers");
-    doc.Set("workers", StrArrayJson(w.vec(), true));
+    workers = StrArrayJson(w.vec(), true);
   }
   std::vector<smd_mode> modes;
   {
@@ -239,12 +311,12 @@ Json DumpTrial(const std::string& path, int64_t wait_ms, Notes* notes,
     smd_free(buf);
     Json a = Json::Array();
     for (smd_mode m : modes) a.Push(Json::Str(smd_mode_name(m)));
-    doc.Set("modes", std::move(a));
+    head["modes"] = std::move(a);
   }
   {
     bool ended = false;
     if (Err e{smd_trial_has_ended(trial.p, &ended)}) ThrowFatal(e, "training end");
-    doc.Set("ended", Json::Bool(ended));
+    head["ended"] = Json::Bool(ended);
   }
   std::vector<smd_mode> all_modes{SMD_MODE_GLOBAL};
   all_modes.insert(all_modes.end(), modes.begin(), modes.end());
@@ -255,7 +327,7 @@ Json DumpTrial(const std::string& path, int64_t wait_ms, Notes* notes,
       if (Err e{smd_trial_steps(trial.p, m, incomplete, &s.p, &s.n)}) ThrowFatal(e, "steps");
       steps.Set(smd_mode_name(m), IntArray(s.vec()));
     }
-    doc.Set(incomplete ? "steps_incomplete" : "steps", std::move(steps));
+    head[incomplete ? "steps_incomplete" : "steps"] = std::move(steps);
   }
   {
     Json colls = Json::Object();
@@ -272,19 +344,42 @@ Json DumpTrial(const std::string& path, int64_t wait_ms, Notes* notes,
       cj.Set("tensor_names", StrArrayJson(tnames.vec(), true));
       colls.Set(n, std::move(cj));
     }
-    doc.Set("collections", std::move(colls));
+    head["collections"] = std::move(colls);
   }
+  std::vector<std::string> tensor_names;
   {
-    Json tensors = Json::Object();
     StrArray names;
     if (Err e{smd_trial_tensor_names(trial.p, nullptr, &names.a)}) ThrowFatal(e, "tensor names");
-    for (const std::string& n : names.vec()) tensors.Set(n, DumpTensor(trial.p, n, modes, notes));
-    doc.Set("tensors", std::move(tensors));
+    tensor_names = names.vec();
   }
+  std::sort(tensor_names.begin(), tensor_names.end());  // Json's key order (bytes)
+
+  std::string* out = output->text();
+  out->append("{\n");
+  for (const auto& kv : head) {  // collections, ended, format, modes, steps, steps_incomplete
+    AppendMember(out, kv.first, kv.second, 1);
+    out->append(",\n");
+  }
+  out->append("  \"tensors\": ");
+  if (tensor_names.empty()) {
+    out->append("{}");
+  } else {
+    out->append("{\n");
+    for (size_t i = 0; i < tensor_names.size(); ++i) {
+      AppendMember(out, tensor_names[i], DumpTensor(trial.p, tensor_names[i], modes, notes), 2);
+      out->append(i + 1 < tensor_names.size() ? ",\n" : "\n");
+      output->MaybeFlush();
+    }
+    out->append("  }");
+  }
+  out->append(",\n");
+  AppendMember(out, "workers", workers, 1);
+  out->append("\n}\n");
+  output->Finish();
+
   StrArray warn;
   if (Err e{smd_trial_warnings(trial.p, &warn.a)}) ThrowFatal(e, "warnings");
   *warnings = warn.vec();
-  return doc;
 }
 
 }  // namespace
@@ -307,7 +402,12 @@ void HelpDump() {
       "exit status: 0 ok; 1 the trial could not be read; 2 bad usage; 3 no collections file\n"
       "(MissingCollectionFiles); 4 the output could not be written; 5 the document was written\n"
       "but some files or values could not be read (each is reported on stderr and shows as\n"
-      "null).\n");
+      "null; a value whose event file is missing is one of them).\n"
+      "\n"
+      "The document is written as it is made (one tensor at a time), so memory does not grow\n"
+      "with the trial. If an error stops it part-way (exit 1 or 4), standard output holds an\n"
+      "incomplete document; with -o FILE, FILE is written under FILE.tmp and renamed only when\n"
+      "complete.\n");
 }
 
 int RunDump(int argc, char** argv) {
@@ -357,32 +457,19 @@ int RunDump(int argc, char** argv) {
 
   Notes notes;
   std::vector<std::string> warnings;
-  std::string text;
   try {
-    text = DumpTrial(path, wait_ms, &notes, &warnings).Dump();
+    Output out(output);
+    DumpTrial(path, wait_ms, &notes, &warnings, &out);
   } catch (const Fatal& f) {
-    std::fprintf(stderr, "smd dump: %s\n", f.message.c_str());
+    std::fprintf(stderr, "smd dump: %s\n", Printable(f.message).c_str());
     return f.exit_code;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "smd dump: out of memory\n");
     return kExitTrialError;
   }
-
-  FILE* out = stdout;
-  if (!output.empty()) {
-    out = std::fopen(output.c_str(), "wb");
-    if (out == nullptr) {
-      std::fprintf(stderr, "smd dump: cannot write '%s': %s\n", output.c_str(), std::strerror(errno));
-      return kExitOutput;
-    }
+  for (const std::string& w : warnings) {
+    std::fprintf(stderr, "smd dump: warning: %s\n", Printable(w).c_str());
   }
-  bool ok = std::fwrite(text.data(), 1, text.size(), out) == text.size();
-  ok = (out == stdout ? std::fflush(out) == 0 : std::fclose(out) == 0) && ok;
-  if (!ok) {
-    std::fprintf(stderr, "smd dump: cannot write the output: %s\n", std::strerror(errno));
-    return kExitOutput;
-  }
-  for (const std::string& w : warnings) std::fprintf(stderr, "smd dump: warning: %s\n", w.c_str());
   notes.Report();
   return warnings.empty() && notes.empty() ? kExitOk : kExitPartial;
 }

@@ -12,6 +12,11 @@
 // regexes matches it (smdebug's own collection queries). Steps are global steps, each written to
 // the folder of the mode it was saved in. Only raw values can be exported: a step where a tensor
 // has only reductions or a shape is skipped.
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
@@ -22,6 +27,7 @@
 #include <vector>
 
 #include "capi_util.h"
+#include "json.h"
 #include "commands.h"
 #include "smd/smd.h"
 
@@ -51,6 +57,88 @@ struct Options {
   bool quiet = false;
 };
 
+// A local OUT is written in a folder beside it ("<OUT>.partial-<pid>") and each file is renamed
+// into OUT once every file is complete: a full disk or an error part-way leaves no truncated file
+// under a final name (the staging folder is removed). An s3:// OUT needs none of this: an object
+// appears only when its upload completes.
+class Staging {
+ public:
+  explicit Staging(std::string out) : out_(std::move(out)) {
+    while (out_.size() > 1 && out_.back() == '/') out_.pop_back();
+    if (out_.find("://") == std::string::npos) {
+      dir_ = out_ + ".partial-" + std::to_string(static_cast<long long>(::getpid()));
+      Remove(dir_);  // a leftover of an earlier process with this pid
+    }
+  }
+  ~Staging() {
+    if (!dir_.empty()) Remove(dir_);
+  }
+  Staging(const Staging&) = delete;
+  Staging& operator=(const Staging&) = delete;
+
+  // Where the writer writes.
+  const std::string& dir() const { return dir_.empty() ? out_ : dir_; }
+
+  // Moves every file into OUT (same relative path), then removes the staging folder.
+  void Commit() {
+    if (dir_.empty()) return;
+    Move(dir_, out_);
+    Remove(dir_);
+    dir_.clear();
+  }
+
+ private:
+  static void MakeDir(const std::string& d) {
+    if (::mkdir(d.c_str(), 0755) == 0 || errno == EEXIST) return;
+    if (errno == ENOENT) {
+      const size_t slash = d.rfind('/');
+      if (slash != std::string::npos && slash > 0) {
+        MakeDir(d.substr(0, slash));
+        if (::mkdir(d.c_str(), 0755) == 0 || errno == EEXIST) return;
+      }
+    }
+    throw Fatal{kExitOutput, "cannot create folder '" + d + "': " + std::strerror(errno)};
+  }
+  static void Move(const std::string& from, const std::string& to) {
+    MakeDir(to);
+    DIR* d = ::opendir(from.c_str());
+    if (d == nullptr) throw Fatal{kExitOutput, "cannot list '" + from + "': " + std::strerror(errno)};
+    std::vector<std::string> names;
+    while (struct dirent* e = ::readdir(d)) {
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.emplace_back(e->d_name);
+    }
+    ::closedir(d);
+    for (const std::string& n : names) {
+      const std::string src = from + "/" + n, dst = to + "/" + n;
+      struct stat st;
+      if (::lstat(src.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+        Move(src, dst);
+      } else if (::rename(src.c_str(), dst.c_str()) != 0) {
+        throw Fatal{kExitOutput, "cannot move '" + src + "' to '" + dst + "': " + std::strerror(errno)};
+      }
+    }
+  }
+  static void Remove(const std::string& path) {
+    struct stat st;
+    if (::lstat(path.c_str(), &st) != 0) return;
+    if (S_ISDIR(st.st_mode)) {
+      if (DIR* d = ::opendir(path.c_str())) {
+        std::vector<std::string> names;
+        while (struct dirent* e = ::readdir(d)) {
+          if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) names.emplace_back(e->d_name);
+        }
+        ::closedir(d);
+        for (const std::string& n : names) Remove(path + "/" + n);
+      }
+      ::rmdir(path.c_str());
+    } else {
+      ::unlink(path.c_str());
+    }
+  }
+
+  std::string out_, dir_;
+};
+
 struct Counts {
   uint64_t scalars = 0, histograms = 0, skipped = 0, problems = 0;
 };
@@ -69,8 +157,9 @@ class Exporter {
       ThrowFatal(e, "cannot open the trial '" + opts_.path + "'");
     }
     LoadCollections();
+    Staging staging(opts_.out);
     {
-      Err e(smd_tensorboard_writer_create(opts_.out.c_str(), &writer_.p));
+      Err e(smd_tensorboard_writer_create(staging.dir().c_str(), &writer_.p));
       if (e) FailOutput("cannot write into '" + opts_.out + "'", e);
     }
     int64_t* steps = nullptr;
@@ -87,6 +176,7 @@ class Exporter {
       Err e(smd_tensorboard_writer_close(writer_.p));
       if (e) FailOutput("cannot complete the TensorBoard files", e);
     }
+    staging.Commit();
     if (!opts_.quiet) {
       std::fprintf(stderr,
                    "smd export-tensorboard: %" PRIu64 " scalar(s) and %" PRIu64
@@ -146,7 +236,7 @@ class Exporter {
   void Problem(const std::string& tensor, int64_t step, const Err& e) {
     ++counts_.problems;
     std::fprintf(stderr, "smd export-tensorboard: '%s' at step %" PRId64 " skipped: %s\n",
-                 tensor.c_str(), step, e.message().c_str());
+                 Printable(tensor).c_str(), step, Printable(e.message()).c_str());
   }
 
   void ExportStep(int64_t step) {
@@ -237,6 +327,9 @@ void HelpExportTensorBoard() {
       "  histograms  values of tensors in collections with save_histogram, tagged\n"
       "              <collection>/<tensor> (TensorFlow's default buckets)\n"
       "Tensors saved only as reductions or shapes have no value to export and are skipped.\n"
+      "A local OUT is written in the folder OUT.partial-<pid> beside it and the files are moved\n"
+      "into OUT when all are complete: an error part-way (a full disk) leaves no truncated file\n"
+      "in OUT.\n"
       "\n"
       "  --worker NAME  export this worker's values (default: at each step, the first worker\n"
       "                 by name that saved the tensor)\n"
@@ -287,7 +380,7 @@ int RunExportTensorBoard(int argc, char** argv) {
     Exporter ex(o);
     return ex.Run();
   } catch (const Fatal& f) {
-    std::fprintf(stderr, "smd export-tensorboard: %s\n", f.message.c_str());
+    std::fprintf(stderr, "smd export-tensorboard: %s\n", Printable(f.message).c_str());
     return f.exit_code;
   }
 }

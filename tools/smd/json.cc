@@ -191,6 +191,60 @@ std::string Sha256Hex(const void* data, size_t n) {
   return out;
 }
 
+namespace {
+
+// The length of the UTF-8 sequence at p (its code point in *cp), or 0 if it is not valid.
+size_t Utf8At(const unsigned char* p, const unsigned char* end, uint32_t* cp) {
+  const unsigned char c = *p;
+  size_t n;
+  uint32_t v, min;
+  if (c < 0x80) {
+    *cp = c;
+    return 1;
+  } else if ((c & 0xe0) == 0xc0) { n = 2; v = c & 0x1f; min = 0x80; }
+  else if ((c & 0xf0) == 0xe0) { n = 3; v = c & 0x0f; min = 0x800; }
+  else if ((c & 0xf8) == 0xf0) { n = 4; v = c & 0x07; min = 0x10000; }
+  else return 0;
+  if (static_cast<size_t>(end - p) < n) return 0;
+  for (size_t k = 1; k < n; ++k) {
+    if ((p[k] & 0xc0) != 0x80) return 0;
+    v = (v << 6) | (p[k] & 0x3f);
+  }
+  if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff)) return 0;
+  *cp = v;
+  return n;
+}
+
+}  // namespace
+
+std::string Printable(const std::string& s, bool keep_newlines) {
+  static const char kHex[] = "0123456789abcdef";
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(s.data());
+  const unsigned char* end = p + s.size();
+  std::string out;
+  out.reserve(s.size());
+  while (p < end) {
+    uint32_t cp = 0;
+    const size_t n = Utf8At(p, end, &cp);
+    const bool control = cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f);
+    if (n != 0 && (!control || (keep_newlines && cp == '\n'))) {
+      out.append(reinterpret_cast<const char*>(p), n);
+      p += n;
+    } else if (n != 0 && cp >= 0x80) {  // a C1 control character
+      out += "\\u00";
+      out.push_back(kHex[cp >> 4]);
+      out.push_back(kHex[cp & 15]);
+      p += n;
+    } else {  // a C0 control character, DEL, or a byte that is not UTF-8
+      out += "\\x";
+      out.push_back(kHex[*p >> 4]);
+      out.push_back(kHex[*p & 15]);
+      ++p;
+    }
+  }
+  return out;
+}
+
 bool IsUtf8(const std::string& s) {
   const unsigned char* p = reinterpret_cast<const unsigned char*>(s.data());
   const unsigned char* end = p + s.size();

@@ -30,10 +30,10 @@ class Json {
 
   // The document text, with a final newline.
   std::string Dump() const;
-
- private:
+  // Appends the value's text as Dump writes it at nesting depth `indent` (no final newline).
   void Write(std::string* out, int indent) const;
 
+ private:
   Kind kind_ = Kind::kNull;
   bool b_ = false;
   int64_t i_ = 0;
@@ -51,6 +51,11 @@ std::string PythonFloat(double x);
 
 // Lower-case hex SHA-256 of n bytes.
 std::string Sha256Hex(const void* data, size_t n);
+
+// s for a terminal: control characters (C0 and DEL as \xNN, the C1 range as \u00NN; the newline
+// kept when keep_newlines) and bytes that are not UTF-8 (\xNN) escaped, so that a name from a trial
+// cannot send escape sequences to the terminal. Every human-readable output goes through it.
+std::string Printable(const std::string& s, bool keep_newlines = false);
 
 // True if s is valid UTF-8.
 bool IsUtf8(const std::string& s);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "capi_util.h"
+#include "json.h"
 #include "commands.h"
 #include "numpy_format.h"
 #include "smd/smd.h"
@@ -237,12 +238,16 @@ std::string Ls(const std::string& path, int64_t wait_ms, Problems* problems) {
   }
   const int64_t num_workers = smd_trial_num_workers(tr);
 
-  out += "trial:    " + std::string(smd_trial_path(tr)) + "\n";
+  out += "trial:    " + Printable(smd_trial_path(tr)) + "\n";
   out += std::string("status:   ") +
          (ended ? "ended (training_job_end.ts is there)" : "running (no training_job_end.ts yet)") +
          "\n";
   out += "workers:  " + std::to_string(workers.a.count);
-  if (workers.a.count) out += " (" + ListText(workers.vec()) + ")";
+  if (workers.a.count) {
+    std::vector<std::string> shown;
+    for (const std::string& w : workers.vec()) shown.push_back(Printable(w));
+    out += " (" + ListText(shown) + ")";
+  }
   if (num_workers != static_cast<int64_t>(workers.a.count)) {
     out += "; num_workers is " + std::to_string(num_workers);
   }
@@ -319,7 +324,8 @@ std::string Ls(const std::string& path, int64_t wait_ms, Problems* problems) {
         reds = ReductionsText(rn.vec());
       }
     }
-    rows.push_back({n, dtype, shape_text, TensorStepsText(tr, t.p, s.vec(), multi_mode), reds});
+    rows.push_back({Printable(n), dtype, shape_text, TensorStepsText(tr, t.p, s.vec(), multi_mode),
+                    Printable(reds)});
   }
   if (names.a.count) PrintTable(&out, rows);
 
@@ -357,8 +363,8 @@ std::string Ls(const std::string& path, int64_t wait_ms, Problems* problems) {
       if (!n.empty()) rnames.push_back(n);
       p = comma ? comma + 1 : nullptr;
     }
-    crows.push_back({c, members, ReductionsText(rnames),
-                     Truncated(rx, kMaxRegexText)});
+    crows.push_back({Printable(c), members, Printable(ReductionsText(rnames)),
+                     Truncated(Printable(rx), kMaxRegexText)});
   }
   if (colls.a.count) PrintTable(&out, crows);
 
@@ -431,7 +437,7 @@ int RunLs(int argc, char** argv) {
   try {
     text = Ls(path, wait_ms, &problems);
   } catch (const Fatal& f) {
-    std::fprintf(stderr, "smd ls: %s\n", f.message.c_str());
+    std::fprintf(stderr, "smd ls: %s\n", Printable(f.message).c_str());
     return f.exit_code;
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "smd ls: out of memory\n");
@@ -441,7 +447,7 @@ int RunLs(int argc, char** argv) {
     std::fprintf(stderr, "smd ls: cannot write the output: %s\n", std::strerror(errno));
     return kExitOutput;
   }
-  for (const std::string& p : problems.lines) std::fprintf(stderr, "smd ls: warning: %s\n", p.c_str());
+  for (const std::string& p : problems.lines) std::fprintf(stderr, "smd ls: warning: %s\n", Printable(p).c_str());
   return problems.lines.empty() ? kExitOk : kExitPartial;
 }
 

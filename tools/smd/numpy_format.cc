@@ -435,12 +435,13 @@ class Layout {
     for (size_t i = shape_.size(); i-- > 1;) strides_[i - 1] = strides_[i] * static_cast<size_t>(shape_[i]);
   }
 
-  std::string Run() { return Recurse(0, 0, " ", kLineWidth); }
+  std::string Run() { return Recurse(0, 0, " ", static_cast<int64_t>(kLineWidth)); }
 
  private:
-  static void ExtendLine(std::string* s, std::string* line, const std::string& word, size_t width,
+  // Widths are signed, as in numpy: deep arrays take them below zero (every word then wraps).
+  static void ExtendLine(std::string* s, std::string* line, const std::string& word, int64_t width,
                          const std::string& next_prefix) {
-    bool wrap = line->size() + word.size() > width;
+    bool wrap = static_cast<int64_t>(line->size() + word.size()) > width;
     if (line->size() <= next_prefix.size()) wrap = false;  // wrapping would not help
     if (wrap) {
       size_t end = line->find_last_not_of(' ');
@@ -450,10 +451,12 @@ class Layout {
     *line += word;
   }
 
-  std::string Recurse(size_t axis, size_t base, const std::string& hanging, size_t width) {
+  // One level per axis: the decoder refuses tensors of more than io::kMaxTensorDims axes, which
+  // bounds the depth.
+  std::string Recurse(size_t axis, size_t base, const std::string& hanging, int64_t width) {
     if (axis == shape_.size()) return word_(base);
     const std::string next_hanging = hanging + " ";
-    const size_t next_width = width - 1;
+    const int64_t next_width = width - 1;
     const int64_t n = shape_[axis];
     const bool summary = summarize_ && 2 * kEdgeItems < n;
     const int64_t leading = summary ? kEdgeItems : 0;
@@ -464,7 +467,7 @@ class Layout {
     const std::string sep = kSeparator;
     std::string s;
     if (axes_left == 1) {
-      const size_t elem_width = width - 1;  // room for the separator's "," or the "]"
+      const int64_t elem_width = width - 1;  // room for the separator's "," or the "]"
       std::string line = hanging;
       for (int64_t i = 0; i < leading; ++i) {
         ExtendLine(&s, &line, Recurse(axis + 1, at(i), next_hanging, next_width), elem_width, hanging);

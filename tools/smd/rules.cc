@@ -134,10 +134,11 @@ int OnFinding(const smd_rule* rule, const smd_rule_finding* f, void* payload) {
                 JsonString(smd_rule_finding_rule(f)).c_str(), smd_rule_finding_step(f),
                 JsonString(tensor).c_str(), trial, JsonString(smd_rule_finding_message(f)).c_str());
   } else {
-    std::string where = tensor[0] != '\0' ? std::string(tensor) : std::string("-");
+    std::string where = tensor[0] != '\0' ? Printable(tensor) : std::string("-");
     if (trial > 0) where += " (other trial " + std::to_string(trial - 1) + ")";
-    std::printf("%s: step %" PRId64 ": %s: %s\n", smd_rule_finding_rule(f), smd_rule_finding_step(f),
-                where.c_str(), smd_rule_finding_message(f));
+    std::printf("%s: step %" PRId64 ": %s: %s\n", Printable(smd_rule_finding_rule(f)).c_str(),
+                smd_rule_finding_step(f), where.c_str(),
+                Printable(smd_rule_finding_message(f)).c_str());
   }
   std::fflush(stdout);
   return 0;
@@ -197,7 +198,7 @@ void HelpRules() {
   std::printf(
       "usage: smd rules PATH --rule NAME[:key=value,...] [--rule ...] [--other PATH]...\n"
       "                 [--follow] [--start N] [--end N] [--keep-going] [--stop-training]\n"
-      "                 [--message-file FILE] [--json] [--no-progress]\n"
+      "                 [--timeout MS] [--message-file FILE] [--json] [--no-progress]\n"
       "       smd rules --list\n"
       "\n"
       "Runs SageMaker Debugger's built-in rules over the trial in folder PATH, step by step, and\n"
@@ -212,6 +213,10 @@ void HelpRules() {
       "  --other PATH         another trial, for rules that compare runs (SimilarAcrossRuns)\n"
       "  --follow             watch a running job until it ends (training_job_end.ts); without it\n"
       "                       the steps written so far are evaluated and smd rules stops there\n"
+      "  --timeout MS         with --follow: stop waiting when no new step came for MS\n"
+      "                       milliseconds (a writer that died without training_job_end.ts);\n"
+      "                       the summary says so and the exit status is 8 (default: wait\n"
+      "                       until the job ends)\n"
       "  --start N, --end N   evaluate global steps N <= step < END only\n"
       "  --keep-going         evaluate every step; by default a rule stops at its first issue,\n"
       "                       as a SageMaker rule job does\n"
@@ -231,7 +236,8 @@ void HelpRules() {
       "\n"
       "exit status: 0 no rule found an issue; 6 some rule's condition was met (IssuesFound);\n"
       "1 the trial could not be read or a rule failed; 2 bad usage (also a bad rule parameter);\n"
-      "3 no collections file (MissingCollectionFiles); 130 interrupted.\n");
+      "3 no collections file (MissingCollectionFiles); 8 --follow --timeout ran out waiting for\n"
+      "a step; 130 interrupted.\n");
 }
 
 int RunRules(int argc, char** argv) {
@@ -240,7 +246,7 @@ int RunRules(int argc, char** argv) {
   std::vector<RuleSpec> specs;
   bool follow = false, keep_going = false, stop_training = false, json = false;
   bool progress = ::isatty(STDERR_FILENO) != 0;
-  int64_t start = 0, end = -1;
+  int64_t start = 0, end = -1, timeout_ms = -1;
   std::string message_file;
   auto need = [&](int& i, const char* what) -> const char* {
     if (i + 1 >= argc) {
@@ -279,6 +285,13 @@ int RunRules(int argc, char** argv) {
         return kExitUsage;
       }
       (a == "--start" ? start : end) = n;
+    } else if (a == "--timeout") {
+      const char* v = need(i, "a number of milliseconds");
+      if (!v || !ParseInt64Arg(v, &timeout_ms) || timeout_ms < 0) {
+        std::fprintf(stderr, "smd rules: invalid --timeout value '%s' (milliseconds >= 0)\n",
+                     v ? Printable(v).c_str() : "");
+        return kExitUsage;
+      }
     } else if (a == "--message-file") {
       const char* v = need(i, "a file name");
       if (!v) return kExitUsage;
@@ -314,6 +327,11 @@ int RunRules(int argc, char** argv) {
     std::fprintf(stderr, "smd rules: no --rule given (smd rules --list shows the rules)\n");
     return kExitUsage;
   }
+  if (timeout_ms >= 0 && !follow) {
+    std::fprintf(stderr, "smd rules: --timeout applies to --follow only (without it smd rules "
+                         "does not wait)\n");
+    return kExitUsage;
+  }
   if (end >= 0 && end <= start) {
     std::fprintf(stderr, "smd rules: --end %" PRId64 " must be after --start %" PRId64 "\n", end, start);
     return kExitUsage;
@@ -322,10 +340,13 @@ int RunRules(int argc, char** argv) {
   // Trials. A followed job may not have written its collections file yet: wait for it a while.
   smd_trial_options* topts = nullptr;
   if (Err e{smd_trial_options_create(&topts)}) {
-    std::fprintf(stderr, "smd rules: %s\n", e.message().c_str());
+    std::fprintf(stderr, "smd rules: %s\n", Printable(e.message()).c_str());
     return kExitTrialError;
   }
-  if (follow) smd_error_free(smd_trial_options_set_collection_wait_ms(topts, 600000));
+  if (follow) {
+    const int64_t wait = timeout_ms >= 0 && timeout_ms < 600000 ? timeout_ms : 600000;
+    smd_error_free(smd_trial_options_set_collection_wait_ms(topts, wait));
+  }
   std::vector<smd_trial*> trials;
   auto cleanup = [&]() {
     for (smd_trial* t : trials) smd_trial_free(t);
@@ -336,7 +357,7 @@ int RunRules(int argc, char** argv) {
     smd_trial* t = nullptr;
     Err e(smd_trial_open(p.c_str(), topts, &t));
     if (e) {
-      std::fprintf(stderr, "smd rules: %s\n", OpenFailure(p, e).c_str());
+      std::fprintf(stderr, "smd rules: %s\n", Printable(OpenFailure(p, e)).c_str());
       cleanup();
       return TrialExitCode(e);
     }
@@ -358,7 +379,7 @@ int RunRules(int argc, char** argv) {
     Err e(smd_rule_create_builtin(s.name.c_str(), trials[0], trials.data() + 1, trials.size() - 1,
                                   keys.data(), values.data(), keys.size(), &r));
     if (e) {
-      std::fprintf(stderr, "smd rules: %s\n", smd_error_message(e.e));
+      std::fprintf(stderr, "smd rules: %s\n", Printable(smd_error_message(e.e)).c_str());
       free_rules();
       cleanup();
       return e.code() == SMD_E_INVALID_ARGUMENT ? kExitUsage : TrialExitCode(e);
@@ -384,7 +405,7 @@ int RunRules(int argc, char** argv) {
   smd_error_free(smd_rule_invoke_options_set_stop_at_first(o, !keep_going));
   smd_error_free(smd_rule_invoke_options_set_stop_training(o, stop_training));
   smd_error_free(smd_rule_invoke_options_set_collect_findings(o, false));
-  smd_error_free(smd_rule_invoke_options_set_wait_timeout_ms(o, follow ? -1 : 0));
+  smd_error_free(smd_rule_invoke_options_set_wait_timeout_ms(o, follow ? timeout_ms : 0));
   if (!message_file.empty()) {
     smd_error_free(smd_rule_invoke_options_set_message_file(o, message_file.c_str()));
   }
@@ -401,15 +422,19 @@ int RunRules(int argc, char** argv) {
   run.Clear();
 
   int code = kExitOk;
-  bool live_edge = false;
+  bool live_edge = false, timed_out = false;
   if (e) {
     if (e.code() == SMD_E_CANCELLED && g_interrupted) {
       std::fprintf(stderr, "smd rules: interrupted\n");
       code = kExitInterrupted;
     } else if (e.code() == SMD_E_STEP_NOT_YET_AVAILABLE && !follow) {
       live_edge = true;  // the job is still running: evaluated what is there
+    } else if (e.code() == SMD_E_STEP_NOT_YET_AVAILABLE && timeout_ms >= 0) {
+      live_edge = timed_out = true;  // --timeout: no new step came
+      std::fprintf(stderr, "smd rules: stopped waiting: %s\n", Printable(e.message()).c_str());
+      code = kExitTimedOut;
     } else {
-      std::fprintf(stderr, "smd rules: %s\n", e.message().c_str());
+      std::fprintf(stderr, "smd rules: %s\n", Printable(e.message()).c_str());
       code = kExitTrialError;
     }
   }
@@ -442,17 +467,21 @@ int RunRules(int argc, char** argv) {
     } else if (failure != nullptr) {
       std::printf("%s: Error at step %" PRId64 " (%" PRId64 " step(s) evaluated, %" PRId64
                   " skipped, %" PRId64 " issue(s) found before): %s: %s\n",
-                  smd_rule_name(r), smd_rule_error_step(r), smd_rule_steps_evaluated(r),
-                  smd_rule_steps_skipped(r), met, smd_code_name(smd_rule_error_code(r)), failure);
+                  Printable(smd_rule_name(r)).c_str(), smd_rule_error_step(r),
+                  smd_rule_steps_evaluated(r), smd_rule_steps_skipped(r), met,
+                  smd_code_name(smd_rule_error_code(r)), Printable(failure).c_str());
     } else {
-      const char* end = live_edge && why == SMD_RULE_END_ERROR
+      const char* end = timed_out && why == SMD_RULE_END_ERROR
+                            ? "no new step within --timeout: stopped waiting"
+                        : live_edge && why == SMD_RULE_END_ERROR
                             ? "the job is still running: use --follow to watch it"
                         : stopped ? (code == kExitInterrupted ? "interrupted before the end"
                                                                : "not finished: another rule failed")
                                   : EndText(why);
       std::printf("%s: %s (%" PRId64 " step(s) evaluated, %" PRId64 " skipped, last step %" PRId64
                   "; %s)\n",
-                  smd_rule_name(r), status, smd_rule_steps_evaluated(r), smd_rule_steps_skipped(r),
+                  Printable(smd_rule_name(r)).c_str(), status, smd_rule_steps_evaluated(r),
+                  smd_rule_steps_skipped(r),
                   smd_rule_last_step(r), end);
     }
   }
@@ -460,6 +489,7 @@ int RunRules(int argc, char** argv) {
   smd_rule_invoke_options_free(o);
   free_rules();
   cleanup();
+  if (code == kExitTimedOut && issues) return kExitConditionMet;  // the findings matter more
   if (code != kExitOk) return code;
   return issues ? kExitConditionMet : kExitOk;
 }

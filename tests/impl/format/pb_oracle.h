@@ -54,7 +54,8 @@ inline bool HasOutOfRangeField(const ProtobufCMessage* m) {
 }
 
 // What smd's decoder rejects on purpose in a message protoc-c accepts: a negative dimension size,
-// and a field number out of protobuf's range in a message smd reads.
+// more than io::kMaxTensorDims dimensions, and a field number out of protobuf's range in a
+// message smd reads.
 inline bool SmdRejectsOnPurpose(const Smd__Event* e) {
   if (HasOutOfRangeField(&e->base)) return true;
   if (e->what_case != SMD__EVENT__WHAT_SUMMARY || e->summary == nullptr) return false;
@@ -74,6 +75,7 @@ inline bool SmdRejectsOnPurpose(const Smd__Event* e) {
     const Smd__TensorShapeProto* s = val->tensor->tensor_shape;
     if (s == nullptr) continue;
     if (HasOutOfRangeField(&s->base)) return true;
+    if (s->n_dim > io::kMaxTensorDims) return true;  // more dimensions than smd reads
     for (size_t i = 0; i < s->n_dim; ++i) {
       if (s->dim[i]->size < 0 || HasOutOfRangeField(&s->dim[i]->base)) return true;
     }

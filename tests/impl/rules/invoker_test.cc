@@ -401,6 +401,37 @@ TEST(Invoker, WaitTimeoutOnALiveJob) {
   EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(30));
 }
 
+// An index file named for step INT64_MAX: the loop evaluates it and ends (step + 1 wrapped, and
+// the loop went on forever, counting a negative number of skipped steps), also with a wait
+// timeout.
+TEST(Invoker, StepInt64MaxEndsTheLoop) {
+  std::string dir = TempDir("maxstep");
+  trial::testing::TrialBuilder b(dir);
+  b.WriteCollections({"worker_0"}, 1);
+  b.SimpleStep(0, {"loss"});
+  b.SimpleStep(INT64_MAX, {"loss"});
+  b.End();
+  for (int64_t timeout : {int64_t(-1), int64_t(2000)}) {
+    TrialPtr t = Open(dir);
+    ASSERT_TRUE(t);
+    LambdaRule r({t}, [](RuleContext&, int64_t) { return false; });
+    InvokeOptions o;
+    o.wait_timeout_ms = timeout;
+    int64_t evaluations = 0;
+    o.on_progress = [&](const Rule*, int64_t, Outcome out) {
+      // A guard, so that the old behaviour fails the test instead of hanging it.
+      return out == Outcome::kNotMet && ++evaluations > 10 ? 1 : 0;
+    };
+    RunResult run = Invoke(r, 0, -1, false, o);
+    ASSERT_TRUE(run.status.ok()) << run.status.message();
+    EXPECT_EQ(r.seen, (std::vector<int64_t>{0, INT64_MAX}));
+    EXPECT_EQ(r.state().evaluated, 2);
+    EXPECT_EQ(r.state().skipped, INT64_MAX - 1);
+    EXPECT_EQ(r.state().last_step, INT64_MAX);
+    EXPECT_EQ(r.state().end, EndReason::kNoMoreData);
+  }
+}
+
 }  // namespace
 }  // namespace smd::rules
 
