@@ -139,7 +139,9 @@ int OpenBeneath(int dir, const std::string& rel, int flags) {
       fd = ::syscall(SYS_openat2, dir, rel.c_str(), &how, sizeof how);
     } while (fd < 0 && errno == EAGAIN);
     if (fd >= 0) return static_cast<int>(fd);
-    if (errno != ENOSYS) return -1;  // EXDEV (kLeavesTrial) when the path leaves `dir`
+    // ENOSYS: a kernel before 5.6; EPERM: a sandbox (seccomp) that refuses the call (a read-only
+    // open itself reports a permission problem as EACCES). Either way: the portable walk.
+    if (errno != ENOSYS && errno != EPERM) return -1;  // EXDEV (kLeavesTrial): leaves `dir`
     have_openat2.store(false, std::memory_order_relaxed);
   }
 #endif
