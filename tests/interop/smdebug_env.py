@@ -70,3 +70,20 @@ if not hasattr(_np.ndarray, "tostring"):
         if getattr(_mod, "make_tensor_proto", None) is _make_tensor_proto:
             _mod.make_tensor_proto = _make_tensor_proto_numpy2
     _util.make_tensor_proto = _make_tensor_proto_numpy2
+
+    # numpy 2 also refuses float() of a one-element array of more than 0 dimensions, which
+    # smdebug's TensorBoard writer calls on a scalar saved as a (1,) array
+    # (smdebug.core.tfevent.summary.scalar_summary): its writer is given the element instead.
+    from smdebug.core.tfevent import summary as _summary  # noqa: E402
+
+    _scalar_summary = _summary.scalar_summary
+
+    def _scalar_summary_numpy2(tag, scalar, *args, **kwargs):
+        if isinstance(scalar, _np.ndarray) and scalar.size == 1:
+            scalar = scalar.reshape(())
+        return _scalar_summary(tag, scalar, *args, **kwargs)
+
+    for _mod in list(sys.modules.values()):
+        if getattr(_mod, "scalar_summary", None) is _scalar_summary:
+            _mod.scalar_summary = _scalar_summary_numpy2
+    _summary.scalar_summary = _scalar_summary_numpy2

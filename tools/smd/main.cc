@@ -36,7 +36,8 @@ void Usage(FILE* out) {
                "collections file (MissingCollectionFiles); 4 the output could not be written;\n"
                "5 output written but some data could not be read (details on stderr);\n"
                "6 smd rules: a rule found an issue (IssuesFound); 7 the tensor, step, worker or\n"
-               "reduction asked for is not in the trial; 130 interrupted (SIGINT, SIGTERM).\n");
+               "reduction asked for is not in the trial; 8 smd rules --follow --timeout: no new\n"
+               "step came in time; 130 interrupted (SIGINT, SIGTERM).\n");
 }
 
 }  // namespace
