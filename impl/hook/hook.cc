@@ -540,7 +540,12 @@ Result<DuePlan> Hook::Plan(const std::string& name) {
   SMD_RETURN_IF_ERROR(CheckOpenLocked());
   if (step_ < 0) return InvalidState("no step has begun: cannot plan '" + name + "'");
   if (!writes_ || !any_due_.load(std::memory_order_relaxed)) return plan;
-  for (uint32_t i : MembersLocked(name)) {
+  NameInfo& info = names_[name];
+  const std::vector<uint32_t>& members = MembersLocked(name, info);
+  if (!info.regex_error.ok()) {
+    return info.regex_error.WithContext("cannot plan the reductions of tensor '" + name + "'");
+  }
+  for (uint32_t i : members) {
     if (!due_[i]) continue;
     const Collection& c = collections_[i];
     const ReductionConfig& rc = EffectiveReductionLocked(c);
@@ -640,7 +645,7 @@ Status Hook::SaveUnderGate(SaveRequest& req, size_t count, DLManagedTensorVersio
       // Reductions the caller computed answer a plan, and plans need a step: nothing to hold.
       if (req.reductions_only) {
         return InvalidState("no step has begun: reductions of '" + std::string(req.name) +
-                            "' can be saved only in a step (call smd_hook_begin_step first)");
+                            "' can be saved only in a step");
       }
       if (!writes_) return Status::Ok();
       SMD_RETURN_IF_ERROR(writer_->error());

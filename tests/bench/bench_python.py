@@ -3,13 +3,16 @@
 
     SMD_BENCH_STEPS=1000 SMD_BENCH_TENSORS=50 python tests/bench/bench_python.py
 
+(the test command's tiny run: SMD_BENCH_STEPS=20 SMD_BENCH_TENSORS=3 SMD_BENCH_SAVES=10
+SMD_BENCH_BIG_MIB=8)
+
 Needs the smd package (pip install ./bindings/python) and smdebug in the same environment. The
 trial (STEPS steps x TENSORS float32 tensors of 64 elements) is written once by smd.Hook.
 Rows: opening the trial; tensor.value(step) over every step, on a fresh trial and again (smd's
-cache); values() of one tensor; the training thread's time per 4 MiB save_tensor in a 100-step
-loop, against a 4 MiB memcpy; the RSS growth after reading one SMD_BENCH_BIG_MIB (default 400) MiB
-float32 tensor, each library in a fresh process (after the read, and the peak during it), as a
-multiple of the tensor's size.
+cache); values() of one tensor; the training thread's time per 4 MiB save_tensor in a
+SMD_BENCH_SAVES-step (default 100) loop, against a 4 MiB memcpy; the RSS growth after reading one
+SMD_BENCH_BIG_MIB (default 400) MiB float32 tensor, each library in a fresh process (after the
+read, and the peak during it), as a multiple of the tensor's size.
 """
 import logging
 import os
@@ -28,6 +31,7 @@ logging.disable(logging.CRITICAL)
 STEPS = int(os.environ.get("SMD_BENCH_STEPS", "1000"))
 TENSORS = int(os.environ.get("SMD_BENCH_TENSORS", "50"))
 BIG_MIB = int(os.environ.get("SMD_BENCH_BIG_MIB", "400"))
+SAVES = int(os.environ.get("SMD_BENCH_SAVES", "100"))
 
 # Run in a fresh interpreter: RSS before and after reading tensor "big" at step 0, and the peak.
 RSS_CHILD = r"""
@@ -101,7 +105,7 @@ def main():
         t_memcpy = timed(lambda: np.copyto(dst, big), repeat=20)
         h = smd.Hook(os.path.join(tmp, "save"), save_all=True, save_config=smd.SaveConfig(save_interval=1))
         per_step = []
-        for _ in range(100):
+        for _ in range(SAVES):
             h.begin_step()
             t0 = time.perf_counter()
             h.save_tensor("big", big)

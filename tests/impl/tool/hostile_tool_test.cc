@@ -229,7 +229,9 @@ TEST(HostileTool, RulesOnAStepNamedInt64MaxEnd) {
   b.End();
   ToolRun r = RunTool(dir, {"rules", dir + "/trial", "--rule", "LossNotDecreasing", "--json"}, 30);
   EXPECT_FALSE(r.timed_out);
-  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  // The loss rose from 0 (step 0) to INT64_MAX (the builder's value is the step): one finding.
+  EXPECT_EQ(r.rc, 6) << r.out << r.err;
+  EXPECT_NE(r.out.find("\"conditions_met\": 1, \"steps_evaluated\": 2"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"last_step\": 9223372036854775807"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("\"steps_skipped\": -"), std::string::npos) << r.out;
 }
