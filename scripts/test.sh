@@ -8,7 +8,8 @@
 #      hooks (tests/frameworks: PyTorch, TensorFlow/Keras, XGBoost, MXNet, each framework set in
 #      its own scripts/frameworks/*.sh venv), the Python binding's and the interop suites again
 #      under numpy 2 (.venv-np2, scripts/numpy2-venv.sh), and the benchmarks once each at a tiny
-#      size, on a normal build;
+#      size (tests/bench: bench_rules, bench_writer, bench_reader, bench_histogram, bench_python,
+#      bench_s3), on a normal build;
 #   2. the C/C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the C API, C++ unit and S3 tests (the hook's writer threads, concurrent reads, uploads) under
 #      ThreadSanitizer;
@@ -244,6 +245,20 @@ bench_ok() {  # bench_ok NAME PATTERN COMMAND...: passes when COMMAND exits 0 an
 }
 bench_ok bench_rules '^\| smd built-in VanishingGradient \|' \
   .venv/bin/python tests/bench/bench_rules.py --build build --steps 110 --tensors 2 --repeat 1
+bench_ok bench_writer '^\| W4 save when nothing due \(ns\) +\| [0-9.,]+ +\| [0-9.,]+ ' \
+  .venv/bin/python tests/bench/bench_writer.py --build build --scratch "${TMPDIR:-/tmp}/smd-bench-writer" --tiny
+bench_ok bench_reader '^\| MEM bytes per \(tensor, step, worker\) entry, 200 x 10 +\| [0-9.,]+ +\| [0-9]+ ' \
+  .venv/bin/python tests/bench/bench_reader.py --build build --scratch "${TMPDIR:-/tmp}/smd-bench-reader" --tiny
+bench_ok bench_histogram '^smd: +histogram of 10000 float32: best [0-9.]+ ms' \
+  env SMD_BUILD_DIR="$PWD/build" .venv/bin/python tests/bench/bench_histogram.py 10000 3
+bench_ok bench_python '^  peak RSS during the read \(x size\) +[0-9.]+x +[0-9.]+x' \
+  env SMD_BENCH_STEPS=20 SMD_BENCH_TENSORS=3 SMD_BENCH_SAVES=10 SMD_BENCH_BIG_MIB=8 .venv/bin/python tests/bench/bench_python.py
+bench_ok bench_s3 '^S5 refresh after 10 new steps \(100\) +[0-9.]+ ' \
+  env SMD_S3_ENV_FILE="$s3env" SMD_BUILD_DIR="$PWD/build" .venv/bin/python tests/bench/bench_s3.py --tiny
+# Not here: tests/bench/bench_bindings.sh (a release build of the Rust bench, and Go's and Java's
+# loops of fixed length: minutes), bench_frameworks.py and frameworks/{torch,keras,mxnet}_bench.py
+# (not yet given a tiny run); frameworks/gpu_bench.py --tiny runs in the PyTorch suite
+# (test_gpu_benchmark_runs_on_the_cpu).
 
 if [ "${SMD_TEST_QUICK:-0}" != "1" ]; then
   echo "== C/C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer"

@@ -1,7 +1,7 @@
 """Reader benchmark: smd's trial reader next to the real smdebug's, on the same folders, one run.
 
     .venv/bin/python tests/bench/bench_reader.py [--build build] [--scratch DIR] [--reps N]
-                                                [--no-smdebug-memory]
+                                                [--no-smdebug-memory] [--tiny]
 
 R1  open a trial of 1000 steps x 50 tensors (smd_trial_open + steps(); smdebug: create_trial +
     steps())
@@ -19,6 +19,9 @@ of --reps runs (R4: the median of 25 refreshes), smdebug's the best of 3-5 (R4: 
 Bounds measured in the same run: R1 opening and reading the 1000 index files, R2 open + pread +
 close of the 1000 records (1 and 2 threads), R3 pread of the same 400 MiB; files are opened
 relative to the trial folder, as smd does.
+--tiny: the same workloads at a tiny size (R1/R2 20 steps x 8 tensors, R3 3 values, R4 at 20 and
+200 steps with 3 refreshes, MEM 200 steps x 10 tensors, one run of each side): the test command's
+run, so that the benchmark cannot rot; its figures mean little.
 """
 import argparse
 import json
@@ -38,6 +41,13 @@ sys.path.insert(0, HERE)
 from benchlib import FreshFilesystem  # noqa: E402
 
 TENSOR = "layer7/weight"
+
+# The sizes of the workloads: FULL is the benchmark, TINY the test command's run (--tiny).
+# steps x tensors: R1/R2's trial; big: R3's 4 MiB values; r4: R4's trial sizes; mem: MEM's trial;
+# reps: smd's runs (None: --reps); sd_reps: smdebug's runs of R1, R2, R3, R4 (None: 3, 5, 3, 3).
+FULL = dict(steps=1000, tensors=50, big=100, r4=(1000, 10000), r4_reps=25, mem=(10000, 100), reps=None,
+            sd_reps=None)
+TINY = dict(steps=20, tensors=8, big=3, r4=(20, 200), r4_reps=3, mem=(200, 10), reps=2, sd_reps=1)
 
 
 def run_json(*cmd):
@@ -156,6 +166,7 @@ def main():
     ap.add_argument("--reps", type=int, default=15)
     ap.add_argument("--no-smdebug-memory", action="store_true",
                     help="skip smdebug's memory run (it reads 1M index entries: about a minute)")
+    ap.add_argument("--tiny", action="store_true", help="every workload at a tiny size (the test command's run)")
     args = ap.parse_args()
     import smdebug_env  # noqa: F401  (smdebug's environment: no sleeps after the end marker)
 
@@ -169,18 +180,23 @@ def best(v):
 
 
 def run(args, scratch):
+    z = TINY if args.tiny else FULL
+    steps, tensors, big = z["steps"], z["tensors"], z["big"]
+    r4_small, r4_large = z["r4"]
+    mem_steps, mem_tensors = z["mem"]
+    sd_r1, sd_r2, sd_r3, sd_r4_reps = (z["sd_reps"],) * 4 if z["sd_reps"] else (3, 5, 3, 3)
     bench = os.path.join(args.build, "tests", "bench", "bench_reader")
     make_trial = os.path.join(args.build, "tests", "bench", "make_trial")
-    t1 = os.path.join(scratch, "r1_1000x50")
-    t3 = os.path.join(scratch, "r3_100x4MiB")
-    t4 = {n: os.path.join(scratch, f"r4_{n}") for n in (1000, 10000)}
-    tm = os.path.join(scratch, "mem_10000x100")
-    subprocess.run([make_trial, t1, "1000", "50"], check=True)
-    subprocess.run([make_trial, t3, "100", "1", "--elements", str((4 << 20) // 4)], check=True)
+    t1 = os.path.join(scratch, f"r1_{steps}x{tensors}")
+    t3 = os.path.join(scratch, f"r3_{big}x4MiB")
+    t4 = {n: os.path.join(scratch, f"r4_{n}") for n in (r4_small, r4_large)}
+    tm = os.path.join(scratch, f"mem_{mem_steps}x{mem_tensors}")
+    subprocess.run([make_trial, t1, str(steps), str(tensors)], check=True)
+    subprocess.run([make_trial, t3, str(big), "1", "--elements", str((4 << 20) // 4)], check=True)
     for n, p in t4.items():
         subprocess.run([make_trial, p, str(n), "10", "--running"], check=True)
-    subprocess.run([make_trial, tm, "10000", "100"], check=True)
-    reps = args.reps
+    subprocess.run([make_trial, tm, str(mem_steps), str(mem_tensors)], check=True)
+    reps = z["reps"] or args.reps
 
     rows = []
     notes = []
@@ -190,28 +206,28 @@ def run(args, scratch):
 
     # R1
     smd = run_json(bench, "open", t1, reps)
-    sd_open, sd_steps, sd_tensors = smdebug_open(t1, 3)
-    assert (sd_steps, sd_tensors) == (1000, 50) and smd["steps"] == 1000
+    sd_open, sd_steps, sd_tensors = smdebug_open(t1, sd_r1)
+    assert (sd_steps, sd_tensors) == (steps, tensors) and smd["steps"] == steps
     lst = os.path.join(scratch, "index.lst")
     index_files(t1, lst)
     b_idx = best(run_json(bench, "bound", t1, lst, reps, 1)["wall"])
     r1 = best(smd["wall"])
-    row("R1 open 1000 steps x 50 tensors (ms)", f"{sd_open * 1e3:,.0f}", f"{r1 * 1e3:.1f}",
-        f"{b_idx * 1e3:.1f} (read the 1000 index files, 1 thread)", f"{sd_open / r1:.0f}x",
+    row(f"R1 open {steps} steps x {tensors} tensors (ms)", f"{sd_open * 1e3:,.0f}", f"{r1 * 1e3:.1f}",
+        f"{b_idx * 1e3:.1f} (read the {steps} index files, 1 thread)", f"{sd_open / r1:.0f}x",
         f"{b_idx / r1 * 100:.0f}%", ">= 50x", sd_open / r1 >= 50)
 
     # R2
     smd = run_json(bench, "series", t1, TENSOR, reps)
-    sd_t, sd_n, _ = smdebug_series(t1, TENSOR, 5)
+    sd_t, sd_n, _ = smdebug_series(t1, TENSOR, sd_r2)
     n = smd["count"]
-    assert n == sd_n == 1000
+    assert n == sd_n == steps
     lst = os.path.join(scratch, "records.lst")
     index_ranges(t1, TENSOR, lst)
     b1 = n / best(run_json(bench, "bound", t1, lst, reps, 1)["wall"])
     b2 = n / best(run_json(bench, "bound", t1, lst, reps, 2)["wall"])
     sd_rate = n / sd_t
     loop_rate, bulk_rate = n / best(smd["value_loop"]), n / best(smd["values"])
-    row("R2 1000 steps of one tensor, value() (values/s)", f"{sd_rate:,.0f}", f"{loop_rate:,.0f}",
+    row(f"R2 {steps} steps of one tensor, value() (values/s)", f"{sd_rate:,.0f}", f"{loop_rate:,.0f}",
         f"{b1:,.0f} (openat+pread+close, 1 thread)", f"{loop_rate / sd_rate:.1f}x",
         f"{loop_rate / b1 * 100:.0f}%", ">= 50x", loop_rate / sd_rate >= 50)
     row("R2 the same, smd_tensor_values() (values/s)", f"{sd_rate:,.0f}", f"{bulk_rate:,.0f}",
@@ -228,37 +244,37 @@ def run(args, scratch):
 
     # R3
     smd = run_json(bench, "series", t3, "layer0/weight", reps)
-    sd_t, sd_n, sd_bytes = smdebug_series(t3, "layer0/weight", 3)
-    assert smd["count"] == sd_n == 100 and smd["bytes"] == sd_bytes
+    sd_t, sd_n, sd_bytes = smdebug_series(t3, "layer0/weight", sd_r3)
+    assert smd["count"] == sd_n == big and smd["bytes"] == sd_bytes
     lst = os.path.join(scratch, "big.lst")
     index_ranges(t3, "layer0/weight", lst)
     mb = sd_bytes / 1e6
     b = mb / best(run_json(bench, "bound", t3, lst, reps, 1)["wall"])
     sd_rate, r3 = mb / sd_t, mb / min(best(smd["value_loop"]), best(smd["values"]))
-    row("R3 100 values of 4 MiB (MB/s)", f"{sd_rate:,.0f}", f"{r3:,.0f}",
+    row(f"R3 {big} values of 4 MiB (MB/s)", f"{sd_rate:,.0f}", f"{r3:,.0f}",
         f"{b:,.0f} (pread of the records)", f"{r3 / sd_rate:.1f}x", f"{r3 / b * 100:.0f}%", ">= 2x",
         r3 / sd_rate >= 2)
 
     # R4
     smd_r4, sd_r4 = {}, {}
-    r4_reps = 25  # a refresh takes a fraction of a millisecond: take the median of many
-    for steps, p in t4.items():
-        smd_r4[steps] = run_json(bench, "refresh", p, r4_reps, make_trial, steps, 10)
-        sd_r4[steps] = smdebug_refresh(p, make_trial, steps + 10 * r4_reps, 10, 3)
-    s1, s10 = (statistics.median(smd_r4[k]["refresh_10_new"]) for k in (1000, 10000))
-    i1, i10 = (statistics.median(smd_r4[k]["refresh_nothing_new"]) for k in (1000, 10000))
-    row("R4 refresh after 10 new steps, 1,000-step trial (ms)", f"{sd_r4[1000] * 1e3:,.1f}",
-        f"{s1 * 1e3:.2f}", "-", f"{sd_r4[1000] / s1:.0f}x", "-", "-", True)
-    row("R4 the same, 10,000-step trial (ms)", f"{sd_r4[10000] * 1e3:,.1f}", f"{s10 * 1e3:.2f}",
-        "-", f"{sd_r4[10000] / s10:.0f}x", "-", "-", True)
-    row("R4 cost at 10,000 / cost at 1,000 steps", f"{sd_r4[10000] / sd_r4[1000]:.1f}x",
+    r4_reps = z["r4_reps"]  # a refresh takes a fraction of a millisecond: take the median of many
+    for n4, p in t4.items():
+        smd_r4[n4] = run_json(bench, "refresh", p, r4_reps, make_trial, n4, 10)
+        sd_r4[n4] = smdebug_refresh(p, make_trial, n4 + 10 * r4_reps, 10, sd_r4_reps)
+    s1, s10 = (statistics.median(smd_r4[k]["refresh_10_new"]) for k in (r4_small, r4_large))
+    i1, i10 = (statistics.median(smd_r4[k]["refresh_nothing_new"]) for k in (r4_small, r4_large))
+    row(f"R4 refresh after 10 new steps, {r4_small:,}-step trial (ms)", f"{sd_r4[r4_small] * 1e3:,.1f}",
+        f"{s1 * 1e3:.2f}", "-", f"{sd_r4[r4_small] / s1:.0f}x", "-", "-", True)
+    row(f"R4 the same, {r4_large:,}-step trial (ms)", f"{sd_r4[r4_large] * 1e3:,.1f}", f"{s10 * 1e3:.2f}",
+        "-", f"{sd_r4[r4_large] / s10:.0f}x", "-", "-", True)
+    row(f"R4 cost at {r4_large:,} / cost at {r4_small:,} steps", f"{sd_r4[r4_large] / sd_r4[r4_small]:.1f}x",
         f"{s10 / s1:.2f}x", "-", "-", "-", "no growth (<= 1.5x)", s10 <= 1.5 * s1)
-    row("R4 refresh with nothing new, 1,000 / 10,000 steps (ms)", "-",
+    row(f"R4 refresh with nothing new, {r4_small:,} / {r4_large:,} steps (ms)", "-",
         f"{i1 * 1e3:.2f} / {i10 * 1e3:.2f}", "-", "-", "-", "-", True)
 
     # Memory
     smd = run_json(bench, "memory", tm)
-    assert smd["entries"] == 10000 * 100
+    assert smd["entries"] == mem_steps * mem_tensors
     per = smd["rss_growth_bytes"] / smd["entries"]
     if args.no_smdebug_memory:
         sd_cell, ratio = "(skipped)", "-"
@@ -266,7 +282,7 @@ def run(args, scratch):
         sd = smdebug_memory(tm)
         sd_per = sd["rss_growth_bytes"] / (sd["steps"] * sd["tensors"])
         sd_cell, ratio = f"{sd_per:,.0f}", f"{sd_per / per:.0f}x less"
-    row("MEM bytes per (tensor, step, worker) entry, 10,000 x 100", sd_cell, f"{per:.0f}",
+    row(f"MEM bytes per (tensor, step, worker) entry, {mem_steps:,} x {mem_tensors}", sd_cell, f"{per:.0f}",
         f"(smd open: {smd['open'] * 1e3:,.0f} ms)", ratio, "-", "< 200", per < 200)
 
     header = ("workload", "smdebug", "smd", "bound (same run)", "smd vs smdebug", "smd / bound",

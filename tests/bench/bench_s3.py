@@ -2,7 +2,7 @@
 against the same local S3 server (scripts/s3-server.sh, started here unless SMD_S3_ENV_FILE
 names a running one's env file).
 
-    SMD_BUILD_DIR=build .venv/bin/python tests/bench/bench_s3.py [REPEATS]
+    SMD_BUILD_DIR=build .venv/bin/python tests/bench/bench_s3.py [REPEATS] [--tiny]
 
   S1  write 100 steps x 50 float32 tensors of 1 KiB (hook create .. close)
   S2  write 20 steps x 10 float32 tensors of 4 MiB
@@ -11,6 +11,10 @@ names a running one's env file).
   S5  refresh a running trial after 10 new steps, at 1,000 and 10,000 steps
       (SMD_BENCH_S5_SIZES; both read the trial smd writes; smd's files are smdebug's, byte for
       byte): the refresh lists from its cursor, so its cost should not grow with the trial
+
+--tiny: the same workloads at a tiny size (S1 10 steps x 8 tensors, S2 2 steps x 2 tensors, S4 the
+10 steps, S5 at 20 and 100 steps unless SMD_BENCH_S5_SIZES says otherwise; REPEATS 1 unless
+given): the test command's run, so that the benchmark cannot rot; its figures mean little.
 
 Times are the best of REPEATS runs (default 3). For smd's writes, "train wait" is the time the
 training thread spent inside begin_step/save calls (ctypes overhead included).
@@ -33,6 +37,9 @@ sys.path.insert(0, str(REPO / "tests" / "interop"))
 
 FLOAT32, MODE_ALL, GLOBAL = 1, 0, 4
 S5_SIZES = [int(n) for n in os.environ.get("SMD_BENCH_S5_SIZES", "1000,10000").split(",")]
+# The sizes: S1 steps x tensors (S3, S4 read that trial), S2 steps x tensors of 4 MiB.
+FULL = dict(s1=(100, 50), s2=(20, 10))
+TINY = dict(s1=(10, 8), s2=(2, 2))
 
 
 def server_env():
@@ -189,34 +196,39 @@ def best_smdebug(fn, repeats):
 
 
 def main():
-    repeats = int(sys.argv[1]) if len(sys.argv) > 1 else 3
+    args = [a for a in sys.argv[1:] if a != "--tiny"]
+    tiny = len(args) < len(sys.argv) - 1
+    repeats = int(args[0]) if args else 1 if tiny else 3
+    if tiny and "SMD_BENCH_S5_SIZES" not in os.environ:
+        S5_SIZES[:] = [20, 100]
     cfg, state = server_env()
     try:
-        run(cfg, repeats)
+        run(cfg, repeats, TINY if tiny else FULL)
     finally:
         if state:
             subprocess.run([str(REPO / "scripts" / "s3-server.sh"), "stop", state],
                            capture_output=True)
 
 
-def run(cfg, repeats):
+def run(cfg, repeats, sizes=FULL):
     import smdebug_env  # noqa: F401  (before smdebug)
     from smdebug.trials import create_trial
     bucket = cfg["SMD_S3_BUCKET"]
     uri = lambda name: f"s3://{bucket}/bench-{uuid.uuid4().hex[:8]}/{name}"  # noqa: E731
     smd = Smd()
     rows = []
-    small = [np.full(256, i, np.float32) for i in range(50)]  # 1 KiB each
-    big = [np.full(1 << 20, i, np.float32) for i in range(10)]  # 4 MiB each
+    (s1_steps, s1_tensors), (s2_steps, s2_tensors) = sizes["s1"], sizes["s2"]
+    small = [np.full(256, i, np.float32) for i in range(s1_tensors)]  # 1 KiB each
+    big = [np.full(1 << 20, i, np.float32) for i in range(s2_tensors)]  # 4 MiB each
 
     waits = []
 
     def s1_smd():
-        wall, waited = smd.write(uri("s1"), 100, small)
+        wall, waited = smd.write(uri("s1"), s1_steps, small)
         waits.append(waited)
         return wall
-    rows.append(("S1 write 100 x 50 x 1 KiB", best(s1_smd, repeats),
-                 best(lambda: smdebug_write(uri("s1"), 100, small), repeats)))
+    rows.append((f"S1 write {s1_steps} x {s1_tensors} x 1 KiB", best(s1_smd, repeats),
+                 best(lambda: smdebug_write(uri("s1"), s1_steps, small), repeats)))
     s1_wait = min(waits)
     waits.clear()
 
@@ -224,7 +236,7 @@ def run(cfg, repeats):
 
     def s2_smd():
         cpu0, srv0 = process_cpu(), server_cpu(cfg)
-        wall, waited = smd.write(uri("s2"), 20, big)
+        wall, waited = smd.write(uri("s2"), s2_steps, big)
         s2_runs.append((wall, waited, process_cpu() - cpu0, server_cpu(cfg) - srv0))
         waits.append(waited)
         return wall
@@ -232,10 +244,10 @@ def run(cfg, repeats):
 
     def s2_smdebug():
         cpu0, srv0 = process_cpu(), server_cpu(cfg)
-        wall = smdebug_write(uri("s2"), 20, big)
+        wall = smdebug_write(uri("s2"), s2_steps, big)
         s2_smdebug_runs.append((wall, process_cpu() - cpu0, server_cpu(cfg) - srv0))
         return wall
-    rows.append(("S2 write 20 x 10 x 4 MiB", best(s2_smd, repeats),
+    rows.append((f"S2 write {s2_steps} x {s2_tensors} x 4 MiB", best(s2_smd, repeats),
                  best(s2_smdebug, max(1, repeats // 3)), ))
     s2_wait = min(waits)
     wall, waited, cpu, srv = min(s2_runs)
@@ -248,10 +260,10 @@ def run(cfg, repeats):
                   f"S3 server {b_srv:.2f} s. On a CPU-bound machine the speed-up is at most "
                   f"(smdebug + server CPU) / (smd + server CPU) = "
                   f"{(b_cpu + b_srv) / (cpu + srv):.2f}x: the server's work (receiving, hashing "
-                  f"and storing 800 MiB) is the same for both")
+                  f"and storing {s2_steps * s2_tensors * 4} MiB) is the same for both")
 
     trial = uri("s1-trial")
-    smd.write(trial, 100, small)
+    smd.write(trial, s1_steps, small)
 
     def s3_smd():
         t0 = time.perf_counter()
@@ -270,7 +282,7 @@ def run(cfg, repeats):
     def s4_smd():
         t = smd.open(trial)
         t0 = time.perf_counter()
-        smd.read_all_steps(t, "layer7/weight", 100)
+        smd.read_all_steps(t, "layer7/weight", s1_steps)
         dt = time.perf_counter() - t0
         smd.L.smd_trial_free(t)
         return dt
@@ -280,10 +292,10 @@ def run(cfg, repeats):
         tr.steps()
         t0 = time.perf_counter()
         x = tr.tensor("layer7/weight")
-        for s in range(100):
+        for s in range(s1_steps):
             x.value(s)
         return time.perf_counter() - t0
-    rows.append(("S4 one tensor, all 100 steps", best(s4_smd, repeats),
+    rows.append((f"S4 one tensor, all {s1_steps} steps", best(s4_smd, repeats),
                  best_smdebug(s4_smdebug, repeats)))
 
     # S5: a running job of N steps (2 tensors each), then 10 more steps, then one refresh; at two

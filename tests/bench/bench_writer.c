@@ -1,8 +1,11 @@
 /* bench_writer: the hook's writer workloads and this machine's bounds, printed as JSON.
  *
- *   bench_writer SCRATCH_DIR [--fsync] [W1|W2|W3|W4 ...]
+ *   bench_writer SCRATCH_DIR [--fsync] [--tiny] [W1|W2|W3|W4 ...]
  *
  * --fsync turns on the hook's fsync option (smd_hook_options_set_fsync) for every workload.
+ * --tiny runs every workload at a tiny size (W1 20 steps x 5 tensors, W2 3 steps x 2 tensors,
+ *     W3 16 saves, W4 20,000 calls, a shorter parallelism probe): the test command's run, so
+ *     that the benchmark cannot rot; its figures mean little.
  * W1  1000 steps x 50 float32 tensors of 1 KiB, saved every step: seconds until close returns;
  *     bound: create, write and rename the same files of the same sizes in the same layout.
  * W2  100 steps x 10 float32 tensors of 4 MiB: seconds until close returns; bound: buffered
@@ -49,6 +52,7 @@ static void rm_rf(const char *path) {
 static void settle(void) { sync(); } /* start each run without the previous run's dirty pages */
 
 static bool g_fsync; /* --fsync */
+static bool g_tiny;  /* --tiny */
 
 static smd_hook *make_hook(const char *dir, int64_t interval) {
   smd_hook_options *opts = NULL;
@@ -220,8 +224,9 @@ static void workload_w3(const char *scratch) {
   char *dst = malloc(elems * sizeof(float));
   memset(dst, 1, elems * sizeof(float));
   int64_t shape[1] = {(int64_t)elems};
-  enum { N = 200 };
-  double in_save[N], in_memcpy[N];
+  enum { NMAX = 200 };
+  const int N = g_tiny ? 16 : NMAX;
+  double in_save[NMAX], in_memcpy[NMAX];
   smd_hook *hook = make_hook(dir, 1);
   for (int i = 0; i < N; ++i) {
     check(smd_hook_begin_step(hook), "step");
@@ -255,8 +260,9 @@ static void workload_w4(const char *scratch) {
   smd_hook *hook = make_hook(dir, 1000000); /* only step 0 is due */
   check(smd_hook_begin_step(hook), "step");
   check(smd_hook_begin_step(hook), "step"); /* step 1: nothing due */
-  enum { BATCHES = 2000, PER = 1000 };
-  static double per_call[BATCHES];
+  enum { BATCHES_MAX = 2000, PER = 1000 };
+  const int BATCHES = g_tiny ? 20 : BATCHES_MAX;
+  static double per_call[BATCHES_MAX];
   for (int b = 0; b < BATCHES; ++b) {
     double t0 = now();
     for (int i = 0; i < PER; ++i) {
@@ -277,7 +283,8 @@ static void workload_w4(const char *scratch) {
  * and the file system; how much it can gain from that depends on this. */
 static void *spin(void *arg) {
   volatile unsigned long x = 0;
-  for (unsigned long i = 0; i < 200000000UL; ++i) x += i * i;
+  const unsigned long n = g_tiny ? 2000000UL : 200000000UL;
+  for (unsigned long i = 0; i < n; ++i) x += i * i;
   (void)arg;
   return NULL;
 }
@@ -299,7 +306,7 @@ static void parallelism(void) {
 
 int main(int argc, char **argv) {
   if (argc < 2) {
-    fprintf(stderr, "usage: bench_writer SCRATCH_DIR [--fsync] [W1|W2|W3|W4 ...]\n");
+    fprintf(stderr, "usage: bench_writer SCRATCH_DIR [--fsync] [--tiny] [W1|W2|W3|W4 ...]\n");
     return 2;
   }
   const char *scratch = argv[1];
@@ -308,6 +315,9 @@ int main(int argc, char **argv) {
   for (int a = 2; a < argc; ++a) {
     if (strcmp(argv[a], "--fsync") == 0) {
       g_fsync = true;
+      --nsel;
+    } else if (strcmp(argv[a], "--tiny") == 0) {
+      g_tiny = true;
       --nsel;
     }
   }
@@ -323,8 +333,10 @@ int main(int argc, char **argv) {
     if (!first) printf(", ");
     first = 0;
     fflush(stdout);
-    if (w == 1) workload_throughput(scratch, "W1", 1000, 50, 256, 1 << 20);
-    if (w == 2) workload_throughput(scratch, "W2", 100, 10, (4u << 20) / sizeof(float), 1 << 20);
+    if (w == 1) workload_throughput(scratch, "W1", g_tiny ? 20 : 1000, g_tiny ? 5 : 50, 256, 1 << 20);
+    if (w == 2) {
+      workload_throughput(scratch, "W2", g_tiny ? 3 : 100, g_tiny ? 2 : 10, (4u << 20) / sizeof(float), 1 << 20);
+    }
     if (w == 3) workload_w3(scratch);
     if (w == 4) workload_w4(scratch);
     fflush(stdout);
