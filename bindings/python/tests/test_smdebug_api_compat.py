@@ -204,6 +204,40 @@ def test_index_entries_without_an_event_file_list_their_steps(tmp_path):
         t.tensor("gradients/dummy:0").value(0)
 
 
+def test_loaded_all_steps_follows_the_end_of_the_job(tmp_path):
+    _dummy_trial(tmp_path / "t", [(0, "TRAIN", 0), (1, "TRAIN", 1)])
+    answers = {}
+    for lib in LIBS:
+        t = _lib(lib)["trials"].create_trial(str(tmp_path / "t"))
+        before = t.loaded_all_steps
+        (tmp_path / "t" / "training_job_end.ts").touch()
+        with open(tmp_path / "t" / "index" / "000000000" / "000000000002_worker_0.json", "w") as f:
+            json.dump({"meta": {"mode": "EVAL", "mode_step": 0, "event_file_name": ""},
+                       "tensor_payload": [{"tensorname": "gradients/dummy:0", "start_idx": 0, "length": 1}]}, f)
+        t.refresh_data() if lib == "smd" else t.maybe_refresh()
+        answers[lib] = (before, t.loaded_all_steps, t.steps(show_incomplete_steps=True))
+        (tmp_path / "t" / "training_job_end.ts").unlink()
+        (tmp_path / "t" / "index" / "000000000" / "000000000002_worker_0.json").unlink()
+    assert answers["smd"] == answers["smdebug"] == (False, True, [0, 1, 2])
+    # Ended before the trial was opened: True at once.
+    (tmp_path / "t" / "training_job_end.ts").touch()
+    assert smd.trials.create_trial(str(tmp_path / "t")).loaded_all_steps is True
+
+
+def test_smdebug_modekeys_are_accepted_and_compare_equal(tmp_path):
+    from smdebug.core.modes import ModeKeys as SmdebugModes
+    from smd.modes import ModeKeys
+    for m in ModeKeys:
+        assert m == SmdebugModes[m.name] and SmdebugModes[m.name] == m and hash(m) == hash(SmdebugModes[m.name])
+        assert m != SmdebugModes[[n for n in ModeKeys.__members__ if n != m.name][0]]
+    assert {SmdebugModes.TRAIN: 1}[ModeKeys.TRAIN] == 1
+    _dummy_trial(tmp_path / "t", [(0, "TRAIN", 0), (1, "EVAL", 0)])
+    t = smd.trials.create_trial(str(tmp_path / "t"))
+    assert t.steps(mode=SmdebugModes.EVAL, show_incomplete_steps=True) == [0]  # mode steps
+    assert t.mode(1) == SmdebugModes.EVAL and t.mode(0) != SmdebugModes.EVAL
+    assert SmdebugModes.TRAIN in t.modes()
+
+
 def test_smdebug_module_paths():
     """Every public module path and name smdebug's own tests import (outside the frameworks and
     smdebug's internals) exists in smd."""

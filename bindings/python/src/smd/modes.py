@@ -10,6 +10,20 @@ class ModeKeys(Enum):
     PREDICT = 3
     GLOBAL = 4
 
+    # A script that moves to smd in steps may still hold smdebug's own ModeKeys (``from smdebug
+    # import modes``): a mode of another ModeKeys enum with the same name and value is equal to
+    # this one, and hashes alike (an Enum member hashes its name), so comparisons and dict keys
+    # work across the two.
+    def __eq__(self, other):
+        if isinstance(other, ModeKeys):
+            return self is other
+        if isinstance(other, Enum) and type(other).__name__ == "ModeKeys":
+            return self.name == other.name and self.value == other.value
+        return NotImplemented
+
+    def __hash__(self):
+        return hash(self._name_)
+
 
 TRAIN = ModeKeys.TRAIN
 EVAL = ModeKeys.EVAL

@@ -80,6 +80,8 @@ class Trial:
         self.path = _smd.smd_trial_path(self._trial)
         self.name = name if name is not None else path.strip().rstrip("/").split("/")[-1]
         self._user_collections = {}  # collections a script made with collection(name)
+        self._auto_refresh = bool(auto_refresh)
+        self._loaded_all = False
 
     def __repr__(self):
         return f"<smd.trials.Trial: name={self.name}, path={self.path}>"
@@ -204,15 +206,31 @@ class Trial:
         """Turns the automatic refresh (loading new steps as queries need them) on or off;
         returns the previous setting. smdebug's ``no_refresh``/``refresh`` blocks
         (``smd.analysis.utils``) use it."""
-        return _smd.smd_trial_set_auto_refresh(self._trial, bool(on))
+        previous = _smd.smd_trial_set_auto_refresh(self._trial, bool(on))
+        self._auto_refresh = bool(on)
+        return previous
 
     def refresh_data(self):
         """Loads the steps and tensors written since the last refresh."""
+        ended = self.has_ended()  # checked before the listing, so that it covers every step
         _smd.smd_trial_refresh(self._trial)
+        if ended:
+            self._loaded_all = True
 
     def has_ended(self):
         """Whether the training job has ended (training_job_end.ts is present)."""
         return _smd.smd_trial_has_ended(self._trial)
+
+    @property
+    def loaded_all_steps(self):
+        """smdebug's attribute: True once the job has ended and every step it wrote is loaded.
+        Asking checks for the end of the job; when it has ended, the steps written before it are
+        loaded (unless automatic refresh is off, as inside ``no_refresh``: then only a refresh
+        made earlier counts)."""
+        if not self._loaded_all and self._auto_refresh and self.has_ended():
+            self.refresh_data()  # the end marker was seen first: this loads every step
+            self._loaded_all = True
+        return self._loaded_all
 
     @property
     def num_workers(self):
