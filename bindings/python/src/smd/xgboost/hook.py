@@ -20,13 +20,14 @@ from smd.hook import Hook as _Hook
 from smd.save_config import SaveConfig
 from smd.xgboost._strings import save_strings
 
-HYPERPARAMETERS = "hyperparameters"
-PREDICTIONS = "predictions"
-LABELS = "labels"
-FEATURE_IMPORTANCE = "feature_importance"
-AVERAGE_SHAP = "average_shap"
-FULL_SHAP = "full_shap"
-TREES = "trees"
+# The collection names, as this module has always exported them (one source: CollectionKeys).
+HYPERPARAMETERS = CollectionKeys.HYPERPARAMETERS
+PREDICTIONS = CollectionKeys.PREDICTIONS
+LABELS = CollectionKeys.LABELS
+FEATURE_IMPORTANCE = CollectionKeys.FEATURE_IMPORTANCE
+AVERAGE_SHAP = CollectionKeys.AVERAGE_SHAP
+FULL_SHAP = CollectionKeys.FULL_SHAP
+TREES = CollectionKeys.TREES
 
 DEFAULT_INCLUDE_COLLECTIONS = [CollectionKeys.METRICS]
 DEFAULT_SAVE_INTERVAL = 10
