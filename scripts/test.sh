@@ -88,6 +88,8 @@ echo "== crash tests: kill -9 at random moments and file operations, a full file
 run_pytest "crash" env SMD_BUILD_DIR="$PWD/build" .venv/bin/python -m pytest tests/crash -q -p no:cacheprovider
 
 echo "== Python binding: pip install ./bindings/python into .venv, then its tests"
+# The binding and the wheel carry the libsmd built above (not compiled a second time).
+export SMD_PYTHON_LIBSMD_BUILD_DIR="$PWD/build"
 launcher=()
 if command -v ccache >/dev/null 2>&1; then
   launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
