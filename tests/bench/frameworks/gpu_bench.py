@@ -3,6 +3,7 @@
 smdebug.pytorch.Hook, interleaved in one run, in float32 and with bfloat16 autocast.
 
     .venv-torch/bin/python tests/bench/frameworks/gpu_bench.py [--steps N] [--rounds R] [--tiny]
+        [--precisions fp32,bf16] [--skip LIB:CONFIG ...] [--soak N]
 
 On a machine with CUDA: torchvision's ResNet-18 (a ResNet-18 of this file's own when torchvision
 is missing), batch 256, 3x112x112 random inputs, SGD with momentum, ``loss.item()`` every step
@@ -20,6 +21,12 @@ of those bytes into pinned buffers allocated once (non_blocking, then synchroniz
 copy into buffers allocated once) and a sequential write of the same bytes to the trial's file
 system (one file, one write per tensor, no fsync: the page cache, as the hooks write). The bound
 of a step is the larger of the two (they use different engines and can overlap).
+
+``--skip smdebug:"everything every step"`` leaves out one library's run of one configuration (a
+GPU lease is short; smdebug's run of it takes minutes). ``--soak N`` then trains the model for N
+steps saving everything every step under a 16 MiB memory budget and prints the staging pool's
+figures (buffers allocated, peak bytes held, waits): pinned memory stays within the budget however
+long the run.
 
 smdebug 1.0.34 calls ``ndarray.tostring()``, which numpy 2 removed: the benchmark patches its own
 imported copy of smdebug's ``make_tensor_proto`` at run time to call ``tobytes()``.
@@ -163,6 +170,35 @@ def run(lib_name, config, precision, device, steps, warmup, out_dir, shape):
     return statistics.median(times), wall
 
 
+def soak(device, steps, out_dir, shape, budget=16 << 20):
+    """Everything every step for `steps` steps under `budget`: the staging pool's figures."""
+    import smd.pytorch as smdpt
+    net, _ = make_model(device)
+    net = net.to(device)
+    batch, size, classes = shape
+    crit = nn.CrossEntropyLoss()
+    opt = torch.optim.SGD(net.parameters(), lr=0.01, momentum=0.9)
+    x = torch.randn(batch, 3, size, size).to(device)
+    y = torch.randint(0, classes, (batch,)).to(device)
+    hook = smdpt.Hook(out_dir, save_config=smdpt.SaveConfig(save_interval=1), include_collections=ALL4,
+                      memory_budget=budget)
+    hook.register_module(net)
+    hook.register_loss(crit)
+    t0 = time.perf_counter()
+    for _ in range(steps):
+        opt.zero_grad()
+        crit(net(x), y).backward()
+        opt.step()
+    pools = hook._device.pools()
+    stats = dict(hook._device.stats)
+    hook.close()
+    wall = time.perf_counter() - t0
+    return {"soak_steps": steps, "budget_bytes": budget, "wall_s": round(wall, 3),
+            "staged_tensors": stats["staged_tensors"],
+            "pools": {k: {"allocations": p.allocations, "allocated": p.allocated, "peak": p.peak,
+                          "waits": p.waits} for k, p in pools.items()}}
+
+
 def bound(device, out_dir, reps=5):
     """(bytes of weights + gradients a step, ms to copy them to pinned host buffers, ms to write
     them to out_dir's file system)."""
@@ -201,6 +237,11 @@ def main():
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--tiny", action="store_true", help="a few steps (the test suite's run)")
     ap.add_argument("--out", default=None, help="folder for the trials (default: a temporary one)")
+    ap.add_argument("--precisions", default="fp32,bf16", help="comma-separated: fp32, bf16")
+    ap.add_argument("--skip", action="append", default=[], metavar="LIB:CONFIG",
+                    help="leave out one library's run of one configuration (repeatable)")
+    ap.add_argument("--soak", type=int, default=0, metavar="N",
+                    help="then N steps saving everything under a 16 MiB budget: the pool's figures")
     args = ap.parse_args()
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if device.type == "cuda":
@@ -233,11 +274,19 @@ def main():
                           "copy_to_pinned_ms": round(copy_ms, 3), "sequential_write_ms": round(write_ms, 3),
                           "bound_ms": round(max(copy_ms, write_ms), 3)}), flush=True)
         rows = []
-        for precision in ("fp32", "bf16"):
+        skip = set()
+        for item in args.skip:
+            lib, _, config = item.partition(":")
+            if lib not in ("smd", "smdebug") or config not in CONFIGS:
+                ap.error(f"--skip {item!r}: LIB is smd or smdebug, CONFIG one of {sorted(CONFIGS)}")
+            skip.add((lib, config))
+        for precision in args.precisions.split(","):
             results = {}
             for r in range(rounds):  # interleaved: each round runs every configuration once
                 for config in CONFIGS:
                     for lib in (["none"] if CONFIGS[config] is None else libs):
+                        if (lib, config) in skip:
+                            continue
                         out = os.path.join(base, f"{precision}_{r}_{lib}_{len(results)}")
                         med, wall = run(lib, config, precision, device, steps, warmup, out, shape)
                         results.setdefault((config, lib), []).append((med, wall))
@@ -259,6 +308,8 @@ def main():
         for r in rows:
             print(f"{r['precision']:9} {r['config']:42} {r['hook']:8} {r['median_step_ms']:10.3f} "
                   f"{r['step_ratio']:7.3f} {r['wall_s']:8.3f} {r['wall_ratio']:7.3f}")
+        if args.soak:
+            print(json.dumps(soak(device, args.soak, os.path.join(base, "soak"), shape)), flush=True)
     finally:
         if args.out is None:
             shutil.rmtree(base, ignore_errors=True)

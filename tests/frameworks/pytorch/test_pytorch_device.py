@@ -4,8 +4,12 @@ reductions against the host path's, raw values through the staging pool bit for 
 (float32, bfloat16, float16), buffer reuse and backpressure under a tiny memory budget, values
 modified in place after the hook saw them; and smd.Hook.save_tensor (framework-free) with torch
 tensors: bfloat16/float16 saved as themselves, device tensors copied through their producer or
-refused naming the device."""
+refused naming the device.
+
+SMD_TEST_DEVICE=cuda runs the hook tests on a GPU (the CUDA branches: pinned buffers, the side
+stream and its events); the default, cpu, runs the same code with synchronous host copies."""
 import math
+import os
 
 import numpy as np
 import pytest
@@ -18,28 +22,29 @@ from smd.pytorch import _device
 from smd.trials import create_trial
 from models import Net
 
+DEV = torch.device(os.environ.get("SMD_TEST_DEVICE", "cpu"))
 REDUCTIONS = ["min", "max", "mean", "std", "variance", "sum", "prod", "median", "l1", "l2"]
 ALL = REDUCTIONS + ["abs_" + r for r in REDUCTIONS]
 
 
 def _train(hook, steps, dtype=torch.float32, record=None, seed=0):
     torch.manual_seed(seed)
-    net = Net().to(dtype)
+    net = Net().to(DEV, dtype)
     crit = nn.CrossEntropyLoss()
     opt = torch.optim.SGD(net.parameters(), lr=0.1, momentum=0.9)
     hook.register_module(net)
     hook.register_loss(crit)
     g = torch.Generator().manual_seed(seed)
-    x = torch.randn(16, 4, generator=g).to(dtype)
-    y = torch.randint(0, 3, (16,), generator=g)
+    x = torch.randn(16, 4, generator=g).to(DEV, dtype)
+    y = torch.randint(0, 3, (16,), generator=g).to(DEV)
     for step in range(steps):
-        before = {n: p.detach().clone() for n, p in net.named_parameters()}
+        before = {n: p.detach().cpu().clone() for n, p in net.named_parameters()}
         opt.zero_grad(set_to_none=False)  # gradients zeroed in place, after the hook saw them
         loss = crit(net(x).float(), y)
         loss.backward()
         if record is not None:
             record[step] = {"params": before,
-                            "grads": {n: p.grad.detach().clone() for n, p in net.named_parameters()}}
+                            "grads": {n: p.grad.detach().cpu().clone() for n, p in net.named_parameters()}}
         opt.step()  # parameters updated in place, after the hook saw them
     return net
 
@@ -49,6 +54,12 @@ def _reduction_hook(out, **kw):
     return smdpt.Hook(str(out), save_config=smdpt.SaveConfig(save_interval=1),
                       include_collections=["weights", "biases", "gradients", "losses"],
                       reduction_config=rc, **kw)
+
+
+def _the_pool(hook):
+    pools = hook._device.pools()
+    assert list(pools) == [str(DEV) if DEV.type == "cpu" else f"{DEV.type}:{DEV.index or 0}"], list(pools)
+    return next(iter(pools.values()))
 
 
 def _bits(a):
@@ -144,7 +155,7 @@ def test_staging_buffers_are_reused_and_bounded(tmp_path, monkeypatch):
     hook = smdpt.Hook(str(tmp_path / "run"), save_config=smdpt.SaveConfig(save_interval=1),
                       include_collections=["weights", "biases", "gradients"], memory_budget=budget)
     _train(hook, 30)
-    pool = hook._device.pools()["cpu"]
+    pool = _the_pool(hook)
     staged = hook._device.stats["staged_tensors"]
     hook.close()
     # allocated once and reused: 9 tensors a step (8 and the loss) over 30 steps, far fewer buffers
@@ -159,20 +170,20 @@ def test_tiny_budget_applies_backpressure_and_loses_nothing(tmp_path, monkeypatc
     budget = 8192  # two 4 KiB buffers: every tensor of a step cannot be held at once
     hook = smdpt.Hook(str(tmp_path / "run"), save_config=smdpt.SaveConfig(save_interval=1),
                       include_collections=["weights", "biases", "gradients"], memory_budget=budget)
-    net = Net(n_in=64, n_hidden=32, n_out=3)  # fc1.weight: 8 KiB, as large as the whole budget
+    net = Net(n_in=64, n_hidden=32, n_out=3).to(DEV)  # fc1.weight: 8 KiB, as large as the whole budget
     rec = {}
     torch.manual_seed(0)
     crit = nn.CrossEntropyLoss()
     opt = torch.optim.SGD(net.parameters(), lr=0.1)
     hook.register_module(net)
     hook.register_loss(crit)
-    x, y = torch.randn(8, 64), torch.randint(0, 3, (8,))
+    x, y = torch.randn(8, 64).to(DEV), torch.randint(0, 3, (8,)).to(DEV)
     for step in range(5):
-        rec[step] = {n: p.detach().clone() for n, p in net.named_parameters()}
+        rec[step] = {n: p.detach().cpu().clone() for n, p in net.named_parameters()}
         opt.zero_grad()
         crit(net(x), y).backward()
         opt.step()
-    pool = hook._device.pools()["cpu"]
+    pool = _the_pool(hook)
     hook.close()
     assert pool.waits > 0
     assert pool.peak <= budget
@@ -213,18 +224,18 @@ def test_values_modified_in_place_right_after_are_saved_as_seen(tmp_path, monkey
     hook = smdpt.Hook(str(tmp_path / "run"), save_config=smdpt.SaveConfig(save_interval=1),
                       include_collections=["custom"])
     hook.get_collection("custom").include("^seen")
-    net = Net()
+    net = Net().to(DEV)
     hook.register_module(net)
-    x = torch.randn(2, 4)
+    x = torch.randn(2, 4).to(DEV)
     seen_at = {}
     for step in range(3):
         net(x)
-        t = torch.arange(6, dtype=torch.float32).reshape(2, 3) + step
-        seen = t.clone()
+        t = torch.arange(6, dtype=torch.float32, device=DEV).reshape(2, 3) + step
+        seen = t.cpu().clone()
         hook.record_tensor_value("seen", t)
         t.mul_(-100)  # in place, right after the hook saw it
         t.add_(7)
-        assert not torch.equal(t, seen)
+        assert not torch.equal(t.cpu(), seen)
         seen_at[step] = seen
     hook.close()
     trial = create_trial(str(tmp_path / "run"))
@@ -242,6 +253,34 @@ def test_batch_statistics_use_a_fixed_number_of_launches():
                    ("aten::view", "aten::reshape", "aten::_reshape_alias", "aten::detach", "aten::flatten",
                     "aten::alias", "aten::empty", "aten::lift_fresh"))
     assert ops(3) == ops(40)
+
+
+@pytest.mark.parametrize("chunk", [5, 1 << 16])
+def test_batch_statistics_of_tensors_cut_into_chunks(monkeypatch, chunk):
+    # each tensor is reduced in chunks, then its chunks: sizes around the chunk length, empty too
+    monkeypatch.setattr(_device, "_CHUNK", chunk)
+    g = torch.Generator().manual_seed(7)
+    sizes = [0, 1, chunk - 1, chunk, chunk + 1, 3 * chunk + 2, 2]
+    ts = [(torch.randn(n, generator=g) * 3).to(DEV) for n in sizes]
+    wanted = {"nan", "min", "max", "absmin", "absmax", "sum", "abssum", "sumsq", "var", "absvar",
+              "prod", "absprod"}
+    out, names = _device.batch_statistics(ts, wanted)
+    got = {name: out[:, i].cpu().tolist() for i, name in enumerate(names)}
+    for k, t in enumerate(ts):
+        x = t.cpu().double().numpy()
+        a = np.abs(x)
+        want = {"nan": 0.0, "sum": x.sum(), "abssum": a.sum(), "sumsq": (x * x).sum(),
+                "prod": x.prod(), "absprod": a.prod(),
+                "min": x.min() if x.size else math.inf, "max": x.max() if x.size else -math.inf,
+                "absmin": a.min() if a.size else math.inf, "absmax": a.max() if a.size else -math.inf,
+                "var": ((x - x.mean()) ** 2).sum() if x.size else 0.0,
+                "absvar": ((a - a.mean()) ** 2).sum() if a.size else 0.0}
+        for name, w in want.items():
+            v = got[name][k]
+            if name in ("min", "max", "absmin", "absmax", "nan"):
+                assert v == w, (sizes[k], name, v, w)
+            else:
+                assert v == pytest.approx(w, rel=1e-12, abs=1e-300), (sizes[k], name, v, w)
 
 
 def test_reductions_of_special_values_match_the_host_path(tmp_path, monkeypatch):
@@ -268,7 +307,7 @@ def test_reductions_of_special_values_match_the_host_path(tmp_path, monkeypatch)
             cap.mode = "always"
             with cap.batch():
                 for n, t in tensors.items():
-                    assert cap.offer(n, t, smd.smdc.smd_dtype_from_name(str(t.numpy().dtype)))
+                    assert cap.offer(n, t.to(DEV), smd.smdc.smd_dtype_from_name(str(t.numpy().dtype)))
             cap.flush()
         h.close()
         out[mode] = create_trial(str(tmp_path / mode))
@@ -303,6 +342,9 @@ def test_framework_free_hook_saves_bfloat16_and_float16_torch_tensors_as_themsel
     h.save_tensor("bf16_t", bf.t(), "custom")  # not contiguous
     h.save_tensor("f16", torch.arange(4, dtype=torch.float16), "custom")
     h.save_tensor("grad", torch.ones(2, requires_grad=True) * 2, "custom")
+    on_dev = torch.arange(6, dtype=torch.float32, device=DEV).reshape(2, 3) * 1.5  # a real CUDA tensor on a GPU
+    h.save_tensor("on_dev", on_dev, "custom")
+    h.save_tensor("on_dev_bf16", on_dev.bfloat16(), "custom")
     h.close()
     trial = create_trial(str(tmp_path / "run"))
     v = trial.tensor("bf16").value(0)
@@ -311,6 +353,9 @@ def test_framework_free_hook_saves_bfloat16_and_float16_torch_tensors_as_themsel
     assert trial.tensor("bf16_t").value(0).shape == (3, 1)
     assert trial.tensor("f16").value(0).dtype == np.float16
     np.testing.assert_array_equal(trial.tensor("grad").value(0), [2.0, 2.0])
+    np.testing.assert_array_equal(trial.tensor("on_dev").value(0), on_dev.cpu().numpy())
+    assert (np.asarray(trial.tensor("on_dev_bf16").value(0)).view(np.uint16).tobytes()
+            == on_dev.bfloat16().cpu().view(torch.int16).numpy().tobytes())
 
 
 class _OnDevice:
@@ -366,16 +411,24 @@ def test_gpu_benchmark_runs_on_the_cpu(tmp_path):
     import sys
     from pathlib import Path
     bench = Path(__file__).resolve().parents[2] / "bench" / "frameworks" / "gpu_bench.py"
-    r = subprocess.run([sys.executable, str(bench), "--tiny", "--out", str(tmp_path)],
-                       capture_output=True, text=True, timeout=600)
+    import os
+    # the device paths on the CPU too (SMD_TORCH_DEVICE_CAPTURE=always), so that --soak has a pool
+    env = dict(os.environ, SMD_TORCH_DEVICE_CAPTURE="always")
+    r = subprocess.run([sys.executable, str(bench), "--tiny", "--out", str(tmp_path), "--soak", "5",
+                        "--skip", "smdebug:everything every 100"],
+                       capture_output=True, text=True, timeout=600, env=env)
     assert r.returncode == 0, r.stderr[-3000:]
     rows = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
     assert rows[0]["device"].startswith("CPU")
     assert rows[1]["bytes_per_step"] > 0 and rows[1]["bound_ms"] > 0
-    runs = {(x["precision"], x["config"], x["hook"]) for x in rows[2:]}
+    soak = rows[-1]
+    assert soak["soak_steps"] == 5 and soak["staged_tensors"] > 5 * 10, soak
+    (pool,) = soak["pools"].values()
+    assert 0 < pool["peak"] <= soak["budget_bytes"] and pool["allocations"] >= 1, soak
+    runs = {(x["precision"], x["config"], x["hook"]) for x in rows[2:-1]}
     for precision in ("fp32", "bf16"):
         assert (precision, "none", "none") in runs
         for config in ("everything every 100", "everything every 10", "everything every step",
                        "gradients max/mean/l2 + loss every step"):
             assert (precision, config, "smd") in runs
-            assert (precision, config, "smdebug") in runs, r.stdout
+            assert ((precision, config, "smdebug") in runs) == (config != "everything every 100"), r.stdout
