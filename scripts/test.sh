@@ -9,7 +9,7 @@
 #      its own scripts/frameworks/*.sh venv), the Python binding's and the interop suites again
 #      under numpy 2 (.venv-np2, scripts/numpy2-venv.sh), and the benchmarks once each at a tiny
 #      size (tests/bench: bench_rules, bench_writer, bench_reader, bench_histogram, bench_python,
-#      bench_s3), on a normal build;
+#      bench_s3, bench_frameworks), on a normal build;
 #   2. the C/C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the C API, C++ unit and S3 tests (the hook's writer threads, concurrent reads, uploads) under
 #      ThreadSanitizer;
@@ -257,9 +257,11 @@ bench_ok bench_python '^  peak RSS during the read \(x size\) +[0-9.]+x +[0-9.]+
   env SMD_BENCH_STEPS=20 SMD_BENCH_TENSORS=3 SMD_BENCH_SAVES=10 SMD_BENCH_BIG_MIB=8 .venv/bin/python tests/bench/bench_python.py
 bench_ok bench_s3 '^S5 refresh after 10 new steps \(100\) +[0-9.]+ ' \
   env SMD_S3_ENV_FILE="$s3env" SMD_BUILD_DIR="$PWD/build" .venv/bin/python tests/bench/bench_s3.py --tiny
+# The framework hooks' table: frameworks/{keras,mxnet,torch}_bench.py, each in its venv made above.
+bench_ok bench_frameworks '^pytorch +.* smdebug every 100 ' \
+  .venv/bin/python tests/bench/bench_frameworks.py --tiny
 # Not here: tests/bench/bench_bindings.sh (a release build of the Rust bench, and Go's and Java's
-# loops of fixed length: minutes), bench_frameworks.py and frameworks/{torch,keras,mxnet}_bench.py
-# (not yet given a tiny run); frameworks/gpu_bench.py --tiny runs in the PyTorch suite
+# loops of fixed length: minutes); frameworks/gpu_bench.py --tiny runs in the PyTorch suite
 # (test_gpu_benchmark_runs_on_the_cpu).
 
 if [ "${SMD_TEST_QUICK:-0}" != "1" ]; then

@@ -2,7 +2,7 @@
 """The framework hooks' overhead table: runs every tests/bench/frameworks/<fw>_bench.py with the
 python of its framework's virtual environment and prints one table.
 
-    python tests/bench/bench_frameworks.py [--steps N] [--only FW,...] [--json]
+    python tests/bench/bench_frameworks.py [--steps N] [--only FW,...] [--json] [--tiny]
 
 Each benchmark prints one JSON object per line: {"framework", "model", "config", "ms_per_step",
 "note"} (and optionally "cpu_ms_per_step": the process's CPU time per step) with config one of
@@ -13,6 +13,9 @@ time when the benchmark reports it (wall time on a loaded machine also measures 
 The virtual environment of a benchmark <fw>_bench.py is .venv-<venv> at the repository root, where
 <venv> comes from VENVS below (made by scripts/frameworks/<venv>.sh); SMD_BENCH_VENV_<FW> (upper
 case) overrides it with a path to a python. A missing environment gives a line saying so.
+``--tiny`` runs each benchmark at its smallest (``--tiny``: a few steps, one round; what the test
+command runs, so that none can rot) and fails if any of them fails or is missing.
+frameworks/gpu_bench.py has a table of its own and is not run from here.
 """
 import argparse
 import json
@@ -25,6 +28,7 @@ REPO = Path(__file__).resolve().parents[2]
 BENCH_DIR = REPO / "tests" / "bench" / "frameworks"
 VENVS = {"torch": "torch", "mxnet": "mxnet", "tf": "tf", "keras": "tf", "tensorflow": "tf",
          "xgboost": "xgboost"}
+NOT_HERE = {"gpu"}  # gpu_bench.py: its own table (GPU step times, the bound of a step's bytes)
 CONFIGS = ["no hook", "smd every step", "smd every 100", "smdebug every step", "smdebug every 100"]
 
 
@@ -35,12 +39,12 @@ def python_for(fw):
     return REPO / f".venv-{VENVS.get(fw, fw)}" / "bin" / "python"
 
 
-def run_bench(script, steps):
+def run_bench(script, steps, tiny=False):
     fw = script.name[: -len("_bench.py")]
     py = python_for(fw)
     if not py.exists():
         return [], f"{script.name}: no {py} (run scripts/frameworks/{VENVS.get(fw, fw)}.sh)"
-    cmd = [str(py), str(script)] + (["--steps", str(steps)] if steps else [])
+    cmd = [str(py), str(script)] + (["--steps", str(steps)] if steps else []) + (["--tiny"] if tiny else [])
     r = subprocess.run(cmd, capture_output=True, text=True)
     rows = []
     for line in r.stdout.splitlines():
@@ -87,13 +91,15 @@ def main():
     ap.add_argument("--steps", type=int, default=None, help="passed to every benchmark")
     ap.add_argument("--only", default=None, help="comma-separated frameworks (the <fw> of <fw>_bench.py)")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON lines instead")
+    ap.add_argument("--tiny", action="store_true", help="each benchmark at its smallest; any failure fails")
     args = ap.parse_args()
     only = set(args.only.split(",")) if args.only else None
     rows, problems = [], []
     for script in sorted(BENCH_DIR.glob("*_bench.py")):
-        if only and script.name[: -len("_bench.py")] not in only:
+        fw = script.name[: -len("_bench.py")]
+        if fw in NOT_HERE or (only and fw not in only):
             continue
-        got, problem = run_bench(script, args.steps)
+        got, problem = run_bench(script, args.steps, args.tiny)
         rows += got
         if problem:
             problems.append(problem)
@@ -122,6 +128,8 @@ def main():
                 print("  " + n)
     for p in problems:
         print(f"not run: {p}", file=sys.stderr)
+    if args.tiny:
+        return 1 if problems or not rows else 0
     return 1 if problems and not rows else 0
 
 

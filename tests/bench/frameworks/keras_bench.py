@@ -2,7 +2,7 @@
 """Per-step cost of smd's KerasHook on a small Keras model, next to no hook and to smdebug's
 KerasHook (when it runs with this TensorFlow).
 
-    .venv-tf/bin/python tests/bench/frameworks/keras_bench.py [--steps N] [--repeats R]
+    .venv-tf/bin/python tests/bench/frameworks/keras_bench.py [--steps N] [--repeats R] [--tiny]
 
 Prints one JSON object per line: {"framework", "model", "config", "ms_per_step", "note"} with
 config one of "no hook", "smd every step", "smd every 100", "smdebug every step",
@@ -106,7 +106,10 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--smdebug-child", type=int, default=None, help=argparse.SUPPRESS)
     ap.add_argument("--root", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--tiny", action="store_true", help="3 steps, 1 repeat (the test command's run)")
     args = ap.parse_args()
+    if args.tiny:
+        args.steps, args.repeats = 3, 1
     if args.steps < 1 or args.repeats < 1:
         ap.error("--steps and --repeats must be >= 1")
     root = args.root or tempfile.mkdtemp(prefix="keras_bench_")

@@ -3,7 +3,7 @@
 1.0.34's smdebug.mxnet.Hook, each saving weights, biases, gradients and losses every step and
 every 100 steps.
 
-    .venv-mxnet/bin/python tests/bench/frameworks/mxnet_bench.py [--steps N] [--rounds R]
+    .venv-mxnet/bin/python tests/bench/frameworks/mxnet_bench.py [--steps N] [--rounds R] [--tiny]
 
 Prints one JSON object per configuration: {"framework", "model", "config", "ms_per_step",
 "cpu_ms_per_step", "note"}, measured as in torch_bench.py: a new, identically seeded network per
@@ -80,7 +80,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=500)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--tiny", action="store_true", help="3 steps, 1 round (the test command's run)")
     args = ap.parse_args()
+    if args.tiny:
+        args.steps, args.rounds = 3, 1
     configs = ["no hook", "smd every step", "smd every 100", "smdebug every step", "smdebug every 100"]
     why_not = None
     try:

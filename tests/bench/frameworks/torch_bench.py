@@ -5,7 +5,7 @@ every 100 steps. The small MLP (7 k parameters) shows the per-tensor cost of the
 larger one (270 k parameters, 2.2 MB of weights and gradients a step) adds the cost of writing
 the bytes.
 
-    .venv-torch/bin/python tests/bench/frameworks/torch_bench.py [--steps N] [--rounds R]
+    .venv-torch/bin/python tests/bench/frameworks/torch_bench.py [--steps N] [--rounds R] [--tiny]
 
 Prints one JSON object per configuration: {"framework", "model", "config", "ms_per_step",
 "cpu_ms_per_step", "note"}. Each configuration trains a new, identically seeded model for N steps
@@ -95,7 +95,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=500)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--tiny", action="store_true", help="3 steps, 1 round (the test command's run)")
     args = ap.parse_args()
+    if args.tiny:
+        args.steps, args.rounds = 3, 1
     torch.set_num_threads(1)
     configs = ["no hook", "smd every step", "smd every 100", "smdebug every step", "smdebug every 100"]
     why_not = smdebug_runs()
