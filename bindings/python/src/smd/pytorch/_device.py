@@ -7,7 +7,7 @@ Two paths, chosen per tensor from what the hook's collections want at the curren
   tensor's device, batched over every tensor offered together (the parameters at the start of a
   step, the gradients of one backward pass), with a fixed number of kernel launches per batch
   (``torch.cat`` of the flattened tensors, one cast to float64, then segment reductions by
-  ``scatter_reduce``/``index_add``), whatever the number of tensors. Only a small float64 matrix
+  two levels of ``torch.segment_reduce``), whatever the number of tensors. Only a small float64 matrix
   (tensors x statistics) comes back to the host, in one non-blocking copy into pinned memory.
   The numbers are saved through ``smd_hook_save_reductions``, which writes exactly what the hook
   writes for reductions it computes itself. Accumulation is in float64 (exact conversions of
@@ -36,6 +36,7 @@ import numpy as np
 import torch
 
 from smd import smdc as _smd
+from smd._reductions import STATS as _STATS, finish, needs as _needs  # noqa: F401 (re-exported)
 
 # Floating dtypes whose reductions are computed on the device (their float64 conversion is
 # exact); others (integers, bool, complex) take the value path.
@@ -45,8 +46,6 @@ _REDUCIBLE = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 # tensor is reduced alone.
 BATCH_ELEMENTS = 1 << 25
 
-_STATS = ("min", "max", "sum", "sumsq", "absmin", "absmax", "abssum", "prod", "absprod",
-          "var", "absvar", "nan")
 
 
 class _Ready:
@@ -264,56 +263,6 @@ def batch_statistics(tensors, wanted):
             d = x - mean
             cols.append(seg(d * d, "sum", 0.0)); names.append(name)
     return torch.stack(cols, dim=1), names
-
-
-def _needs(reductions):
-    """The statistics the reductions need (median is computed per tensor)."""
-    need = {"nan"}
-    for r in reductions:
-        absr = r.startswith("abs_")
-        op = r[4:] if absr else r
-        p = "abs" if absr else ""
-        if op in ("min", "max"):
-            need.add(p + op)
-        elif op in ("sum", "mean", "l1"):
-            need.add("abssum" if op == "l1" or absr else "sum")
-        elif op == "l2":
-            need.add("sumsq")
-        elif op in ("std", "variance"):
-            need.add(p + "var")
-            need.add(p + "sum")
-        elif op == "prod":
-            need.add(p + "prod")
-    return need
-
-
-def finish(reduction, stats, count, median):
-    """A reduction's value (a Python float) from a tensor's statistics (a dict), as smd's host
-    path defines it (docs/compatibility.md W1-W4)."""
-    absr = reduction.startswith("abs_")
-    op = reduction[4:] if absr else reduction
-    p = "abs" if absr else ""
-    nan = float("nan")
-    if op in ("min", "max"):
-        return nan if stats["nan"] else stats[p + op]
-    if op == "sum":
-        return stats[p + "sum"]
-    if op == "mean":
-        return nan if count == 0 else stats[p + "sum"] / count
-    if op == "l1":
-        return stats["abssum"]
-    if op == "l2":
-        return math.sqrt(stats["sumsq"])
-    if op == "prod":
-        return stats[p + "prod"]
-    if op in ("variance", "std"):
-        if count == 0:
-            return nan
-        v = stats[p + "var"] / count
-        return v if op == "variance" else math.sqrt(v)
-    if op == "median":
-        return median
-    raise ValueError(f"unknown reduction {reduction!r}")
 
 
 def _median(t, absr):

@@ -7,6 +7,9 @@ variables, and the custom tensors of collections. Values that only exist inside 
 train step (gradients, layer inputs/outputs, model inputs, labels and predictions) are handed out
 of it by a tf.numpy_function that runs only when one of them is due at that step (a tf.cond on a
 flag the hook sets at batch begin): steps that save nothing pay one cond per captured point.
+Gradients, weights and optimizer variables whose collections want only reductions at a step are
+reduced by TensorFlow where they live and only the numbers leave the device
+(smd/tensorflow/_reduce.py).
 """
 import atexit
 import functools
@@ -22,12 +25,13 @@ from smd import smdc as _smd
 from smd.collection_keys import CollectionKeys
 from smd.hook import Collection, Hook
 from smd.modes import ModeKeys
+from smd.tensorflow import _reduce
 from smd.tensorflow._common import (LAYERS, gradient_name, include_defaults, is_keras3_object,
                                     json_collections, set_wrapper, to_numpy, variable_name,
                                     wrapper_of)
 
 _Callback = tf.keras.callbacks.Callback
-_GRADS, _LAYERS, _IO = 0, 1, 2
+_GRADS, _LAYERS, _IO, _GRAD_REDUCTIONS = 0, 1, 2, 3
 _SKIPPED_LOG_KEYS = {"outputs", "batch", "size"}
 
 
@@ -98,7 +102,9 @@ class KerasHook(_Callback, Hook):
         self.get_collection(CollectionKeys.INPUTS).include(r"^inputs(_\d+)?$")
         self._colls = {n: self.get_collection(n) for n in
                        (CollectionKeys.WEIGHTS, CollectionKeys.BIASES, CollectionKeys.OPTIMIZER_VARIABLES)}
-        self._flags = None             # tf.Variable([grads, layers, io]) read by the captured points
+        self._flags = None             # tf.Variable([grads, layers, io, grad reductions]) read in the step
+        self._grad_stats = None        # (names, dtypes, shapes, float64 variable): gradients reduced in the step
+        self._grad_reduced_now = False  # this step's gradient reductions are computed in the step
         self._flag_values = None
         self._grad_names = None        # names of the gradients the optimizer produced
         self._layer_names = []         # layers whose call is captured
@@ -263,9 +269,9 @@ class KerasHook(_Callback, Hook):
     def _ensure_flags(self):
         if self._flags is None:
             with tf.init_scope():
-                self._flags = tf.Variable([False, False, False], trainable=False, dtype=tf.bool,
+                self._flags = tf.Variable([False, False, False, False], trainable=False, dtype=tf.bool,
                                           name="smd_hook_due")
-            self._flag_values = (False, False, False)
+            self._flag_values = (False, False, False, False)
 
     def _capture_gradients(self, grads, variables):
         pairs = [(gradient_name(v), g) for g, v in zip(grads, variables) if g is not None]
@@ -298,9 +304,15 @@ class KerasHook(_Callback, Hook):
             return  # XLA cannot run a numpy_function (warned in set_model)
         self._ensure_flags()
         flags = self._flags
+        reduced = set()
+        if which == _GRADS and _reduce.enabled():
+            reduced = self._reduce_gradients_in_step(names, tensors, flags)
 
         def save(*arrays):
             for n, a in zip(names, arrays):
+                if n in reduced and self._grad_reduced_now and \
+                        _reduce.reductions_only(self._hook, n) is not None:
+                    continue  # its reductions were computed in the step
                 if _smd.smd_hook_is_due(self._hook, n):
                     self.save_tensor(n, a, [])
             return np.int32(0)
@@ -308,10 +320,47 @@ class KerasHook(_Callback, Hook):
         tf.cond(flags[which], lambda: tf.numpy_function(save, tensors, tf.int32, stateful=True),
                 lambda: tf.constant(0, tf.int32))
 
+    def _reduce_gradients_in_step(self, names, tensors, flags):
+        """Inside the train step: on a step whose flag says so, the statistics of every floating
+        gradient of static shape, in one float64 matrix variable read at the batch's end."""
+        keep = [i for i, t in enumerate(tensors)
+                if t.dtype in _reduce.REDUCIBLE and t.shape.is_fully_defined()]
+        if not keep:
+            return set()
+        key = tuple(names[i] for i in keep)
+        if self._grad_stats is None or self._grad_stats[0] != key:
+            with tf.init_scope():
+                var = tf.Variable(tf.zeros([len(keep), len(_reduce.STATS)], tf.float64),
+                                  trainable=False, name="smd_gradient_statistics")
+            self._grad_stats = (key, [tensors[i].dtype for i in keep],
+                                [[int(d) for d in tensors[i].shape] for i in keep], var)
+        var = self._grad_stats[3]
+        chosen = [tensors[i] for i in keep]
+
+        def reduce():
+            matrix, _ = _reduce.statistics(chosen)
+            with tf.control_dependencies([var.assign(matrix)]):
+                return tf.constant(0, tf.int32)
+        tf.cond(flags[_GRAD_REDUCTIONS], reduce, lambda: tf.constant(0, tf.int32))
+        return set(key)
+
+    def _save_gradient_statistics(self):
+        """At the batch's end: the reductions the train step computed."""
+        self._grad_reduced_now = False
+        names, dtypes, shapes, var = self._grad_stats
+        matrix = var.numpy()
+        for i, name in enumerate(names):
+            reductions = _reduce.reductions_only(self._hook, name)
+            if reductions is not None:
+                _reduce.save_shaped(self._hook, name, dtypes[i], shapes[i], reductions, matrix[i],
+                                    _reduce.STATS)
+
     def _save_value(self, name, value):
         if name in self._saved_now or not _smd.smd_hook_is_due(self._hook, name):
             return
         self._saved_now.add(name)
+        if _reduce.save_eagerly(self._hook, name, value):
+            return
         self.save_tensor(name, to_numpy(value), [])
 
     # -- steps ---------------------------------------------------------------------------------
@@ -333,14 +382,25 @@ class KerasHook(_Callback, Hook):
             return
         h = self._hook
         due = _smd.smd_hook_any_due(h)
-        grads = layers = io = False
+        grads = layers = io = grad_reductions = False
         if due:
             if mode is ModeKeys.TRAIN:
-                grads = self._grad_names is None or any(_smd.smd_hook_is_due(h, n) for n in self._grad_names)
+                if self._grad_names is None:
+                    grads = True
+                else:
+                    in_step = set(self._grad_stats[0]) if self._grad_stats and _reduce.enabled() else set()
+                    for n in self._grad_names:
+                        if not _smd.smd_hook_is_due(h, n):
+                            continue
+                        if n in in_step and _reduce.reductions_only(h, n) is not None:
+                            grad_reductions = True
+                        else:
+                            grads = True
             layers = any(_smd.smd_hook_is_due(h, f"{n}/outputs") or _smd.smd_hook_is_due(h, f"{n}/inputs")
                          for n in self._layer_names)
             io = any(_smd.smd_hook_is_due(h, n) for n in ("labels", "predictions", "inputs"))
-        values = (grads, layers, io)
+        self._grad_reduced_now = grad_reductions
+        values = (grads, layers, io, grad_reductions)
         if values != self._flag_values:
             self._ensure_flags()
             self._flags.assign(list(values))
@@ -365,6 +425,8 @@ class KerasHook(_Callback, Hook):
         self._in_batch = None
         if not _smd.smd_hook_any_due(self._hook):
             return
+        if self._grad_reduced_now:
+            self._save_gradient_statistics()
         self._save_logs(logs)
         if mode is ModeKeys.PREDICT and logs and "outputs" in logs:
             for name, value in _flat_named("predictions", logs["outputs"]):

@@ -1,0 +1,80 @@
+"""Reductions computed by a framework where its tensors live, finished and saved as smd's host
+path would save them (smd_hook_save_reductions writes the same records, tags, dtypes and index
+entries as the reductions the hook computes itself).
+
+A framework computes, per tensor and in float64, the statistics ``needs`` lists (STATS: min, max,
+sum, sum of squares, the same of absolute values, products, sums of squared deviations from the
+mean, the NaN count); ``finish`` turns them into each reduction's value with the definitions of
+docs/compatibility.md W1-W4 (vector norms over all elements, population variance); ``given``
+makes the list smd_hook_save_reductions takes. Median needs the elements: a framework computes it
+itself or saves the value instead.
+"""
+import math
+
+STATS = ("min", "max", "sum", "sumsq", "absmin", "absmax", "abssum", "prod", "absprod",
+         "var", "absvar", "nan")
+
+
+def needs(reductions):
+    """The statistics the reductions need (median is computed per tensor)."""
+    need = {"nan"}
+    for r in reductions:
+        absr = r.startswith("abs_")
+        op = r[4:] if absr else r
+        p = "abs" if absr else ""
+        if op in ("min", "max"):
+            need.add(p + op)
+        elif op in ("sum", "mean", "l1"):
+            need.add("abssum" if op == "l1" or absr else "sum")
+        elif op == "l2":
+            need.add("sumsq")
+        elif op in ("std", "variance"):
+            need.add(p + "var")
+            need.add(p + "sum")
+        elif op == "prod":
+            need.add(p + "prod")
+    return need
+
+
+def finish(reduction, stats, count, median):
+    """A reduction's value (a Python float) from a tensor's statistics (a dict), as smd's host
+    path defines it (docs/compatibility.md W1-W4)."""
+    absr = reduction.startswith("abs_")
+    op = reduction[4:] if absr else reduction
+    p = "abs" if absr else ""
+    nan = float("nan")
+    if op in ("min", "max"):
+        return nan if stats["nan"] else stats[p + op]
+    if op == "sum":
+        return stats[p + "sum"]
+    if op == "mean":
+        return nan if count == 0 else stats[p + "sum"] / count
+    if op == "l1":
+        return stats["abssum"]
+    if op == "l2":
+        return math.sqrt(stats["sumsq"])
+    if op == "prod":
+        return stats[p + "prod"]
+    if op in ("variance", "std"):
+        if count == 0:
+            return nan
+        v = stats[p + "var"] / count
+        return v if op == "variance" else math.sqrt(v)
+    if op == "median":
+        return median
+    raise ValueError(f"unknown reduction {reduction!r}")
+
+
+
+
+def given(reductions, stats, count, medians=None):
+    """[(reduction without abs_, abs flag, value)] for smd_hook_save_reductions, from a tensor's
+    statistics (a dict of STATS), its element count and, where median is asked, medians[name]."""
+    out = []
+    for r in reductions:
+        absr = r.startswith("abs_")
+        med = None
+        if r in ("median", "abs_median"):
+            med = float("nan") if stats["nan"] else medians[r]
+        out.append((r[4:] if absr else r, absr, finish(r, stats, count, med)))
+    return out

@@ -1,0 +1,211 @@
+"""Reductions of KerasHook computed by TensorFlow where the tensors live (smd/tensorflow/_reduce.py):
+gradients inside the compiled train step, weights, biases and optimizer variables eagerly at the
+batch's end, a GradientTape's gradients eagerly. Each is compared with smd's host path
+(SMD_TF_DEVICE_REDUCTIONS=off: the value copied to the host and reduced by smd) within the
+documented bound, and the statistics themselves with numpy's on empty, NaN, infinite, float16,
+bfloat16 and float64 tensors."""
+import math
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import smd.tensorflow as st
+from smd.tensorflow import _reduce
+from smd.trials import create_trial
+
+keras = tf.keras
+REDUCTIONS = ["min", "max", "mean", "std", "variance", "sum", "prod", "l1", "l2"]
+_MANTISSA = {"float16": (10, 2.0 ** -24), "bfloat16": (7, 2.0 ** -133), "float32": (23, 2.0 ** -149),
+             "float64": (52, 2.0 ** -1074)}
+
+
+@pytest.fixture(autouse=True)
+def fresh_names():
+    keras.backend.clear_session()
+
+
+def _ulp(x, dtype):
+    nmant, tiny = _MANTISSA[dtype]
+    x = abs(float(x))
+    if x == 0 or not math.isfinite(x):
+        return tiny
+    return max(2.0 ** (math.floor(math.log2(x)) - nmant), tiny)
+
+
+def _data(n=64):
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(n, 4)).astype("float32")
+    return x, (x @ np.array([[1.0], [-2.0], [0.5], [0.0]], dtype="float32") + 0.3).astype("float32")
+
+
+def _model():
+    keras.backend.clear_session()  # the same layer names in every run
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation="tanh"),
+                              keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.SGD(0.05, momentum=0.9), loss="mse")
+    return model
+
+
+def _compare(host, dev, min_checked):
+    assert host.steps() == dev.steps()
+    assert sorted(host.tensor_names()) == sorted(dev.tensor_names())
+    checked = 0
+    for name in host.tensor_names():
+        for step in host.tensor(name).steps():
+            hv = host.tensor(name).reduction_values(step)
+            if not hv:
+                continue
+            dv = dev.tensor(name).reduction_values(step)
+            assert set(hv) == set(dv), (name, step, sorted(hv), sorted(dv))
+            for key, a in hv.items():
+                b = dv[key]
+                a, b = np.asarray(a), np.asarray(b)
+                assert a.dtype == b.dtype and a.shape == b.shape, (name, key)
+                fa, fb = float(a.reshape(-1)[0]), float(b.reshape(-1)[0])
+                if not math.isfinite(fa):
+                    assert fa == fb or (math.isnan(fa) and math.isnan(fb)), (name, key, fa, fb)
+                else:
+                    assert abs(fa - fb) <= _ulp(fa, a.dtype.name), (name, key, step, fa, fb)
+                checked += 1
+    assert checked >= min_checked, checked
+
+
+def _count_saves(monkeypatch):
+    calls = []
+    real = _reduce.save_shaped
+
+    def counting(hook, name, *args):
+        calls.append(name)
+        return real(hook, name, *args)
+    monkeypatch.setattr(_reduce, "save_shaped", counting)
+    return calls
+
+
+def test_fit_reductions_in_the_step_and_eagerly_equal_the_host_paths(tmp_path, monkeypatch):
+    x, y = _data()
+    runs = {}
+    for mode in ("off", "auto"):
+        monkeypatch.setenv("SMD_TF_DEVICE_REDUCTIONS", mode)
+        calls = _count_saves(monkeypatch)
+        out = str(tmp_path / mode)
+        rc = st.ReductionConfig(reductions=REDUCTIONS, abs_reductions=["min", "max", "sum", "variance"],
+                                norms=["l1", "l2"])
+        hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1), reduction_config=rc,
+                            include_collections=["weights", "biases", "gradients", "losses"])
+        model = _model()
+        model.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0, callbacks=[hook])
+        in_step = hook._grad_stats
+        hook.close()
+        if mode == "off":
+            assert calls == []
+        else:
+            # step 0 traces the train step (its gradients take the value path once); from step 1 on
+            # the 4 gradients come from the step's statistics, the 4 weights and biases are reduced
+            # eagerly, every step
+            assert in_step is not None and len(in_step[0]) == 4
+            grads = [c for c in calls if c.startswith("gradients/")]
+            assert len(grads) == 7 * 4, calls
+            assert len(calls) - len(grads) == 8 * 4, calls
+        runs[mode] = create_trial(out)
+    assert runs["off"].steps() == list(range(8))
+    _compare(runs["off"], runs["auto"], min_checked=8 * 8 * 10)
+
+
+def test_values_and_median_keep_the_value_path(tmp_path, monkeypatch):
+    # the gradients' raw values every 2 steps (a collection of their own) beside reductions every
+    # step; median needs the elements: those tensors' values go to the host and smd reduces them
+    monkeypatch.setenv("SMD_TF_DEVICE_REDUCTIONS", "auto")
+    calls = _count_saves(monkeypatch)
+    x, y = _data()
+    out = str(tmp_path / "run")
+    hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1),
+                        include_collections=["gradients", "weights", "raw_grads"])
+    hook.get_collection("gradients").reduction_config = st.ReductionConfig(reductions=["max", "mean"],
+                                                                           norms=["l2"])
+    hook.get_collection("raw_grads").include("^gradients/.*kernelGrad$")
+    hook.get_collection("raw_grads").save_config = st.SaveConfig(save_interval=2)
+    hook.get_collection("weights").reduction_config = st.ReductionConfig(reductions=["median", "max"])
+    model = _model()
+    model.fit(x, y, batch_size=16, epochs=1, shuffle=False, verbose=0, callbacks=[hook])
+    hook.close()
+    trial = create_trial(out)
+    kernels = [n for n in trial.tensor_names(collection="gradients") if n.endswith("kernelGrad")]
+    biases = [n for n in trial.tensor_names(collection="gradients") if n.endswith("biasGrad")]
+    assert len(kernels) == 2 and len(biases) == 2
+    for step in range(4):
+        for n in biases:  # reductions only: computed in the step from step 1 on
+            assert set(trial.tensor(n).reduction_values(step)) == {("max", False), ("mean", False), ("l2", False)}
+        for n in kernels:
+            assert set(trial.tensor(n).reduction_values(step)) == {("max", False), ("mean", False), ("l2", False)}
+            if step % 2 == 0:  # the value is due: saved whole, reductions by smd on the host
+                assert trial.tensor(n).value(step).shape in ((4, 8), (8, 1)), (n, step)
+        for n in trial.tensor_names(collection="weights"):
+            rv = trial.tensor(n).reduction_values(step)
+            assert ("median", False) in rv
+            w = np.asarray(rv[("median", False)]).reshape(-1)[0]
+            assert math.isfinite(float(w))
+    # no weight went through the device path (median wanted); the bias gradients did at steps
+    # 1-3, the kernel gradients at steps 1 and 3 (their values are due at 0 and 2); step 0
+    # traced the train step, its gradients took the value path
+    assert sorted(calls) == sorted(biases * 3 + kernels * 2), calls
+
+
+def test_gradient_tape_reductions_equal_the_host_paths(tmp_path, monkeypatch):
+    x, y = _data(32)
+    runs = {}
+    for mode in ("off", "auto"):
+        monkeypatch.setenv("SMD_TF_DEVICE_REDUCTIONS", mode)
+        out = str(tmp_path / mode)
+        hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1),
+                            reduction_config=st.ReductionConfig(reductions=REDUCTIONS, norms=["l2"]),
+                            include_collections=["weights", "biases", "gradients"])
+        model = _model()
+        opt = keras.optimizers.SGD(0.05)
+        for step in range(3):
+            with hook.wrap_tape(tf.GradientTape()) as tape:
+                loss = tf.reduce_mean((model(x[step * 8:(step + 1) * 8]) - y[step * 8:(step + 1) * 8]) ** 2)
+            grads = tape.gradient(loss, model.trainable_variables)
+            opt.apply_gradients(zip(grads, model.trainable_variables))
+        hook.close()
+        runs[mode] = create_trial(out)
+    _compare(runs["off"], runs["auto"], min_checked=3 * 8 * 9)
+
+
+@pytest.mark.parametrize("dtype", [tf.float32, tf.float16, tf.bfloat16, tf.float64])
+def test_statistics_equal_numpys(dtype):
+    rng = np.random.default_rng(3)
+    arrays = [np.zeros((0, 3)), np.array([1.0, np.nan, -3.0]), np.array([np.inf, 2.0, -1.0]),
+              rng.normal(size=(40, 7)) * 3, np.array([[-2.5]]), rng.normal(size=1000), np.zeros(0)]
+    tensors = [tf.cast(tf.constant(a), dtype) for a in arrays]
+    matrix, columns = _reduce.statistics(tensors)
+    got = matrix.numpy()
+    for k, t in enumerate(tensors):
+        x = tf.cast(t, tf.float64).numpy().reshape(-1)  # the exact values TensorFlow holds
+        a = np.abs(x)
+        want = {"nan": float(np.isnan(x).sum()),
+                "min": x.min() if x.size else math.inf, "max": x.max() if x.size else -math.inf,
+                "absmin": a.min() if x.size else math.inf, "absmax": a.max() if x.size else -math.inf,
+                "sum": x.sum(), "abssum": a.sum(), "sumsq": (x * x).sum(),
+                "prod": x.prod(), "absprod": a.prod(),
+                "var": ((x - x.mean()) ** 2).sum() if np.isfinite(x).all() and x.size else 0.0,
+                "absvar": ((a - a.mean()) ** 2).sum() if np.isfinite(x).all() and x.size else 0.0}
+        for i, name in enumerate(columns):
+            v, w = got[k, i], want[name]
+            if np.isnan(x).any() and name != "nan":
+                continue  # with a NaN every reduction is NaN: finish() decides from the count
+            if np.isinf(x).any() and name not in ("min", "max", "absmin", "absmax"):
+                continue  # inf: the sums are inf or NaN whatever the order
+            if np.isnan(w) or np.isinf(w):
+                assert v == w or (np.isnan(v) and np.isnan(w)), (arrays[k], name, v, w)
+            elif name in ("min", "max", "absmin", "absmax", "nan"):
+                assert v == w, (arrays[k], name, v, w)
+            else:
+                assert v == pytest.approx(w, rel=1e-12, abs=1e-300), (arrays[k], name, v, w)
+
+
+def test_unknown_mode_is_refused(monkeypatch):
+    monkeypatch.setenv("SMD_TF_DEVICE_REDUCTIONS", "sometimes")
+    with pytest.raises(ValueError, match="SMD_TF_DEVICE_REDUCTIONS must be auto or off"):
+        _reduce.enabled()
