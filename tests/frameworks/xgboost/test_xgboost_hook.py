@@ -64,8 +64,9 @@ def test_every_collection_equals_what_xgboost_computes(tmp_path):
     assert trial.steps() == [0, 2, 4]
     names = set(trial.tensor_names())
     feats = ["f0", "f1", "f2", "f3"]
-    assert {f"full_shap/{f}" for f in feats + ["bias"]} <= names
-    assert {f"average_shap/{f}" for f in feats + ["bias"]} <= names
+    assert {f"full_shap/{f}" for f in feats} <= names
+    assert {f"average_shap/{f}" for f in feats} <= names
+    assert not any(n.endswith("/bias") for n in names)  # as smdebug: the bias is the matrix's last column
     assert {"predictions", "labels", "hyperparameters/max_depth", "hyperparameters/eta",
             "hyperparameters/objective"} <= names
     for step in (0, 2, 4):
@@ -73,8 +74,9 @@ def test_every_collection_equals_what_xgboost_computes(tmp_path):
         np.testing.assert_allclose(trial.tensor("predictions").value(step), model.predict(dval), rtol=1e-6)
         np.testing.assert_array_equal(trial.tensor("labels").value(step), dval.get_label())
         contribs = model.predict(dtrain, pred_contribs=True)
-        for i, f in enumerate(feats + ["bias"]):
-            np.testing.assert_allclose(trial.tensor(f"full_shap/{f}").value(step), contribs[:, i], rtol=1e-6)
+        for i, f in enumerate(feats):
+            # as smdebug: every full_shap/<feature> is the whole (rows, features + 1) matrix
+            np.testing.assert_allclose(trial.tensor(f"full_shap/{f}").value(step), contribs, rtol=1e-6)
             assert trial.tensor(f"average_shap/{f}").value(step)[0] == pytest.approx(contribs[:, i].astype(np.float64).mean(), rel=1e-9)
         for kind in sx.hook.IMPORTANCE_TYPES:
             scores = model.get_score(importance_type=kind)
@@ -114,7 +116,7 @@ def test_the_real_smdebug_reads_the_trial(tmp_path, read_with_smdebug):
     assert t["hyperparameters/max_depth"]["3"] == [3]
     assert t["validation-auc"]["3"][0] == pytest.approx(evals["validation"]["auc"][3])
     np.testing.assert_allclose(t["predictions"]["3"], bst.predict(dval), rtol=1e-6)
-    np.testing.assert_allclose(t["full_shap/f1"]["3"], bst.predict(dtrain, pred_contribs=True)[:, 1], rtol=1e-6)
+    np.testing.assert_allclose(t["full_shap/f1"]["3"], bst.predict(dtrain, pred_contribs=True), rtol=1e-6)
     # string columns of the trees come back as numpy str arrays
     feature = t["trees/Feature"]["3"]
     assert feature[0] == json.loads(bst.get_dump(dump_format="json")[3])["split"]
@@ -138,7 +140,7 @@ def test_multiclass_shapes(tmp_path):
     model = bst[:2]
     np.testing.assert_allclose(trial.tensor("predictions").value(1), model.predict(dval), rtol=1e-6)
     contribs = model.predict(dtrain, pred_contribs=True)  # (rows, classes, features + 1)
-    np.testing.assert_allclose(trial.tensor("full_shap/f2").value(1), contribs[:, :, 2], rtol=1e-6)
+    np.testing.assert_allclose(trial.tensor("full_shap/f2").value(1), contribs, rtol=1e-6)
     assert trial.tensor("average_shap/f2").value(1)[0] == pytest.approx(contribs[:, :, 2].astype(np.float64).mean(), rel=1e-9)
     # three trees (one per class) in round 1: trees 3, 4, 5
     assert sorted(set(trial.tensor("trees/Tree").value(1).tolist())) == [3, 4, 5]
@@ -272,3 +274,25 @@ def test_smd_hook_options_pass_through(tmp_path):
     assert trial.steps() == [0, 10]
     with pytest.raises(TypeError):
         sx.Hook(str(tmp_path / "other"), no_such_option=1)
+
+
+def test_shap_tensors_as_smdebugs_test_hook_shap_expects(tmp_path):
+    # smdebug 1.0.34's tests/xgboost/test_hook.py::test_hook_shap, as a user's script sees it: the
+    # two SHAP collections, no bias tensors, average_shap values of shape (1,), full_shap values
+    # the whole (rows, features + 1) matrix
+    rng = np.random.default_rng(42)
+    dtrain = xgb.DMatrix(rng.random((10, 10)), label=rng.integers(0, 2, size=10))
+    hook = sx.Hook(str(tmp_path / "run"), include_collections=["average_shap", "full_shap"],
+                   train_data=dtrain)
+    bst = xgb.train({"objective": "binary:logistic"}, dtrain, num_boost_round=3, callbacks=[hook])
+    trial = create_trial(str(tmp_path / "run"))
+    names = trial.tensor_names()
+    assert {"average_shap", "full_shap"} <= set(trial.collections())
+    assert sorted(n for n in names if n.startswith("average_shap/")) == sorted(f"average_shap/f{i}" for i in range(10))
+    assert sorted(n for n in names if n.startswith("full_shap/")) == sorted(f"full_shap/f{i}" for i in range(10))
+    assert not any(n.endswith("/bias") for n in names)
+    assert trial.tensor("average_shap/f9").value(0).shape == (1,)
+    assert trial.tensor("full_shap/f9").value(0).shape == (10, 11)
+    contribs = bst[:1].predict(dtrain, pred_contribs=True)
+    np.testing.assert_allclose(trial.tensor("full_shap/f3").value(0), contribs, rtol=1e-6)
+    assert trial.tensor("average_shap/f3").value(0)[0] == pytest.approx(contribs[:, 3].astype(np.float64).mean(), rel=1e-9)

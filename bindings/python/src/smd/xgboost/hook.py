@@ -236,18 +236,21 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
                     self._save(name, np.array([score / total], dtype=np.float64))
 
     def _save_shap(self, model):
+        # As smdebug: full_shap/<feature> holds the whole contribution matrix (rows x (features +
+        # 1), the last column the bias), average_shap/<feature> that feature's mean; there is no
+        # full_shap/bias or average_shap/bias (the bias is the matrix's last column).
         if self.train_data is None:
             return
-        names = _feature_names(model) + ["bias"]
+        names = _feature_names(model)
         full = [f"full_shap/{n}" for n in names]
         avg = [f"average_shap/{n}" for n in names]
         if not any(self._due(n) for n in full + avg):
             return
-        contribs = model.predict(self.train_data, pred_contribs=True)
+        contribs = np.ascontiguousarray(model.predict(self.train_data, pred_contribs=True))
         mean = np.mean(contribs, axis=tuple(range(contribs.ndim - 1)), dtype=np.float64)
         for i in range(len(names)):
             if self._due(full[i]):
-                self._save(full[i], np.ascontiguousarray(contribs[..., i]))
+                self._save(full[i], contribs)
             if self._due(avg[i]):
                 self._save(avg[i], np.array([mean[i]], dtype=np.float64))
 
