@@ -252,3 +252,49 @@ def test_a_hybridized_network_saves_its_blocks_outputs(tmp_path):
         p.set_data(nd.array(rec[1]["params"][p.name]))
     np.testing.assert_allclose(trial.tensor("net_fc1_output_0").value(2), before_last[0](x).asnumpy(), rtol=1e-6)
     np.testing.assert_array_equal(trial.tensor("net_fc1_weight").value(2), rec[2]["params"]["net_fc1_weight"])
+
+
+@pytest.mark.parametrize("closed", [False, True])
+def test_a_registered_network_saves_pickles_and_copies(tmp_path, closed):
+    """save_parameters, pickle and deepcopy of a registered network work while the hook is open and
+    after close(); the loaded or copied network runs without saving, and the hook goes on."""
+    import copy
+    import pickle
+    hook = hook_every_step(tmp_path / "run")
+    net = train(hook, 2)
+    if closed:
+        hook.close()
+    net.save_parameters(str(tmp_path / "net.params"))
+    fresh = make_net(prefix="net_", seed=5)
+    fresh.load_parameters(str(tmp_path / "net.params"))
+    for a, b in zip(net.collect_params().values(), fresh.collect_params().values()):
+        np.testing.assert_array_equal(a.data().asnumpy(), b.data().asnumpy())
+    x, _ = data()
+    loaded = pickle.loads(pickle.dumps(net))
+    np.testing.assert_array_equal(loaded(x).asnumpy(), fresh(x).asnumpy())
+    copy.deepcopy(net)(x)
+    if not closed:
+        net(x)  # the original network still steps its hook
+        hook.close()
+    # the loaded and copied networks did not step the hook
+    assert create_trial(str(tmp_path / "run")).steps() == ([0, 1] if closed else [0, 1, 2])
+
+
+def test_module_functions_smdebug_exports(tmp_path, monkeypatch):
+    import inspect
+    import smdebug.mxnet as ref
+    ours = {n for n in dir(smd) if not n.startswith("_")}
+    theirs = {n for n in dir(ref) if not n.startswith("_")
+              and (not inspect.ismodule(getattr(ref, n)) or n == "modes")}
+    assert theirs - ours == set()
+    assert smd.create_trial is create_trial
+    monkeypatch.setenv("SMDEBUG_CONFIG_FILE_PATH", str(tmp_path / "missing.json"))
+    smd.del_hook()
+    assert smd.get_hook() is None  # smdebug's MXNet get_hook creates from JSON: there is none
+    hook = hook_every_step(tmp_path / "run")
+    assert smd.get_hook() is hook
+    smd.del_hook()
+    smd.set_hook(hook)
+    assert smd.get_hook() is hook
+    smd.del_hook()
+    hook.close()

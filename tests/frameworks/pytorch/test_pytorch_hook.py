@@ -1,12 +1,15 @@
 """smd.pytorch.Hook with the real PyTorch: collections, values against torch's, modes, save
 intervals, module tensors, the real smdebug reading the trials, built-in rules, distributed worker
 names, the JSON configuration, bad input."""
+import copy
 import hashlib
+import inspect
 import json
 import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -494,3 +497,66 @@ def test_smd_hook_options_pass_through(tmp_path):
     assert trial.tensor("CrossEntropyLoss_output_0").steps() == [0, 1]
     with pytest.raises(TypeError):
         smd.Hook(str(tmp_path / "other"), no_such_option=1)
+
+
+@pytest.mark.parametrize("closed", [False, True])
+def test_torch_save_of_a_registered_model(tmp_path, closed):
+    """torch.save(model) (the whole module, pickled) works while the hook is registered and after
+    close(), as with smdebug; the loaded model trains without saving, and the hook goes on."""
+    hook = hook_every_step(tmp_path / "run")
+    net = train(hook, 2)
+    if closed:
+        hook.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # not even torch's "backward hook will not be serialized"
+        torch.save(net, tmp_path / "model.pt")
+    loaded = torch.load(tmp_path / "model.pt", weights_only=False)
+    for p, q in zip(net.parameters(), loaded.parameters()):
+        assert torch.equal(p, q)
+    x, y = data()
+    nn.CrossEntropyLoss()(loaded(x), y).backward()  # runs; its stand-in hook saves nothing
+    copied = copy.deepcopy(net)
+    copied(x)
+    if not closed:
+        net(x)  # the original model still steps its hook
+        hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.steps() == ([0, 1] if closed else [0, 1, 2])
+
+
+def test_a_model_registered_after_its_hook_closed_can_be_registered_again(tmp_path):
+    first = hook_every_step(tmp_path / "a")
+    net = train(first, 1)
+    first.close()
+    second = hook_every_step(tmp_path / "b")
+    second.register_module(net)  # the first hook's mark is gone with its close
+    net(data()[0])
+    second.close()
+    assert create_trial(str(tmp_path / "b")).steps() == [0]
+
+
+def test_module_functions_smdebug_exports(tmp_path, monkeypatch):
+    import smdebug.pytorch as ref
+    ours = {n for n in dir(smd) if not n.startswith("_")}
+    # smdebug's submodules (hook, collection, singleton_utils, ...) come along with the package;
+    # its functions, classes and the modes module are the API
+    theirs = {n for n in dir(ref) if not n.startswith("_")
+              and (not inspect.ismodule(getattr(ref, n)) or n == "modes")}
+    assert theirs - ours == set()
+    assert smd.create_trial is create_trial
+    monkeypatch.delenv("SMDEBUG_CONFIG_FILE_PATH", raising=False)
+    smd.del_hook()
+    assert smd.get_hook() is None
+    hook = hook_every_step(tmp_path / "run")
+    assert smd.get_hook() is hook
+    smd.del_hook()
+    assert smd.get_hook() is None
+    smd.set_hook(hook)
+    assert smd.get_hook() is hook
+    with pytest.raises(TypeError, match="set_hook takes an smd hook"):
+        smd.set_hook("hook")
+    smd.del_hook()
+    # without a JSON configuration there is nothing to create (smdebug: None as well)
+    monkeypatch.setenv("SMDEBUG_CONFIG_FILE_PATH", str(tmp_path / "missing.json"))
+    assert smd.get_hook(create_if_not_exists=True) is None
+    hook.close()

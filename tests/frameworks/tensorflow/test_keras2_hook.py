@@ -83,3 +83,85 @@ def test_keras2_fit_and_predict(tmp_path):
     np.testing.assert_allclose(trial.tensor("predictions").value(0, mode=st.modes.PREDICT),
                                expect["pred"], rtol=1e-6)
     assert trial.tensor("loss").value(3, mode=st.modes.TRAIN)[0] == pytest.approx(expect["loss0"][0], rel=1e-6)
+
+
+SCRIPT_LEGACY = r"""
+import json, sys
+import numpy as np
+import tensorflow as tf
+import smd.tensorflow as st
+keras = tf.keras
+rng = np.random.default_rng(0)
+x = rng.normal(size=(48, 4)).astype("float32")
+y = (x @ np.array([[1.0], [-2.0], [0.5], [0.0]], dtype="float32")).astype("float32")
+keras.utils.set_random_seed(0)
+
+def make():
+    return keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation="relu"), keras.layers.Dense(1)])
+
+# fit with a legacy optimizer (optimizer.variables is a method there), reductions only
+model = make()
+model.compile(optimizer=keras.optimizers.legacy.Adam(0.01), loss="mse")
+hook = st.KerasHook(OUT_FIT, save_config=st.SaveConfig(save_interval=1),
+                    include_collections=["weights", "biases", "optimizer_variables"],
+                    reduction_config=st.ReductionConfig(reductions=["min", "max"]))
+after = []
+class Rec(keras.callbacks.Callback):
+    def on_train_batch_end(self, b, logs=None): after.append([w.numpy().copy() for w in self.model.weights])
+model.fit(x, y, batch_size=16, epochs=1, shuffle=False, verbose=0, callbacks=[hook, Rec()])
+model.save(SAVED)  # while the hook is still open
+hook.close()
+loaded = keras.models.load_model(SAVED)
+same = bool(np.array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0)))
+
+# a GradientTape loop with wrap_tape and wrap_optimizer (legacy Adam)
+model2 = make()
+hook2 = st.KerasHook(OUT_TAPE, save_config=st.SaveConfig(save_interval=1),
+                     include_collections=["weights", "biases", "gradients", "optimizer_variables", "losses"])
+opt = hook2.wrap_optimizer(keras.optimizers.legacy.Adam(0.01))
+opt_after = []
+for step in range(3):
+    xb, yb = x[step * 16:(step + 1) * 16], y[step * 16:(step + 1) * 16]
+    with hook2.wrap_tape(tf.GradientTape()) as tape:
+        loss = tf.reduce_mean(tf.square(model2(xb, training=True) - yb))
+    grads = tape.gradient(loss, model2.trainable_variables)
+    opt.apply_gradients(zip(grads, model2.trainable_variables))
+    opt_after.append({v.name: v.numpy().tolist() for v in opt.variables()})
+hook2.close()
+np.savez(NPZ, **{f"after_{s}_{i}": w for s, ws in enumerate(after) for i, w in enumerate(ws)})
+print(json.dumps({"names": [w.name for w in model.weights], "fit_opt": [v.name for v in model.optimizer.variables()],
+                  "tape_opt": opt_after, "loaded_same": same}))
+"""
+
+
+def test_keras2_legacy_optimizer_reductions_tape_and_save(tmp_path):
+    paths = {k: str(tmp_path / v) for k, v in
+             (("OUT_FIT", "fit"), ("OUT_TAPE", "tape"), ("SAVED", "model.h5"), ("NPZ", "after.npz"))}
+    script = SCRIPT_LEGACY
+    for k, v in paths.items():
+        script = script.replace(k, repr(v))
+    info = run_script(script, env={"TF_USE_LEGACY_KERAS": "1"})
+    assert info["loaded_same"]  # model.save with the hook open, load_model, same predictions
+    # reductions of "dense/kernel:0" are written under "dense/kernel" (smdebug's TF hooks keep the
+    # ":0", which needs an option of the C library smd does not have yet)
+    fit = create_trial(paths["OUT_FIT"])
+    expect = np.load(paths["NPZ"])
+    for step in range(3):
+        for i, name in enumerate(info["names"]):
+            w = expect[f"after_{step}_{i}"]
+            t = fit.tensor(name.split(":")[0])
+            assert t.reduction_value(step, "min", mode=st.modes.TRAIN) == pytest.approx(w.min())
+            assert t.reduction_value(step, "max", mode=st.modes.TRAIN) == pytest.approx(w.max())
+    # a legacy optimizer's variables (a method there) are saved
+    # (their reductions under the names without ":0", outside the collection's names: see above)
+    assert info["fit_opt"] and {n.split(":")[0] for n in info["fit_opt"]} <= set(fit.tensor_names())
+    # wrap_tape + wrap_optimizer: the optimizer variables after each step's update
+    tape = create_trial(paths["OUT_TAPE"])
+    assert tape.steps() == [0, 1, 2]
+    names = set(tape.tensor_names(collection="optimizer_variables"))
+    assert names == set(info["tape_opt"][0]) and "Adam/iter:0" in names
+    for step in range(3):
+        for name, value in info["tape_opt"][step].items():
+            np.testing.assert_allclose(tape.tensor(name).value(step), value, rtol=1e-6)
+    assert len(tape.tensor_names(collection="gradients")) == 4
+    assert tape.tensor_names(collection="losses") == ["loss"]

@@ -376,3 +376,74 @@ def test_fit_after_an_interrupted_fit(tmp_path):
     model.fit(x, y, batch_size=32, epochs=1, verbose=0, callbacks=[hook])
     hook.close()
     assert create_trial(out).steps() == [1, 2]  # step 0 was interrupted before its end
+
+
+def test_model_save_and_pickle_while_hooked(tmp_path):
+    """model.save (.keras), load_model, pickle and deepcopy work with the hook registered (it wraps
+    the optimizer and layer calls): same predictions, and the hook goes on saving."""
+    import copy
+    import pickle
+    x, y = dataset()
+    model = mlp()
+    hook = st.KerasHook(str(tmp_path / "run"), save_config=st.SaveConfig(save_interval=1),
+                        include_collections=["weights", "gradients", "layers"])
+    model.fit(x, y, batch_size=16, epochs=1, verbose=0, callbacks=[hook])
+    model.save(tmp_path / "model.keras")
+    loaded = keras.models.load_model(tmp_path / "model.keras")
+    np.testing.assert_array_equal(loaded.predict(x, verbose=0), model.predict(x, verbose=0))
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(model)).predict(x, verbose=0),
+                                  model.predict(x, verbose=0))
+    copy.deepcopy(model)
+    model.fit(x, y, batch_size=16, epochs=1, verbose=0, callbacks=[hook])
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.steps(mode=st.modes.TRAIN) == list(range(8))
+    assert len(trial.tensor_names(collection="gradients")) == 4
+
+
+def test_register_model_before_fit(tmp_path):
+    """smdebug's register_model: the layers of a model registered before compile and fit."""
+    x, y = dataset()
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation="relu"),
+                              keras.layers.Dense(1)])
+    hook = st.KerasHook(str(tmp_path / "run"), save_config=st.SaveConfig(save_interval=1),
+                        include_collections=["layers", "gradients"])
+    hook.register_model(model)
+    model.compile(optimizer=keras.optimizers.SGD(LR), loss="mse", run_eagerly=True)
+    model.fit(x, y, batch_size=16, epochs=1, verbose=0, callbacks=[hook])
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert set(trial.tensor_names(collection="layers")) == {
+        "dense/inputs", "dense/outputs", "dense_1/inputs", "dense_1/outputs"}
+    assert len(trial.tensor_names(collection="gradients")) == 4
+    with pytest.raises(TypeError, match="register_model takes a Keras model"):
+        hook.register_model("model")
+
+
+def test_module_functions_smdebug_exports(tmp_path, monkeypatch):
+    # smdebug.tensorflow's names (smdebug 1.0.34's smdebug/tensorflow/__init__.py)
+    for name in ("KerasHook", "SessionHook", "EstimatorHook", "SaveConfig", "SaveConfigMode",
+                 "ReductionConfig", "modes", "CollectionKeys", "create_trial", "Collection",
+                 "get_hook", "set_hook", "del_hook"):
+        assert hasattr(st, name), name
+    assert st.create_trial is create_trial
+    monkeypatch.setenv("SMDEBUG_CONFIG_FILE_PATH", str(tmp_path / "missing.json"))
+    st.del_hook()
+    assert st.get_hook() is None
+    assert st.get_hook("keras", create_if_not_exists=True) is None  # no JSON configuration
+    hook = st.KerasHook(str(tmp_path / "run"))
+    assert st.get_hook() is hook and st.get_hook("keras") is hook
+    assert st.get_hook("session") is None  # smdebug: a hook of another kind is not returned
+    st.del_hook()
+    assert st.get_hook() is None
+    st.set_hook(hook)
+    assert st.get_hook("keras") is hook
+    with pytest.raises(ValueError, match="hook_type"):
+        st.get_hook("kears")
+    st.del_hook()
+    # a custom collection built with smdebug's Collection constructor
+    coll = st.Collection("custom", include_regex=["^dense"])
+    hook.add_collection(coll)
+    assert hook.get_collection("custom").include_regex == ["^dense"]
+    hook.close()

@@ -13,6 +13,7 @@ import weakref
 
 import mxnet as mx
 
+import smd._framework as _fw
 import smd.hook as _core
 from smd import smdc as _smd
 from smd.collection_keys import CollectionKeys
@@ -21,30 +22,38 @@ INPUT_SUFFIX = "_input_"
 OUTPUT_SUFFIX = "_output_"
 GRADIENT_PREFIX = "gradient/"
 
-_current_hook = None
+# block -> weakref of the hook it is registered with (not an attribute of the block: a registered
+# block must still pickle).
+_OWNER = weakref.WeakKeyDictionary()
 
 
-def get_hook(json_config_path=None, create_if_not_exists=False):
-    """The hook created last in this process; with ``create_if_not_exists``, one from the JSON
-    configuration if there is none yet."""
-    hook = _current_hook() if _current_hook is not None else None
-    if hook is None and create_if_not_exists:
-        hook = Hook.create_from_json_file(json_config_path)
-    return hook
+def get_hook(json_config_path=None, create_if_not_exists=True):
+    """The hook created last in this process (or given to ``set_hook``); else, as smdebug's MXNet
+    get_hook, one from the JSON configuration (``json_config_path`` or
+    $SMDEBUG_CONFIG_FILE_PATH), or None without such a file."""
+    return _fw.get_hook(Hook, json_config_path, create_if_not_exists)
+
+
+set_hook = _fw.set_hook
+del_hook = _fw.del_hook
 
 
 class Collection(_core.Collection):
-    """smdebug's MXNet collection: adds ``add_block_tensors``."""
+    """smdebug's MXNet collection: adds ``add_block_tensors``. ``Collection(name, include_regex,
+    tensor_names, reduction_config, save_config, save_histogram)`` makes a detached one, as
+    smdebug's, for ``hook.add_collection``."""
 
-    def __init__(self, handle, hook):
-        super().__init__(handle)
-        self._owner = weakref.ref(hook)
+    def __init__(self, name, include_regex=None, tensor_names=None, reduction_config=None,
+                 save_config=None, save_histogram=True, *, _handle=None, _state=None, _hook=None):
+        super().__init__(name, include_regex, tensor_names, reduction_config, save_config,
+                         save_histogram, _handle=_handle, _state=_state)
+        self._owner = weakref.ref(_hook) if _hook is not None else None
 
     def add_block_tensors(self, block, inputs=False, outputs=True):
         """Adds the inputs and/or outputs of a Gluon block (by its name) to this collection."""
         if not isinstance(block, mx.gluon.Block):
             raise TypeError(f"add_block_tensors takes an mxnet.gluon.Block, not {type(block).__name__}")
-        hook = self._owner()
+        hook = self._owner() if self._owner is not None else None
         if inputs and hook is not None:
             hook._inputs_wanted.add(block.name)
         if inputs:
@@ -78,8 +87,7 @@ class Hook(_core.Hook):
         self._inputs_wanted = set()  # loss blocks whose inputs a collection asked for
         self._save_all = bool(save_all)
         self._closed = False
-        global _current_hook
-        _current_hook = weakref.ref(self)
+        _fw.hook_created(self)
         ref = weakref.ref(self)
         atexit.register(lambda: ref() is not None and ref().close())
 
@@ -91,7 +99,7 @@ class Hook(_core.Hook):
             raise TypeError(f"register_block takes an mxnet.gluon.Block, not {type(block).__name__}")
         if id(block) in self._registered:
             raise ValueError(f"block {block.name} is already registered with this hook")
-        other = getattr(block, "_smd_hook", None)
+        other = _OWNER.get(block)
         other = other() if other is not None else None
         if other is not None and other is not self and not other._closed:
             raise ValueError(f"block {block.name} is registered with another open smd hook: close "
@@ -104,7 +112,7 @@ class Hook(_core.Hook):
                                  "parameters); a loss block is registered as such")
             self._handles.append(block.register_forward_pre_hook(self._forward_pre_hook))
         self._registered.add(id(block))
-        block._smd_hook = weakref.ref(self)
+        _OWNER[block] = weakref.ref(self)
         self._blocks.append((block, is_loss))
         self._hooked = None  # attach the forward hooks again at the next step
 
@@ -112,7 +120,12 @@ class Hook(_core.Hook):
 
     def get_collection(self, name, create=True):
         c = super().get_collection(name, create)
-        return Collection(c._c, self)
+        return Collection(c.name, _handle=c._c, _state=c._state, _hook=self)
+
+    def add_collection(self, collection):
+        super().add_collection(collection)
+        if isinstance(collection, Collection):
+            collection._owner = weakref.ref(self)
 
     # -- MXNet hooks -------------------------------------------------------------------------
     def _log_params(self, block):
@@ -192,6 +205,11 @@ class Hook(_core.Hook):
                 raise TypeError(f"save_scalar({name!r}): an NDArray of {value.size} elements is not a scalar")
             value = value.asscalar()
         return super().save_scalar(name, value, sm_metric, timestamp)
+
+    def __reduce_ex__(self, protocol):
+        # A registered block holds the hook's callbacks, so pickling or deep-copying the block
+        # reaches the hook: it travels as a stand-in whose callbacks do nothing.
+        return (_fw.detached, ("smd.mxnet.Hook",))
 
     # -- end ---------------------------------------------------------------------------------
     def close(self):

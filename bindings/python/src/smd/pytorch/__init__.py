@@ -3,6 +3,7 @@
 from smd import modes  # noqa: F401
 from smd.collection_keys import CollectionKeys  # noqa: F401
 from smd.modes import ModeKeys  # noqa: F401
-from smd.pytorch.hook import Collection, Hook, get_hook  # noqa: F401
+from smd.pytorch.hook import Collection, Hook, del_hook, get_hook, set_hook  # noqa: F401
 from smd.reduction_config import ReductionConfig  # noqa: F401
 from smd.save_config import SaveConfig, SaveConfigMode  # noqa: F401
+from smd.trials import create_trial  # noqa: F401

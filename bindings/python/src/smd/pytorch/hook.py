@@ -17,6 +17,7 @@ import torch
 
 import smd.hook as _core
 from smd import smdc as _smd
+import smd._framework as _fw
 from smd.collection_keys import CollectionKeys
 from smd.pytorch import _device
 
@@ -35,17 +36,20 @@ INPUT_SUFFIX = "_input_"
 OUTPUT_SUFFIX = "_output_"
 GRADIENT_PREFIX = "gradient/"
 
-_current_hook = None
+# module -> weakref of the hook it is registered with. Kept here, not as an attribute of the module:
+# a model must pickle (torch.save(model)), and a weak reference does not.
+_OWNER = weakref.WeakKeyDictionary()
 
 
 def get_hook(json_config_path=None, create_if_not_exists=False):
-    """The hook created last in this process; with ``create_if_not_exists``, one from the JSON
-    configuration (``json_config_path`` or $SMDEBUG_CONFIG_FILE_PATH) if there is none yet."""
-    global _current_hook
-    hook = _current_hook() if _current_hook is not None else None
-    if hook is None and create_if_not_exists:
-        hook = Hook.create_from_json_file(json_config_path)
-    return hook
+    """The hook created last in this process (or given to ``set_hook``); with
+    ``create_if_not_exists``, one from the JSON configuration (``json_config_path`` or
+    $SMDEBUG_CONFIG_FILE_PATH) if there is none yet, or None without such a file."""
+    return _fw.get_hook(Hook, json_config_path, create_if_not_exists)
+
+
+set_hook = _fw.set_hook
+del_hook = _fw.del_hook
 
 
 def _host_view(name, tensor):
@@ -74,20 +78,25 @@ def _host_view(name, tensor):
 
 
 class Collection(_core.Collection):
-    """smdebug's PyTorch collection: adds ``add_module_tensors``."""
+    """smdebug's PyTorch collection: adds ``add_module_tensors``. ``Collection(name, include_regex,
+    tensor_names, reduction_config, save_config, save_histogram)`` makes a detached one, as
+    smdebug's, for ``hook.add_collection``."""
 
-    def __init__(self, handle, hook):
-        super().__init__(handle)
-        self._owner = weakref.ref(hook)
+    def __init__(self, name, include_regex=None, tensor_names=None, reduction_config=None,
+                 save_config=None, save_histogram=True, *, _handle=None, _state=None, _hook=None):
+        super().__init__(name, include_regex, tensor_names, reduction_config, save_config,
+                         save_histogram, _handle=_handle, _state=_state)
+        self._owner = weakref.ref(_hook) if _hook is not None else None
 
     def add_module_tensors(self, module, inputs=False, outputs=True):
         """Adds the inputs and/or outputs of ``module`` (a module registered with the hook, or a
         submodule of one) to this collection; effective from the next step."""
         if not isinstance(module, torch.nn.Module):
             raise TypeError(f"add_module_tensors takes a torch.nn.Module, not {type(module).__name__}")
-        hook = self._owner()
+        hook = self._owner() if self._owner is not None else None
         if hook is None:
-            raise RuntimeError(f"collection {self.name!r}: its hook is gone")
+            raise RuntimeError(f"collection {self.name!r} belongs to no open hook: add it with "
+                               "hook.add_collection first")
         hook._module_requests.append((self.name, module, bool(inputs), bool(outputs)))
 
 
@@ -119,8 +128,7 @@ class Hook(_core.Hook):
         self._closed = False
         # Tensors on a GPU: reductions computed there, values staged through pinned buffers.
         self._device = _device.DeviceCapture(self._hook, smd_options.get("memory_budget"))
-        global _current_hook
-        _current_hook = weakref.ref(self)
+        _fw.hook_created(self)
         ref = weakref.ref(self)
         atexit.register(lambda: ref() is not None and ref().close())
 
@@ -147,7 +155,7 @@ class Hook(_core.Hook):
                 raise ValueError(f"submodule {name or root_name!r} of {root_name} is already "
                                  f"registered with this hook (as {self._modules[id(sub)][0]!r})")
         for name, sub in module.named_modules():
-            other = getattr(sub, "_smd_hook", None)
+            other = _OWNER.get(sub)
             other = other() if other is not None else None
             if other is not None and other is not self and not other._closed:
                 raise ValueError(f"module {name or root_name!r} of {root_name} is registered with "
@@ -160,7 +168,7 @@ class Hook(_core.Hook):
                              "register a loss module with register_loss")
         for name, sub in module.named_modules():
             self._modules[id(sub)] = (name if sub is not module else root_name, sub)
-            sub._smd_hook = weakref.ref(self)
+            _OWNER[sub] = weakref.ref(self)
         self._roots.append((module, params))
         self._handles.append(module.register_forward_pre_hook(self._forward_pre_hook))
         self._hooked = None  # the per-step hooks are attached again at the next step
@@ -181,7 +189,12 @@ class Hook(_core.Hook):
 
     def get_collection(self, name, create=True):
         c = super().get_collection(name, create)
-        return Collection(c._c, self)
+        return Collection(c.name, _handle=c._c, _state=c._state, _hook=self)
+
+    def add_collection(self, collection):
+        super().add_collection(collection)
+        if isinstance(collection, Collection):
+            collection._owner = weakref.ref(self)
 
     # -- torch hooks -------------------------------------------------------------------------
     def _apply_module_requests(self):
@@ -257,6 +270,8 @@ class Hook(_core.Hook):
         self._write(name, OUTPUT_SUFFIX, outputs)
 
     def _gradient_hook(self, name):
+        # torch does not pickle a parameter's gradient hooks; marked so it drops this one silently
+        @torch.utils.hooks.unserializable_hook
         def hook(grad):
             if self._due and grad is not None:
                 self._device.backward_started()
@@ -324,6 +339,12 @@ class Hook(_core.Hook):
     def set_mode(self, mode):
         self._device.flush()
         super().set_mode(mode)
+
+    def __reduce_ex__(self, protocol):
+        # A registered model holds the hook's callbacks, so torch.save(model) and
+        # copy.deepcopy(model) reach the hook: it travels as a stand-in whose callbacks do nothing
+        # (the loaded or copied model runs without saving; this hook is unchanged).
+        return (_fw.detached, ("smd.pytorch.Hook",))
 
     # -- end ---------------------------------------------------------------------------------
     def close(self):

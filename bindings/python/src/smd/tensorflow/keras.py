@@ -21,6 +21,7 @@ import weakref
 import numpy as np
 import tensorflow as tf
 
+import smd._framework as _fw
 from smd import smdc as _smd
 from smd.collection_keys import CollectionKeys
 from smd.hook import Collection, Hook
@@ -118,13 +119,17 @@ class KerasHook(_Callback, Hook):
         self._in_batch = None
         self._saved_now = set()        # names saved in this step outside the compiled function
         self._current_mode = None
+        self._in_tape_step = False     # a wrapped tape began the current step
         atexit.register(_close_at_exit, weakref.ref(self))
+        _fw.hook_created(self)
 
     @classmethod
     def create_from_json_file(cls, json_file_path=None):
         """The hook of smdebug's JSON hook configuration (None: $SMDEBUG_CONFIG_FILE_PATH, else
         /opt/ml/input/config/debughookconfig.json), as SageMaker starts it."""
-        handle = _smd.smd_hook_create_from_json_file(json_file_path, None)
+        options = _smd.smd_hook_options_create()
+        cls._framework_options(options)
+        handle = _smd.smd_hook_create_from_json_file(json_file_path, options)
         return cls(_handle=handle, _json=json_collections(json_file_path))
 
     # -- collections ---------------------------------------------------------------------------
@@ -177,6 +182,13 @@ class KerasHook(_Callback, Hook):
         if tf.executing_eagerly():
             self._ensure_flags()
 
+    def register_model(self, model):
+        """smdebug's register_model: hooks the model's layers (and its optimizer, once compiled)
+        before ``fit``, as ``fit`` does when it hands the model to the hook."""
+        if not (hasattr(model, "layers") and callable(getattr(model, "call", None))):
+            raise TypeError(f"register_model takes a Keras model, not {type(model).__name__}")
+        self.set_model(model)
+
     def wrap_optimizer(self, optimizer):
         """smdebug's wrap_optimizer: returns the same optimizer, whose gradients the hook now
         sees (saved in the "gradients" collection as "gradients/<variable>Grad")."""
@@ -195,7 +207,9 @@ class KerasHook(_Callback, Hook):
                 if variables is None:
                     variables = getattr(optimizer, "_trainable_variables", None) or []
                 self._capture_gradients(list(grads), list(variables))
-                return original(grads, trainable_variables, *args, **kwargs)
+                result = original(grads, trainable_variables, *args, **kwargs)
+                self._after_apply()
+                return result
 
             optimizer.apply = apply
         elif callable(getattr(optimizer, "apply_gradients", None)):
@@ -205,7 +219,9 @@ class KerasHook(_Callback, Hook):
             def apply_gradients(grads_and_vars, *args, **kwargs):
                 pairs = list(grads_and_vars)
                 self._capture_gradients([g for g, _ in pairs], [v for _, v in pairs])
-                return original(pairs, *args, **kwargs)
+                result = original(pairs, *args, **kwargs)
+                self._after_apply()
+                return result
 
             optimizer.apply_gradients = apply_gradients
         else:
@@ -213,6 +229,12 @@ class KerasHook(_Callback, Hook):
         set_wrapper(optimizer, self)
         self._optimizer = optimizer
         return optimizer
+
+    def _after_apply(self):
+        # A custom loop (wrap_tape + wrap_optimizer, eager): the optimizer variables of the step,
+        # after its update. Inside model.fit's compiled step the batch end saves them.
+        if tf.executing_eagerly() and self._in_tape_step and _smd.smd_hook_any_due(self._hook):
+            self._save_optimizer_variables()
 
     def wrap_tape(self, tape):
         """smdebug's wrap_tape for custom GradientTape loops (eager): entering the tape starts a
@@ -370,6 +392,7 @@ class KerasHook(_Callback, Hook):
                 "KerasHook: a batch began before the previous one ended: the same hook is registered "
                 "twice (in callbacks, or in two models training at once); use one hook per model")
         self._in_batch = mode
+        self._in_tape_step = False
         if mode is not self._current_mode:
             self.set_mode(mode)
             self._current_mode = mode
@@ -414,12 +437,29 @@ class KerasHook(_Callback, Hook):
                 self._registered.add(name)
                 coll = CollectionKeys.BIASES if "bias" in name else CollectionKeys.WEIGHTS
                 self._colls[coll].add_tensor_name(name)
-        opt = self._optimizer or getattr(model, "optimizer", None)
-        for v in getattr(opt, "variables", []) if opt is not None else []:
+        for v in self._optimizer_variables():
             name = variable_name(v)
             if name not in self._registered:
                 self._registered.add(name)
                 self._colls[CollectionKeys.OPTIMIZER_VARIABLES].add_tensor_name(name)
+
+    def _optimizer_variables(self):
+        model = self.model
+        opt = self._optimizer or (getattr(model, "optimizer", None) if model is not None else None)
+        variables = getattr(opt, "variables", None) if opt is not None else None
+        if callable(variables):  # tf.keras.optimizers.legacy (Keras 2): a method
+            variables = variables()
+        return list(variables or [])
+
+    def _save_optimizer_variables(self):
+        """Registers and saves the optimizer's variables (when that collection is wanted)."""
+        if not self._wants(CollectionKeys.OPTIMIZER_VARIABLES):
+            return
+        # offered only when wanted: slot names like "SGD/m/dense/bias:0" also match the biases
+        # regex, which must not save them on its own
+        self._register_variables()
+        for v in self._optimizer_variables():
+            self._save_value(variable_name(v), v)
 
     def _end(self, mode, logs):
         self._in_batch = None
@@ -435,12 +475,8 @@ class KerasHook(_Callback, Hook):
         self._register_variables()
         for v in getattr(model, "weights", []) if model is not None else []:
             self._save_value(variable_name(v), v)
-        if mode is ModeKeys.TRAIN and self._wants(CollectionKeys.OPTIMIZER_VARIABLES):
-            # offered only when wanted: slot names like "SGD/m/dense/bias:0" also match the
-            # biases regex, which must not save them on its own
-            opt = self._optimizer or getattr(model, "optimizer", None)
-            for v in getattr(opt, "variables", []) if opt is not None else []:
-                self._save_value(variable_name(v), v)
+        if mode is ModeKeys.TRAIN:
+            self._save_optimizer_variables()
         for name, v in self._custom.items():
             self._save_value(name, v)
 
@@ -509,6 +545,7 @@ class KerasHook(_Callback, Hook):
         self.begin_step()
         self._current_mode = self.mode
         self._saved_now.clear()
+        self._in_tape_step = True
 
     def _tape_gradient(self, target, sources, grads):
         if not _smd.smd_hook_any_due(self._hook):

@@ -13,6 +13,7 @@ import weakref
 import numpy as np
 import tensorflow as tf
 
+import smd._framework as _fw
 from smd import smdc as _smd
 from smd.collection_keys import CollectionKeys
 from smd.hook import Hook
@@ -57,10 +58,13 @@ class SessionHook(_v1.train.SessionRunHook, Hook):
         self._variables = {}      # name -> variable read after the run
         self._pending = None
         atexit.register(_close_at_exit, weakref.ref(self))
+        _fw.hook_created(self)
 
     @classmethod
     def create_from_json_file(cls, json_file_path=None):
-        handle = _smd.smd_hook_create_from_json_file(json_file_path, None)
+        options = _smd.smd_hook_options_create()
+        cls._framework_options(options)
+        handle = _smd.smd_hook_create_from_json_file(json_file_path, options)
         return cls(_handle=handle, _json=json_collections(json_file_path))
 
     def wrap_optimizer(self, optimizer):

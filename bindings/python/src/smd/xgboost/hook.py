@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 import xgboost as xgb
 
+import smd._framework as _fw
 from smd import smdc as _smd
 from smd.collection_keys import CollectionKeys
 from smd.hook import Hook as _Hook
@@ -105,6 +106,17 @@ def _read_libsvm(path, argument):
     return xgb.DMatrix(matrix, label=np.array(labels))
 
 
+def get_hook(json_config_path=None, create_if_not_exists=True):
+    """The hook created last in this process (or given to ``set_hook``); else, as smdebug's
+    XGBoost get_hook, one from the JSON configuration (``json_config_path`` or
+    $SMDEBUG_CONFIG_FILE_PATH), or None without such a file."""
+    return _fw.get_hook(Hook, json_config_path, create_if_not_exists)
+
+
+set_hook = _fw.set_hook
+del_hook = _fw.del_hook
+
+
 class Hook(xgb.callback.TrainingCallback, _Hook):
     """smdebug's XGBoost hook: pass it in ``xgboost.train(..., callbacks=[hook])``.
 
@@ -142,6 +154,7 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
         for name in DEFAULT_INCLUDE_COLLECTIONS:
             _smd.smd_hook_include_collection(self._hook, name)
         self._last_epoch = None
+        _fw.hook_created(self)
 
     @classmethod
     def create_from_json_file(cls, json_file_path=None, hyperparameters=None, train_data=None,

@@ -1,0 +1,87 @@
+"""What the framework hooks share.
+
+Pickling. A framework keeps the hook's callbacks (bound methods) in the model's hook tables, so pickling the
+model (``torch.save(model)``, ``pickle.dumps(block)``, ``copy.deepcopy(model)``) pickles the hook,
+whose writer cannot travel. The framework hooks reduce to a ``DetachedHook`` instead: the copied or
+loaded model keeps callbacks of the same names that do nothing, so it runs as without a hook and
+saves nothing (the original model and its hook are unchanged).
+
+smdebug's hook singleton (get_hook, set_hook, del_hook), one per process."""
+import weakref
+
+
+class DetachedHook:
+    """A stand-in for a hook in a pickled or copied model: every callback does nothing."""
+
+    def __init__(self, kind=""):
+        self._kind = kind
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _nothing
+
+    def __reduce__(self):
+        return (DetachedHook, (self._kind,))
+
+    def __repr__(self):
+        return f"<smd DetachedHook of a pickled or copied model ({self._kind}): saves nothing>"
+
+
+def _nothing(*args, **kwargs):
+    return None
+
+
+def detached(kind):
+    """A new DetachedHook (the unpickling function named by the framework hooks' __reduce__)."""
+    return DetachedHook(kind)
+
+
+# -- smdebug's hook singleton (get_hook / set_hook / del_hook of every framework module) ----------
+# One per process, shared by the frameworks, as smdebug's. A hook registers itself when it is made
+# and is then held weakly (a hook nobody holds closes itself); set_hook, and get_hook when it
+# creates the hook from the JSON configuration, hold it strongly, as smdebug does.
+_weak = None
+_strong = None
+
+
+def hook_created(hook):
+    """Called by a framework hook's constructor: the newest hook is the singleton."""
+    global _weak, _strong
+    _weak, _strong = weakref.ref(hook), None
+
+
+def get_hook(hook_class, json_config_path=None, create_if_not_exists=False):
+    """The singleton hook if it is a ``hook_class`` (any hook for None); else, with
+    ``create_if_not_exists``, a ``hook_class`` made from the JSON configuration
+    (``json_config_path``, $SMDEBUG_CONFIG_FILE_PATH, or SageMaker's file), or None when there is
+    no such file."""
+    global _strong
+    hook = _strong if _strong is not None else (_weak() if _weak is not None else None)
+    if hook is not None and (hook_class is None or isinstance(hook, hook_class)):
+        return hook
+    if not create_if_not_exists:
+        return None if hook_class is not None else hook
+    if hook_class is None:
+        raise ValueError("get_hook: cannot create a hook without knowing which kind")
+    try:
+        hook = hook_class.create_from_json_file(json_config_path)
+    except FileNotFoundError:
+        return None
+    set_hook(hook)
+    return hook
+
+
+def set_hook(custom_hook):
+    """Makes ``custom_hook`` (an smd hook) the singleton, held until ``del_hook``."""
+    global _weak, _strong
+    from smd.hook import Hook
+    if not isinstance(custom_hook, Hook):
+        raise TypeError(f"set_hook takes an smd hook, not {type(custom_hook).__name__}")
+    _weak, _strong = weakref.ref(custom_hook), custom_hook
+
+
+def del_hook():
+    """Forgets the singleton hook (the hook itself stays open)."""
+    global _weak, _strong
+    _weak, _strong = None, None
