@@ -1,8 +1,8 @@
 """What the framework hooks share.
 
-Pickling. A framework keeps the hook's callbacks (bound methods) in the model's hook tables, so pickling the
-model (``torch.save(model)``, ``pickle.dumps(block)``, ``copy.deepcopy(model)``) pickles the hook,
-whose writer cannot travel. The framework hooks reduce to a ``DetachedHook`` instead: the copied or
+Pickling. A framework keeps the hook's callbacks (bound methods) in the model's hook tables, so
+pickling the model (``torch.save(model)``, ``pickle.dumps(block)``, ``copy.deepcopy(model)``)
+pickles the hook, whose writer cannot travel. The framework hooks reduce to a ``DetachedHook`` instead: the copied or
 loaded model keeps callbacks of the same names that do nothing, so it runs as without a hook and
 saves nothing (the original model and its hook are unchanged).
 

@@ -48,8 +48,8 @@ def _close_at_exit(ref):
 class KerasCollection(Collection):
     """A collection of a KerasHook: smd.Collection plus smdebug's add_keras_layer and add."""
 
-    def __init__(self, handle, hook):
-        super().__init__(handle)
+    def __init__(self, handle, hook, state=None):
+        super().__init__(handle, _state=state)
         self._keras_hook = weakref.ref(hook)
 
     def add_keras_layer(self, layer, inputs=False, outputs=True):
@@ -135,7 +135,7 @@ class KerasHook(_Callback, Hook):
     # -- collections ---------------------------------------------------------------------------
     def get_collection(self, name, create=True):
         base = Hook.get_collection(self, name, create)
-        return KerasCollection(base._c, self)
+        return KerasCollection(base._c, self, base._state)
 
     def add_to_collection(self, collection_name, variable):
         """smdebug's add_to_collection: a variable saved in that collection."""
