@@ -32,6 +32,30 @@ def _nothing(*args, **kwargs):
     return None
 
 
+def _no_callback():
+    return _nothing
+
+
+class Callback:
+    """A hook's callback as the framework's hook table holds it: calls ``getattr(hook, name)``.
+    Pickled or deep-copied (with the model that holds it) it becomes a function that does nothing:
+    a bound method would be rebuilt by ``copy.deepcopy`` around the hook's own code."""
+
+    __slots__ = ("_fn",)
+
+    def __init__(self, hook, name):
+        self._fn = getattr(hook, name)
+
+    def __call__(self, *args, **kwargs):
+        return self._fn(*args, **kwargs)
+
+    def __reduce__(self):
+        return (_no_callback, ())
+
+    def __deepcopy__(self, memo):
+        return _nothing
+
+
 def detached(kind):
     """A new DetachedHook (the unpickling function named by the framework hooks' __reduce__)."""
     return DetachedHook(kind)

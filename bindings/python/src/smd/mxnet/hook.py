@@ -110,7 +110,7 @@ class Hook(_core.Hook):
                 raise ValueError(f"block {block.name} has no parameters: register the network that "
                                  "owns them (weights, biases and gradients come from its "
                                  "parameters); a loss block is registered as such")
-            self._handles.append(block.register_forward_pre_hook(self._forward_pre_hook))
+            self._handles.append(block.register_forward_pre_hook(_fw.Callback(self, "_forward_pre_hook")))
         self._registered.add(id(block))
         _OWNER[block] = weakref.ref(self)
         self._blocks.append((block, is_loss))
@@ -153,11 +153,12 @@ class Hook(_core.Hook):
         self._step_handles = []
         if on:
             seen = set()
+            forward_hook = _fw.Callback(self, "_forward_hook")
 
             def attach(b):
                 if id(b) not in seen:
                     seen.add(id(b))
-                    self._step_handles.append(b.register_forward_hook(self._forward_hook))
+                    self._step_handles.append(b.register_forward_hook(forward_hook))
             for block, is_loss in self._blocks:
                 if is_loss:
                     attach(block)

@@ -170,7 +170,7 @@ class Hook(_core.Hook):
             self._modules[id(sub)] = (name if sub is not module else root_name, sub)
             _OWNER[sub] = weakref.ref(self)
         self._roots.append((module, params))
-        self._handles.append(module.register_forward_pre_hook(self._forward_pre_hook))
+        self._handles.append(module.register_forward_pre_hook(_fw.Callback(self, "_forward_pre_hook")))
         self._hooked = None  # the per-step hooks are attached again at the next step
 
     register_hook = register_module  # smdebug's older name
@@ -242,8 +242,9 @@ class Hook(_core.Hook):
             self._forget_empty_gradient_hooks()
         self._step_handles = []
         if on:
+            forward_hook = _fw.Callback(self, "_forward_hook")
             for _, sub in self._modules.values():
-                self._step_handles.append(sub.register_forward_hook(self._forward_hook))
+                self._step_handles.append(sub.register_forward_hook(forward_hook))
             for _, params in self._roots:
                 for pname, p in params:
                     if p.requires_grad:
