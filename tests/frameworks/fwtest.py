@@ -34,3 +34,13 @@ def smd_tool():
         pytest.fail(f"{exe} is missing: build the repository (cmake --build build --target smd_tool) "
                     "or set SMD_BUILD_DIR")
     return exe
+
+
+def smdebug_names_missing(ours, theirs):
+    """The public names of smdebug's framework module `theirs` that smd's `ours` lacks: its
+    functions, classes and the modes module (its other submodules come along with the package)."""
+    import inspect
+    have = {n for n in dir(ours) if not n.startswith("_")}
+    want = {n for n in dir(theirs) if not n.startswith("_")
+            and (not inspect.ismodule(getattr(theirs, n)) or n == "modes")}
+    return want - have

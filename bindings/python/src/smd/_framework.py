@@ -9,6 +9,8 @@ saves nothing (the original model and its hook are unchanged).
 smdebug's hook singleton (get_hook, set_hook, del_hook), one per process."""
 import weakref
 
+import smd.hook as _core
+
 
 class DetachedHook:
     """A stand-in for a hook in a pickled or copied model: every callback does nothing."""
@@ -61,6 +63,27 @@ def detached(kind):
     return DetachedHook(kind)
 
 
+class OwnedCollection(_core.Collection):
+    """A framework hook's collection: remembers its hook (weakly) for the framework's add_* calls
+    (add_module_tensors, add_block_tensors). A detached one (made with smdebug's constructor)
+    gets its hook from ``hook.add_collection``."""
+
+    def __init__(self, name, include_regex=None, tensor_names=None, reduction_config=None,
+                 save_config=None, save_histogram=True, *, _handle=None, _state=None, _hook=None):
+        super().__init__(name, include_regex, tensor_names, reduction_config, save_config,
+                         save_histogram, _handle=_handle, _state=_state)
+        self._owner = None
+        if _hook is not None:
+            self.adopt(_hook)
+
+    def adopt(self, hook):
+        self._owner = weakref.ref(hook)
+
+    def owner(self):
+        """The hook this collection belongs to, or None (detached, or its hook is gone)."""
+        return self._owner() if self._owner is not None else None
+
+
 # -- smdebug's hook singleton (get_hook / set_hook / del_hook of every framework module) ----------
 # One per process, shared by the frameworks, as smdebug's. A hook registers itself when it is made
 # and is then held weakly (a hook nobody holds closes itself); set_hook, and get_hook when it
@@ -99,8 +122,7 @@ def get_hook(hook_class, json_config_path=None, create_if_not_exists=False):
 def set_hook(custom_hook):
     """Makes ``custom_hook`` (an smd hook) the singleton, held until ``del_hook``."""
     global _weak, _strong
-    from smd.hook import Hook
-    if not isinstance(custom_hook, Hook):
+    if not isinstance(custom_hook, _core.Hook):
         raise TypeError(f"set_hook takes an smd hook, not {type(custom_hook).__name__}")
     _weak, _strong = weakref.ref(custom_hook), custom_hook
 

@@ -38,22 +38,16 @@ set_hook = _fw.set_hook
 del_hook = _fw.del_hook
 
 
-class Collection(_core.Collection):
+class Collection(_fw.OwnedCollection):
     """smdebug's MXNet collection: adds ``add_block_tensors``. ``Collection(name, include_regex,
     tensor_names, reduction_config, save_config, save_histogram)`` makes a detached one, as
     smdebug's, for ``hook.add_collection``."""
-
-    def __init__(self, name, include_regex=None, tensor_names=None, reduction_config=None,
-                 save_config=None, save_histogram=True, *, _handle=None, _state=None, _hook=None):
-        super().__init__(name, include_regex, tensor_names, reduction_config, save_config,
-                         save_histogram, _handle=_handle, _state=_state)
-        self._owner = weakref.ref(_hook) if _hook is not None else None
 
     def add_block_tensors(self, block, inputs=False, outputs=True):
         """Adds the inputs and/or outputs of a Gluon block (by its name) to this collection."""
         if not isinstance(block, mx.gluon.Block):
             raise TypeError(f"add_block_tensors takes an mxnet.gluon.Block, not {type(block).__name__}")
-        hook = self._owner() if self._owner is not None else None
+        hook = self.owner()
         if inputs and hook is not None:
             hook._inputs_wanted.add(block.name)
         if inputs:
@@ -125,7 +119,7 @@ class Hook(_core.Hook):
     def add_collection(self, collection):
         super().add_collection(collection)
         if isinstance(collection, Collection):
-            collection._owner = weakref.ref(self)
+            collection.adopt(self)
 
     # -- MXNet hooks -------------------------------------------------------------------------
     def _log_params(self, block):

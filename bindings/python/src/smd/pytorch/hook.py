@@ -77,23 +77,17 @@ def _host_view(name, tensor):
     return code, list(t.shape), buf
 
 
-class Collection(_core.Collection):
+class Collection(_fw.OwnedCollection):
     """smdebug's PyTorch collection: adds ``add_module_tensors``. ``Collection(name, include_regex,
     tensor_names, reduction_config, save_config, save_histogram)`` makes a detached one, as
     smdebug's, for ``hook.add_collection``."""
-
-    def __init__(self, name, include_regex=None, tensor_names=None, reduction_config=None,
-                 save_config=None, save_histogram=True, *, _handle=None, _state=None, _hook=None):
-        super().__init__(name, include_regex, tensor_names, reduction_config, save_config,
-                         save_histogram, _handle=_handle, _state=_state)
-        self._owner = weakref.ref(_hook) if _hook is not None else None
 
     def add_module_tensors(self, module, inputs=False, outputs=True):
         """Adds the inputs and/or outputs of ``module`` (a module registered with the hook, or a
         submodule of one) to this collection; effective from the next step."""
         if not isinstance(module, torch.nn.Module):
             raise TypeError(f"add_module_tensors takes a torch.nn.Module, not {type(module).__name__}")
-        hook = self._owner() if self._owner is not None else None
+        hook = self.owner()
         if hook is None:
             raise RuntimeError(f"collection {self.name!r} belongs to no open hook: add it with "
                                "hook.add_collection first")
@@ -194,7 +188,7 @@ class Hook(_core.Hook):
     def add_collection(self, collection):
         super().add_collection(collection)
         if isinstance(collection, Collection):
-            collection._owner = weakref.ref(self)
+            collection.adopt(self)
 
     # -- torch hooks -------------------------------------------------------------------------
     def _apply_module_requests(self):

@@ -55,10 +55,17 @@ def statistics(tensors, wanted=STATS):
     counts = tf.stack([tf.size(f, out_type=tf.int64) for f in flats])
     # one more segment holding one element, so that the sorted segment reductions return n + 1
     # rows even when the last tensors are empty (their rows are otherwise left out)
+    lengths = tf.concat([counts, [1]], 0)
     x = tf.concat(flats + [tf.zeros([1], tf.float64)], 0)
-    seg = tf.repeat(tf.range(n + 1, dtype=tf.int64), tf.concat([counts, [1]], 0))
+    seg = tf.repeat(tf.range(n + 1, dtype=tf.int64), lengths)
     empty = tf.equal(counts, 0)
     absx = tf.abs(x)
+    sums = {}  # "sum"/"abssum" over n + 1 segments: a column and the variances' means
+
+    def segment_sum(name):
+        if name not in sums:
+            sums[name] = tf.math.segment_sum(absx if name == "abssum" else x, seg)
+        return sums[name]
 
     def reduce(how, v):
         return how(v, seg)[:n]
@@ -73,7 +80,7 @@ def statistics(tensors, wanted=STATS):
         elif s in ("max", "absmax"):
             col = tf.where(empty, -inf, reduce(tf.math.segment_max, absx if s == "absmax" else x))
         elif s in ("sum", "abssum"):
-            col = reduce(tf.math.segment_sum, absx if s == "abssum" else x)
+            col = segment_sum(s)[:n]
         elif s == "sumsq":
             col = reduce(tf.math.segment_sum, x * x)
         elif s in ("prod", "absprod"):
@@ -81,8 +88,7 @@ def statistics(tensors, wanted=STATS):
                            reduce(tf.math.segment_prod, absx if s == "absprod" else x))
         else:  # var, absvar: the sum of squared deviations from the tensor's mean
             v = absx if s == "absvar" else x
-            total = tf.math.segment_sum(v, seg)
-            mean = total / tf.cast(tf.maximum(tf.concat([counts, [1]], 0), 1), tf.float64)
+            mean = segment_sum("abssum" if s == "absvar" else "sum") / tf.cast(lengths, tf.float64)
             d = v - tf.gather(mean, seg)
             col = reduce(tf.math.segment_sum, d * d)
         cols.append(col)
@@ -101,14 +107,14 @@ def save_eagerly(hook_handle, name, value):
     all `name` needs at this step: True; False when the caller must save its value."""
     if not enabled() or not hasattr(value, "numpy"):
         return False
+    reductions = reductions_only(hook_handle, name)  # first: a value to save is not converted here
+    if reductions is None:
+        return False
     try:
         t = tf.convert_to_tensor(value)  # a Keras 3 variable's dtype is a string; the tensor's is not
     except (TypeError, ValueError):
         return False
     if t.dtype not in REDUCIBLE:
-        return False
-    reductions = reductions_only(hook_handle, name)
-    if reductions is None:
         return False
     matrix, columns = statistics([t], needs(reductions))
     save_shaped(hook_handle, name, t.dtype, [int(d) for d in t.shape], reductions, matrix.numpy()[0],
