@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "capi/src/trial_internal.h"
+#include "impl/storage/open.h"
 
 struct smd_tensor_filter {
   smd::trial::TensorFilter filter;
@@ -261,6 +262,23 @@ smd_error* smd_trial_global_step(const smd_trial* trial, int64_t mode_step, smd_
                                           " is not known to the trial");
   }
   *out = *r.value();
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_s3_uploads_in_progress(const char* uri, const smd_trial_options* options,
+                                      bool abort_them, smd_strarray* out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(uri != nullptr, "uri is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  const smd::io::StorageOptions storage =
+      options != nullptr ? options->options.storage : smd::io::StorageOptions();
+  auto r = smd::io::S3UploadsInProgress(uri, storage, abort_them);
+  if (!r.ok()) return smd::capi::FromStatus(r.status());
+  std::vector<std::string> lines;
+  for (const smd::io::S3Upload& u : r.value())
+    lines.push_back(u.key + "\t" + u.upload_id + "\t" + u.initiated);
+  FillStrArray(lines, out);
   return nullptr;
   SMD_CAPI_END
 }

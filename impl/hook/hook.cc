@@ -435,11 +435,12 @@ Status Hook::Close() {
     step_with_data_.reset();
     ExportCollectionsLocked();
     lock.unlock();
-    Status st = writer_->Close();
+    // The writer writes the end marker itself, and only while it holds its claim on the folder.
+    Status st = writer_->Close(write_end_marker_ && !dry_run_);
     if (first.ok()) first = st;
-  } else {
-    lock.unlock();
+    return first;
   }
+  lock.unlock();
   if (write_end_marker_ && !dry_run_) {
     Status st = fsync_ ? storage_->WriteDurably(io::kEndOfJobFile, "")
                        : storage_->WriteAtomic(io::kEndOfJobFile, "");

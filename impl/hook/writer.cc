@@ -340,7 +340,7 @@ Status AsyncWriter::Flush() {
   return first_error_;
 }
 
-Status AsyncWriter::Close() {
+Status AsyncWriter::Close(bool write_end_marker) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (closed_) return first_error_;
@@ -352,6 +352,11 @@ Status AsyncWriter::Close() {
   cv_done_.notify_all();
   if (encoder_.joinable()) encoder_.join();  // it finishes the open step and stops the committer
   if (committer_.joinable()) committer_.join();
+  // The end marker goes before the claim is released: another writer could claim the folder
+  // in between otherwise, and find its run marked ended.
+  if (write_end_marker && (claimed_ || !options_.claim_out_dir)) {
+    SetError(WriteWhole(io::kEndOfJobFile, ""));
+  }
   if (claimed_) SetError(storage_->Remove(io::kClaimFile));
   std::lock_guard<std::mutex> lock(mu_);
   return first_error_;
@@ -626,6 +631,26 @@ void AsyncWriter::FinishStepChunk(bool ends_pending_step) {
 }
 
 void AsyncWriter::SendToCommitter(Chunk chunk) {
+  // A small chunk gets a buffer of its own size; the encoder keeps the big one for the next
+  // chunk. Otherwise every queued step of a fast loop of tiny steps would hold a 64 KiB buffer
+  // (a page or two of it touched).
+  if (chunk.headers.capacity() > 2 * chunk.headers.size() + 4096 &&
+      chunk.headers.capacity() >= kChunkHeadersReserve && chunk_.headers.capacity() == 0) {
+    std::string tight(chunk.headers);  // (pieces refer to it by offset: still valid)
+    chunk_.headers.swap(chunk.headers);
+    chunk_.headers.clear();
+    chunk.headers.swap(tight);
+  }
+  // What the chunk itself holds (beyond the tensors' buffers, charged already) counts in the
+  // memory budget until the committer is done with it: a fast loop of tiny steps ahead of a slow
+  // storage is then held back by the budget like big tensors are, instead of queueing steps
+  // without bound.
+  constexpr size_t kAllocOverhead = 32;  // per heap block, about
+  chunk.charged = sizeof(Chunk) + chunk.headers.capacity() + chunk.content.capacity() +
+                  chunk.rel.capacity() + chunk.pieces.capacity() * sizeof(Chunk::Piece) +
+                  chunk.payloads.capacity() * sizeof(Payload) + chunk.tb.size() +
+                  6 * kAllocOverhead;
+  pool_.Hold(chunk.charged);
   bool wake;
   {
     std::lock_guard<std::mutex> lock(commit_mu_);
@@ -706,6 +731,8 @@ void AsyncWriter::Commit(Chunk& chunk) {
     }
   }
   pool_.ReleaseAll(&chunk.payloads);  // the tensors' buffers, and adopted DLPack tensors
+  if (chunk.charged > 0) pool_.Unhold(chunk.charged);
+  chunk.charged = 0;
   if (chunk.headers.capacity() >= kChunkHeadersReserve && chunk.headers.capacity() <= 4 * kChunkHeadersReserve) {
     chunk.headers.clear();
     std::lock_guard<std::mutex> lock(commit_mu_);

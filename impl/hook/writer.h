@@ -213,9 +213,11 @@ class AsyncWriter {
   // Waits until everything queued so far is in the step's (still open) file; returns the sticky
   // error.
   Status Flush();
-  // Processes everything, stops both threads, removes claim.smd if it created it. Returns the
-  // first error met. Idempotent.
-  Status Close();
+  // Processes everything, stops both threads, writes training_job_end.ts if asked, then
+  // removes claim.smd if it created it. Returns the first error met. Idempotent. A writer that
+  // claims the folder (claim_out_dir) writes the end marker only if it holds the claim: one
+  // that lost it to another process never marks that process's live folder as ended.
+  Status Close(bool write_end_marker = false);
   // The first error met so far (OK if none).
   Status error() const;
   WriterStats stats() const;
@@ -245,6 +247,7 @@ class AsyncWriter {
     uint64_t barrier_id = 0;
     bool ends_pending_step = false;  // kFinishStep of an EndStep: one fewer pending step when done
     tensorboard::RecordBatch tb;  // TensorBoard records, written before the chunk's step ends
+    size_t charged = 0;  // its own memory (BufferPool::Hold), until the committer is done with it
   };
 
   // Queues an item; a tensor is refused (with the reason) once the writer is closed or failed.

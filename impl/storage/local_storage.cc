@@ -382,7 +382,8 @@ class LocalStorage : public Storage {
     if (n < 0) {
       int e = errno;
       ::close(fd);
-      if (e == EISDIR) return Status(Code::kIO, "cannot read '" + Path(rel) + "': it is a folder");
+      // Not a file at all (a folder, a FIFO...): a malformed trial, not a failed read to retry.
+      if (e == EISDIR) return Status(Code::kCorrupt, "cannot read '" + Path(rel) + "': it is a folder");
       return ErrnoStatus("cannot read", Path(rel), e);
     }
     if (static_cast<size_t>(n) < scratch.size()) {
@@ -398,7 +399,7 @@ class LocalStorage : public Storage {
     }
     if (!S_ISREG(st.st_mode)) {
       ::close(fd);
-      return Status(Code::kIO, "cannot read '" + Path(rel) + "': it is not a regular file");
+      return Status(Code::kCorrupt, "cannot read '" + Path(rel) + "': it is not a regular file");
     }
     std::string& out = *result;
     out.assign(scratch.data(), static_cast<size_t>(n));

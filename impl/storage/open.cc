@@ -62,9 +62,12 @@ Result<s3::Config> S3ConfigFor(const std::string& uri, const StorageOptions& o) 
     std::string e = o.s3_endpoint;
     while (!e.empty() && e.back() == '/') e.pop_back();
     if (e.rfind("http://", 0) != 0 && e.rfind("https://", 0) != 0) {
-      return InvalidArgument("S3 options for '" + uri + "': endpoint '" + o.s3_endpoint +
+      return InvalidArgument("S3 options for '" + uri + "': endpoint '" +
+                             s3::RedactEndpoint(o.s3_endpoint) +
                              "' must start with http:// or https://");
     }
+    Status valid = s3::ValidateEndpoint(e);
+    if (!valid.ok()) return valid.WithContext("S3 options for '" + uri + "'");
     c.endpoint = e;
     if (o.s3_addressing_style.empty()) c.path_style = true;  // not AWS: path style
   }
@@ -89,6 +92,30 @@ Result<std::unique_ptr<Storage>> OpenS3(const std::string& uri, const StorageOpt
 }
 
 }  // namespace
+
+Result<std::vector<S3Upload>> S3UploadsInProgress(const std::string& uri,
+                                                  const StorageOptions& options, bool abort) {
+  SMD_ASSIGN_OR_RETURN(S3Uri u, ParseS3Uri(uri));
+  SMD_ASSIGN_OR_RETURN(s3::Config cfg, S3ConfigFor(uri, options));
+  Result<std::unique_ptr<s3::Client>> client = s3::Client::Create(std::move(cfg));
+  if (!client.ok()) return client.status().WithContext("opening '" + uri + "'");
+  SMD_ASSIGN_OR_RETURN(std::vector<s3::UploadInfo> ups,
+                       (*client)->ListUploads(u.bucket, u.prefix + "/"));
+  std::vector<S3Upload> out;
+  Status first;
+  for (s3::UploadInfo& up : ups) {
+    if (abort) {
+      Status st = (*client)->AbortUpload(u.bucket, up.key, up.upload_id);
+      if (!st.ok()) {
+        if (first.ok()) first = st;
+        continue;
+      }
+    }
+    out.push_back(S3Upload{std::move(up.key), std::move(up.upload_id), std::move(up.initiated)});
+  }
+  if (!first.ok()) return first;
+  return out;
+}
 
 std::string ExpandHome(const std::string& path) {
   if (path.empty() || path[0] != '~' || (path.size() > 1 && path[1] != '/')) return path;

@@ -47,6 +47,21 @@ struct StorageOptions {
 Result<std::unique_ptr<Storage>> OpenStorage(const std::string& uri,
                                              const StorageOptions& options = StorageOptions());
 
+// One multipart upload in progress under an S3 prefix.
+struct S3Upload {
+  std::string key;        // the object key (without s3://bucket/)
+  std::string upload_id;
+  std::string initiated;  // as S3 gives it (ISO 8601)
+};
+
+// The multipart uploads in progress (neither completed nor aborted) under the trial prefix
+// "s3://bucket/prefix" (a writer killed during an upload leaves one; S3 keeps, and bills, its
+// parts until it is aborted). With `abort`, each is aborted too (every one is tried; the first
+// error is returned after that). Errors: kInvalidArgument (not an s3:// URI, a bad option),
+// kAuth, kHttp, kIO.
+Result<std::vector<S3Upload>> S3UploadsInProgress(const std::string& uri,
+                                                  const StorageOptions& options, bool abort);
+
 // "~" and "~/..." with $HOME (as Python's os.path.expanduser); other paths unchanged. The one
 // place that expands "~".
 std::string ExpandHome(const std::string& path);

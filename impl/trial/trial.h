@@ -91,7 +91,12 @@ class Trial : public std::enable_shared_from_this<Trial> {
 
   // Reads whatever was added since the last refresh (always lists, whatever auto_refresh says).
   // Index files that cannot be parsed are skipped, remembered in Warnings(), and the first such
-  // problem of this refresh is returned as kCorrupt after everything else was loaded.
+  // problem of this refresh is returned as kCorrupt after everything else was loaded. An index
+  // file that could not be read (an I/O or S3 error after the storage's retries) is never
+  // skipped: it is read again by every later refresh until that succeeds, its step is not
+  // complete meanwhile (a wait for it waits; the trial is not loaded_all_steps), and the refresh
+  // (and Open) returns that error (kIO, kHttp, ...) after loading everything else. A listing
+  // that fails is an error too (nothing of that refresh is applied; the next one lists again).
   Status Refresh();
   // Turns automatic refresh on or off; returns the previous setting.
   bool SetAutoRefresh(bool on);
@@ -209,6 +214,8 @@ class Trial : public std::enable_shared_from_this<Trial> {
                        bool live, std::vector<uint32_t>* grown);
   void ShrinkTables(const std::vector<uint32_t>& grown);
   void UpdateCursor();
+  void RememberUnreadLocked(const PendingFile& f);
+  void ForgetUnreadLocked(const std::string& rel);
   void AddWarning(const std::string& message);
 
   uint32_t InternWorker(const std::string& w);
@@ -226,6 +233,7 @@ class Trial : public std::enable_shared_from_this<Trial> {
   // The last step of `mode`, incomplete included; -1 if none.
   int64_t LastStepLocked(Mode mode) const;
   StepState HasPassedStepLocked(int64_t step, Mode mode) const;
+  StepState HasPassedStepIgnoringUnreadLocked(int64_t step, Mode mode) const;
   std::vector<int64_t> TensorStepsLocked(uint32_t id, Mode mode, bool show_incomplete) const;
   // 0 found, 1 not found, 2 worker absent at a found step
   int FindLocked(uint32_t id, int64_t step, Mode mode, const std::string* worker, Found* out) const;
@@ -295,6 +303,11 @@ class Trial : public std::enable_shared_from_this<Trial> {
   std::string cursor_;                        // relative index path; empty: none yet
   std::unordered_set<std::string> read_files_;  // read index files at or after the cursor
   std::vector<Prediction> predicted_;         // how the previous file's entries were resolved
+  // Index files whose read failed (not a missing file, not malformed content): read again by
+  // every refresh, whatever the cursor, until one succeeds. rel -> (global step, worker).
+  std::map<std::string, std::pair<int64_t, std::string>> unread_;
+  // The global steps of unread_ (guarded by mu_): not complete, whatever the other files say.
+  std::map<int64_t, int> unread_steps_;
   std::atomic<uint64_t> index_files_read_{0};
   std::atomic<uint64_t> listings_{0};
   std::atomic<uint64_t> records_read_{0};

@@ -191,6 +191,7 @@ struct Trial::PendingFile {
   ParseSlot* slot = nullptr;  // set when it was parsed
   Status status;
   bool gone = false;  // vanished between listing and reading
+  bool unread = false;  // the read failed (I/O, S3): to be read again, never skipped
 };
 
 struct Trial::Prediction {

@@ -71,8 +71,9 @@ Status Trial::MaybeRefresh() {
     std::shared_lock<std::shared_mutex> l(mu_);
     if (loaded_all_) return Status::Ok();
   }
-  // With trusted change events, nothing pending means nothing new: skip the listing.
-  if (watcher_ && !watcher_->ConsumeChanges()) return Status::Ok();
+  // With trusted change events, nothing pending means nothing new: skip the listing (unless
+  // an index file is still to be read again).
+  if (watcher_ && unread_.empty() && !watcher_->ConsumeChanges()) return Status::Ok();
   return RefreshLocked(nullptr);
 }
 
@@ -135,10 +136,19 @@ Result<std::vector<Trial::PendingFile>> Trial::ListNewIndexFiles(bool* listed_an
     cursor_dir_rel = cursor_.substr(0, slash);
     cursor_name = cursor_.substr(slash + 1);
   }
+  // Files whose read failed before come first, wherever the cursor is now.
+  for (const auto& kv : unread_) {
+    PendingFile f;
+    f.rel = kv.first;
+    f.step = kv.second.first;
+    f.worker = kv.second.second;
+    out.push_back(std::move(f));
+  }
+  const size_t retried = out.size();
   auto dirs = storage_->List("index", cursor_dir);  // every path in an earlier one is before it
   if (!dirs.ok()) {
     if (dirs.status().code() == Code::kNotFound) return out;
-    return dirs.status();
+    return dirs.status().WithContext("listing the index folders of '" + storage_->root() + "'");
   }
   // Folders in the order of the paths under them ("index/<d>/..."), names sorted within each:
   // the files come out in path order without sorting them afterwards.
@@ -152,12 +162,16 @@ Result<std::vector<Trial::PendingFile>> Trial::ListNewIndexFiles(bool* listed_an
     // Names before the cursor's, in its folder, sort before the cursor: skipped below anyway.
     auto names = storage_->List(dir_rel, dir_rel == cursor_dir_rel ? std::string_view(cursor_name)
                                                                    : std::string_view());
-    if (!names.ok()) {  // vanished, or not a folder, or a link that leads out of the trial
-      if (names.status().code() != Code::kNotFound) {
+    if (!names.ok()) {
+      if (names.status().code() == Code::kNotFound) continue;  // vanished
+      if (names.status().code() == Code::kCorrupt) {  // a link that leads out of the trial
         AddWarning("skipped index folder '" + storage_->Describe(dir_rel) + "': " +
                    names.status().message());
+        continue;
       }
-      continue;
+      // Anything else (an I/O error, a listing S3 could not give after its retries) must not
+      // pass for an empty folder: its steps would be skipped for good once the cursor moved on.
+      return names.status().WithContext("listing '" + storage_->Describe(dir_rel) + "'");
     }
     for (const std::string& name : names.value()) {
       if (name.size() <= 5 || !EndsWith(name, ".json")) continue;
@@ -167,7 +181,7 @@ Result<std::vector<Trial::PendingFile>> Trial::ListNewIndexFiles(bool* listed_an
         continue;
       }
       *listed_any = true;
-      if (read_files_.count(rel)) continue;
+      if (read_files_.count(rel) || unread_.count(rel)) continue;
       std::optional<int64_t> step = io::StepFromFileName(name);
       std::optional<std::string> worker = io::WorkerFromFileName(name);
       if (!step || !worker || worker->empty()) {
@@ -194,6 +208,10 @@ Result<std::vector<Trial::PendingFile>> Trial::ListNewIndexFiles(bool* listed_an
       out.push_back(std::move(f));
     }
   }
+  if (retried > 0) {
+    std::sort(out.begin(), out.end(),
+              [](const PendingFile& a, const PendingFile& b) { return a.rel < b.rel; });
+  }
   return out;
 }
 
@@ -204,20 +222,26 @@ Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
   // Files are read at most kParseAhead ahead of the one applied, so file i can use slot
   // i % slots.size(): the file that used it before has been applied.
   std::vector<ParseSlot> slots(std::min(files.size(), kParseAhead));
-  auto read_one = [this, &slots](PendingFile& f, size_t i) {
-    ParseSlot& slot = slots[i % slots.size()];
-    f.slot = &slot;
-    Status read = storage_->ReadAllInto(f.rel, &slot.text);
+  auto read_one_into = [this](PendingFile& f, ParseSlot* slot) {
+    Status read = storage_->ReadAllInto(f.rel, &slot->text);
     if (!read.ok()) {
       if (read.code() == Code::kNotFound) {
         f.gone = true;
       } else {
         f.status = read;
+        // Malformed (not a file at all): skipped as a parse error is. Anything else failed to
+        // be read and is read again later.
+        f.unread = read.code() != Code::kCorrupt;
       }
     }
   };
+  auto read_one = [&slots, &read_one_into](PendingFile& f, size_t i) {
+    ParseSlot& slot = slots[i % slots.size()];
+    f.slot = &slot;
+    read_one_into(f, &slot);
+  };
   auto parse_one = [this](PendingFile& f) {
-    if (f.gone || !f.status.ok()) return;
+    if (f.gone || f.unread || !f.status.ok()) return;
     ParsedIndex& parsed = f.slot->parsed;
     Status st = ParseIndexFile(f.slot->text, &parsed);
     if (st.ok() && parsed.mode_step < 0) {
@@ -243,6 +267,7 @@ Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
   auto work = [&](size_t i) { read_one(files[i], i); };
   InOrderPipeline<decltype(work)> pipe(n, kParseAhead, helpers, work);
   std::vector<uint32_t> grown;
+  std::vector<size_t> unread;  // files whose read failed in the pass below
   for (size_t begin = 0; begin < n; begin += kApplyChunk) {
     const size_t end = std::min(n, begin + kApplyChunk);
     for (size_t i = begin; i < end; ++i) {
@@ -258,7 +283,15 @@ Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
       std::vector<std::vector<Prediction>> resolved;
       for (size_t i = begin; i < end; ++i) {
         PendingFile& f = files[i];
-        if (f.gone) continue;
+        if (f.gone) {
+          ForgetUnreadLocked(f.rel);
+          continue;
+        }
+        if (f.unread) {
+          unread.push_back(i);
+          continue;
+        }
+        ForgetUnreadLocked(f.rel);
         read_files_.insert(f.rel);
         if (!f.status.ok()) {
           if (first_problem != nullptr && first_problem->ok()) *first_problem = f.status;
@@ -273,7 +306,7 @@ Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
       size_t k = 0;
       for (size_t i = begin; i < end; ++i) {
         PendingFile& f = files[i];
-        if (f.gone || !f.status.ok()) continue;
+        if (f.gone || f.unread || !f.status.ok()) continue;
         ++index_files_read_;
         ApplyIndexFile(f.slot->parsed, resolved[k++], f.step, f.worker);
       }
@@ -285,6 +318,51 @@ Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
     std::unique_lock<std::shared_mutex> lock(mu_);
     ShrinkTables(grown);
   }
+  // The files whose read failed get one more try now (the storage's own retries were spent on
+  // each, so this is a second round of them); those that fail again stay in unread_.
+  Status unread_error;
+  size_t still_unread = 0;
+  for (size_t i : unread) {
+    PendingFile& f = files[i];
+    ParseSlot slot;
+    f.slot = &slot;
+    f.status = Status::Ok();
+    f.unread = false;
+    read_one_into(f, &slot);
+    if (!f.gone && !f.unread) parse_one(f);
+    std::vector<Prediction> resolved;
+    std::string problem;
+    {
+      std::unique_lock<std::shared_mutex> lock(mu_);
+      if (f.unread) {
+        RememberUnreadLocked(f);
+        ++still_unread;
+        if (unread_error.ok()) {
+          unread_error = Status(f.status.code(), "index file '" + storage_->Describe(f.rel) +
+                                                     "' could not be read (it is read again by "
+                                                     "the next refresh): " + f.status.message());
+        }
+        continue;
+      }
+      ForgetUnreadLocked(f.rel);
+      if (f.gone) continue;
+      read_files_.insert(f.rel);
+      if (!f.status.ok()) {
+        if (first_problem != nullptr && first_problem->ok()) *first_problem = f.status;
+        problem = f.status.message();
+      } else {
+        ResolveEntries(slot.parsed, &resolved);
+        ++index_files_read_;
+        ApplyIndexFile(slot.parsed, resolved, f.step, f.worker);
+      }
+    }
+    if (!problem.empty()) AddWarning("skipped " + problem);
+  }
+  if (still_unread > 1) {
+    unread_error = Status(unread_error.code(), unread_error.message() + " (and " +
+                                                   std::to_string(still_unread - 1) +
+                                                   " more index file(s))");
+  }
   if (listed_any || !cursor_.empty()) {
     std::unique_lock<std::shared_mutex> lock(mu_);
     UpdateCursor();
@@ -294,7 +372,21 @@ Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
       it = *it < cursor_ ? read_files_.erase(it) : std::next(it);
     }
   }
-  return Status::Ok();
+  return unread_error;
+}
+
+// Called with mu_ held exclusively.
+void Trial::RememberUnreadLocked(const PendingFile& f) {
+  if (unread_.emplace(f.rel, std::make_pair(f.step, f.worker)).second) ++unread_steps_[f.step];
+}
+
+void Trial::ForgetUnreadLocked(const std::string& rel) {
+  if (unread_.empty()) return;
+  auto it = unread_.find(rel);
+  if (it == unread_.end()) return;
+  auto s = unread_steps_.find(it->second.first);
+  if (s != unread_steps_.end() && --s->second <= 0) unread_steps_.erase(s);
+  unread_.erase(it);
 }
 
 // BEHAVIOR.md §6.7: the cursor trails the last complete step; too many incomplete steps make the

@@ -28,6 +28,7 @@ namespace smd::trial {
 // Trial queries
 
 bool Trial::IsCompleteLocked(int64_t g) const {
+  if (!unread_steps_.empty() && unread_steps_.count(g)) return false;  // an index file to read again
   if (loaded_all_ || last_complete_step_ >= g) return true;
   auto it = steps_.find(g);
   return it != steps_.end() && static_cast<int64_t>(it->second.workers.size()) == num_workers_;
@@ -225,6 +226,16 @@ int64_t Trial::LastStepLocked(Mode mode) const {
 }
 
 StepState Trial::HasPassedStepLocked(int64_t step, Mode mode) const {
+  const StepState s = HasPassedStepIgnoringUnreadLocked(step, mode);
+  // While an index file could not be read, a step that looks skipped may be in it (its mode
+  // step is unknown until it is read): not yet available, never unavailable.
+  if (!unread_steps_.empty() && s != StepState::kAvailable) return StepState::kNotYetAvailable;
+  if (!unread_steps_.empty() && mode == Mode::kGlobal && unread_steps_.count(step))
+    return StepState::kNotYetAvailable;
+  return s;
+}
+
+StepState Trial::HasPassedStepIgnoringUnreadLocked(int64_t step, Mode mode) const {
   // The first step of the mode at or after `step`, and its global step (no copy of the step list:
   // this runs on every poll of wait_for_steps and on every miss of a value read).
   const auto at = StepAtOrAfterLocked(mode, step);

@@ -4,7 +4,8 @@
 // answer: an error reply (500, 503 SlowDown, 403 RequestTimeTooSkewed, 400 ExpiredToken, ...,
 // given before or after the server saw the request), a connection reset in the middle of the
 // body, a truncated answer (the connection closed early), a stalled connection (half the answer,
-// then silence), or a lost answer (the server applied the request, the client sees a reset).
+// then silence), a lost answer (the server applied the request, the client sees a reset), or a
+// body cut short under a Content-Length that matches the cut (a listing that looks complete).
 // Without an upstream it serves only scripted replies (a credentials endpoint, for instance).
 #pragma once
 
@@ -61,6 +62,8 @@ struct Fault {
     kTruncate,      // send the head and part of the body, then close (FIN)
     kStall,         // send part of the answer, then nothing for stall_ms, then close
     kLoseAnswer,    // (the server got the request) reset before any byte of the answer
+    kCutBody,       // the body cut short, with a Content-Length that matches the cut (the
+                    // transfer looks complete; only the content can tell), keep-alive
   };
   Kind kind = Kind::kNone;
   bool forward = true;  // kReply: let the server apply the request first
@@ -69,6 +72,7 @@ struct Fault {
   std::string body;  // kReply with no code: this body
   std::vector<std::pair<std::string, std::string>> headers;  // extra reply headers
   int stall_ms = 3000;
+  double cut_at = 0.5;  // kCutBody: the fraction of the body kept
 
   static Fault None() { return Fault(); }
   static Fault Reply(int status, std::string code, bool forward = false) {
@@ -396,6 +400,18 @@ class FaultProxy {
         case Fault::Kind::kReply:
           if (!SendAll(cfd, all)) reset = true;
           break;
+        case Fault::Kind::kCutBody: {
+          size_t keep = static_cast<size_t>(static_cast<double>(a.body.size()) * f.cut_at);
+          if (keep >= a.body.size() && !a.body.empty()) keep = a.body.size() - 1;
+          std::string head = a.head;
+          const size_t cl = head.rfind("Content-Length: ");
+          if (cl != std::string::npos) {
+            const size_t eol = head.find("\r\n", cl);
+            head.replace(cl, eol - cl, "Content-Length: " + std::to_string(keep));
+          }
+          if (!SendAll(cfd, head + a.body.substr(0, keep))) reset = true;
+          break;
+        }
         case Fault::Kind::kResetMidBody:
           SendAll(cfd, part);
           reset = true;

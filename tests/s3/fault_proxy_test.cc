@@ -12,12 +12,17 @@
 // CompleteMultipartUpload whose answer was lost (the retry gets NoSuchUpload), and one answered
 // 200 with an <Error> body.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <random>
+#include <algorithm>
+#include <cstdio>
+#include <ctime>
 #include <ostream>
 #include <memory>
 #include <mutex>
@@ -130,6 +135,11 @@ class S3Faults : public ::testing::Test {
   // Saves steps [from, to): "dense/weight" (float32[kWidth]) and "loss" (float32[1]). `begun`:
   // step `from` has begun already.
   static Status SaveSteps(hook::Hook& h, int from, int to, bool begun = false) {
+    return SaveStepsFor(h, from, to, begun);
+  }
+
+ public:
+  static Status SaveStepsFor(hook::Hook& h, int from, int to, bool begun = false) {
     std::vector<float> w(kWidth);
     for (int s = from; s < to; ++s) {
       if (s != from || !begun) SMD_RETURN_IF_ERROR(h.BeginStep());
@@ -157,6 +167,7 @@ class S3Faults : public ::testing::Test {
     return Status::Ok();
   }
 
+ protected:
   // A hook writes kSteps steps to `uri` through `opts`; returns the first error (saving or closing).
   static Status WriteJob(const std::string& uri, const hook::HookOptions& opts) {
     SMD_ASSIGN_OR_RETURN(std::shared_ptr<hook::Hook> h, hook::Hook::Create(uri, opts));
@@ -560,5 +571,360 @@ TEST_F(S3MultipartFaults, CompleteThatKeepsFailingIsReportedAndAborted) {
   EXPECT_EQ(head.status().code(), Code::kNotFound);
 }
 
+
+// ---- Faults while a trial READS: nothing skipped, nothing different ----
+
+// Writes kSteps steps directly to the server (no faults), the end marker included.
+void WriteDirect(const std::string& uri, const hook::HookOptions& opts) {
+  auto h = hook::Hook::Create(uri, opts);
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  ASSERT_TRUE(S3Faults::SaveStepsFor(**h, 0, kSteps).ok());
+  ASSERT_TRUE((*h)->Close().ok());
+}
+
+// The GET of one index file fails every attempt while a trial opens (503, connection closed,
+// RequestTimeTooSkewed): the open fails with that error, naming the file, instead of opening a
+// trial that silently lacks the step. A running trial: the refresh fails, the step stays
+// "not yet available", and once the server answers again the next refresh has it.
+TEST_F(S3Faults, IndexFileUnreadableOnEveryAttemptIsNeverSkipped) {
+  const std::string uri = Uri("index-dead");
+  WriteDirect(uri, HookOpts(Via(cfg_.endpoint)));
+  const std::string dead = "/index/000000000/000000000003_worker_0.json";
+  const Fault kinds[] = {Fault::Reply(503, "SlowDown"), Fault::Of(Kind::kTruncate),
+                         Fault::Reply(403, "RequestTimeTooSkewed")};
+  for (const Fault& fault : kinds) {
+    std::atomic<bool> broken{true};
+    std::atomic<int> hits{0};
+    proxy_->SetScript([&](const ProxyRequest& r, int) {
+      if (broken.load() && r.method == "GET" && r.Path().find(dead) != std::string::npos) {
+        ++hits;
+        return fault;
+      }
+      return Fault::None();
+    });
+    trial::TrialOptions to;
+    to.storage = Via(proxy_->endpoint());
+    auto t = trial::Trial::Open(uri, to);
+    ASSERT_FALSE(t.ok()) << "the trial opened without step 3";
+    EXPECT_NE(t.status().message().find("000000000003_worker_0.json"), std::string::npos)
+        << t.status().message();
+    EXPECT_GE(hits.load(), 5);
+    broken = false;
+    auto again = trial::Trial::Open(uri, to);
+    ASSERT_TRUE(again.ok()) << again.status().message();
+    ExpectSteps(**again, kSteps);
+  }
+}
+
+TEST_F(S3Faults, RunningTrialReadsAFailedIndexFileAgainAtTheNextRefresh) {
+  const std::string uri = Uri("index-later");
+  auto h = hook::Hook::Create(uri, HookOpts(Via(cfg_.endpoint)));
+  ASSERT_TRUE(h.ok()) << h.status().message();
+  ASSERT_TRUE(SaveStepsFor(**h, 0, 2).ok());
+  ASSERT_TRUE((*h)->BeginStep().ok());
+  ASSERT_TRUE((*h)->Flush().ok());
+  std::atomic<bool> broken{true};
+  const std::string dead = "/index/000000000/000000000004_worker_0.json";
+  proxy_->SetScript([&](const ProxyRequest& r, int) {
+    if (broken.load() && r.method == "GET" && r.Path().find(dead) != std::string::npos)
+      return Fault::Reply(503, "SlowDown");
+    return Fault::None();
+  });
+  trial::TrialOptions to;
+  to.storage = Via(proxy_->endpoint());
+  to.auto_refresh = false;
+  auto t = trial::Trial::Open(uri, to);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_TRUE(SaveStepsFor(**h, 2, kSteps, /*begun=*/true).ok());
+  ASSERT_TRUE((*h)->Close().ok());
+  Status st = (*t)->Refresh();
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("000000000004_worker_0.json"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("SlowDown"), std::string::npos) << st.message();
+  auto state = (*t)->HasPassedStep(4, Mode::kGlobal);
+  ASSERT_TRUE(state.ok());
+  EXPECT_EQ(*state, trial::StepState::kNotYetAvailable);
+  EXPECT_FALSE((*t)->loaded_all_steps());
+  broken = false;
+  st = (*t)->Refresh();
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_TRUE((*t)->loaded_all_steps());
+  ExpectSteps(**t, kSteps);
+}
+
+// ListObjectsV2 answers cut short with a Content-Length that matches the cut (incomplete XML):
+// of the trial's root, of index/ and of a step folder. Each is retried; the trial opens with
+// every step. Cut on every attempt, the open fails instead of opening fewer steps.
+TEST_F(S3Faults, ListingsCutShortAreRetriedNotShorter) {
+  const std::string uri = Uri("list-cut");
+  WriteDirect(uri, HookOpts(Via(cfg_.endpoint)));
+  std::mutex mu;
+  std::set<std::string> seen;
+  std::atomic<int> cuts{0};
+  proxy_->SetScript([&](const ProxyRequest& r, int) {
+    if (r.method != "GET" || r.Query().find("list-type=2") == std::string::npos) return Fault::None();
+    std::lock_guard<std::mutex> l(mu);
+    if (!seen.insert(r.target).second) return Fault::None();
+    Fault f = Fault::Of(Kind::kCutBody);
+    f.cut_at = 0.3 + 0.2 * (cuts++ % 3);
+    return f;
+  });
+  trial::TrialOptions to;
+  to.storage = Via(proxy_->endpoint());
+  auto t = trial::Trial::Open(uri, to);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  EXPECT_GE(cuts.load(), 3);
+  ExpectSteps(**t, kSteps);
+
+  // The step folder's listing cut on every attempt: an error, never 0 or fewer steps.
+  proxy_->SetScript([&](const ProxyRequest& r, int) {
+    if (r.method == "GET" && r.Query().find("list-type=2") != std::string::npos &&
+        r.Query().find("index%2F000000000%2F") != std::string::npos)
+      return Fault::Of(Kind::kCutBody);
+    return Fault::None();
+  });
+  auto cut = trial::Trial::Open(uri, to);
+  ASSERT_FALSE(cut.ok()) << "opened with a listing cut short";
+  EXPECT_NE(cut.status().message().find("incomplete or malformed"), std::string::npos)
+      << cut.status().message();
+}
+
+// The second writer with the same worker name loses the claim (S3 conditional PUT): its close
+// says so and writes no training_job_end.ts into the winner's live prefix.
+TEST_F(S3Faults, LoserOfTheClaimDoesNotEndTheWinnersRun) {
+  const std::string uri = Uri("claim-loser");
+  auto winner = hook::Hook::Create(uri, HookOpts(Via(cfg_.endpoint)));
+  ASSERT_TRUE(winner.ok()) << winner.status().message();
+  ASSERT_TRUE(SaveStepsFor(**winner, 0, 2).ok());
+  ASSERT_TRUE((*winner)->Flush().ok());
+  auto loser = hook::Hook::Create(uri, HookOpts(Via(cfg_.endpoint)));
+  ASSERT_TRUE(loser.ok()) << loser.status().message();
+  (void)SaveStepsFor(**loser, 0, 1);
+  Status closed = (*loser)->Close();
+  EXPECT_EQ(closed.code(), Code::kAlreadyExists) << closed.message();
+  trial::TrialOptions to;
+  to.storage = Via(cfg_.endpoint);
+  auto t = trial::Trial::Open(uri, to);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  auto ended = (*t)->HasEnded();
+  ASSERT_TRUE(ended.ok());
+  EXPECT_FALSE(*ended) << "the loser marked the winner's live run as ended";
+  ASSERT_TRUE(SaveStepsFor(**winner, 2, kSteps, /*begun=*/true).ok());
+  ASSERT_TRUE((*winner)->Close().ok());
+  ExpectOnServer(uri, kSteps);
+}
+
+// A CreateMultipartUpload whose answer is lost (the server created the upload), and one
+// answered 500 after the server applied it: the retry succeeds and no upload of the key is left
+// in progress (the client aborted the one it never learnt the id of).
+TEST_F(S3MultipartFaults, LostCreateLeavesNoUploadBehind) {
+  const Fault kinds[] = {Fault::Of(Kind::kLoseAnswer), Forwarded(Fault::Reply(500, "InternalError")),
+                         Fault::Of(Kind::kTruncate)};
+  int n = 0;
+  for (const Fault& fault : kinds) {
+    std::atomic<int> creates{0};
+    proxy_->SetScript([&](const ProxyRequest& r, int) {
+      if (r.method == "POST" && r.Query() == "uploads=" && creates.fetch_add(1) == 0) return fault;
+      return Fault::None();
+    });
+    const std::string key = UniquePrefix("mp-create-lost-" + std::to_string(n++)) + "/object";
+    Status st = client_->Put(bucket_, key, body_);
+    ASSERT_TRUE(st.ok()) << st.message();
+    EXPECT_GE(creates.load(), 2);
+    ExpectObject(key);
+    auto left = client_->ListUploads(bucket_, key);
+    ASSERT_TRUE(left.ok()) << left.status().message();
+    EXPECT_TRUE(left->empty()) << left->size() << " upload(s) of " << key << " left in progress";
+  }
+}
+
+// A writer that dies during a multipart upload leaves it in progress (here: its Complete is
+// refused and its Abort fails every attempt, as if the process had been killed). `smd uploads`
+// lists it under the trial's prefix, `smd uploads --abort` aborts it, and then none is left.
+TEST_F(S3MultipartFaults, SmdUploadsListsAndAbortsWhatAKilledWriterLeft) {
+  proxy_->SetScript([&](const ProxyRequest& r, int) {
+    if (r.method == "POST" && r.Query().find("uploadId=") != std::string::npos)
+      return Fault::Reply(400, "InvalidPart");
+    if (r.method == "DELETE" && r.Query().find("uploadId=") != std::string::npos)
+      return Fault::Reply(503, "SlowDown");
+    return Fault::None();
+  });
+  const std::string prefix = UniquePrefix("mp-killed");
+  const std::string key = prefix + "/events/000000000000/000000000000_worker_0.tfevents";
+  ASSERT_FALSE(client_->Put(bucket_, key, body_).ok());
+  auto left = client_->ListUploads(bucket_, prefix + "/");
+  ASSERT_TRUE(left.ok()) << left.status().message();
+  ASSERT_EQ(left->size(), 1u) << "the test could not leave an upload behind";
+
+  ::setenv("AWS_ACCESS_KEY_ID", cfg_.credentials.access_key_id.c_str(), 1);
+  ::setenv("AWS_SECRET_ACCESS_KEY", cfg_.credentials.secret_access_key.c_str(), 1);
+  ::setenv("AWS_ENDPOINT_URL_S3", cfg_.endpoint.c_str(), 1);
+  ::setenv("AWS_REGION", cfg_.region.c_str(), 1);
+  ::setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
+  auto smd = [](const std::string& args, std::string* out) {
+    FILE* p = ::popen((std::string(SMD_TOOL_PATH) + " " + args + " 2>&1").c_str(), "r");
+    if (p == nullptr) return -1;
+    char buf[4096];
+    out->clear();
+    for (size_t k; (k = std::fread(buf, 1, sizeof buf, p)) > 0;) out->append(buf, k);
+    const int st = ::pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  };
+  const std::string uri = "s3://" + bucket_ + "/" + prefix;
+  std::string out;
+  EXPECT_EQ(smd("uploads " + uri, &out), 0) << out;
+  EXPECT_NE(out.find(key + "\t" + (*left)[0].upload_id), std::string::npos) << out;
+  EXPECT_NE(out.find("1 upload(s) in progress"), std::string::npos) << out;
+  EXPECT_EQ(smd("uploads " + uri + " --abort", &out), 0) << out;
+  EXPECT_NE(out.find("aborted"), std::string::npos) << out;
+  EXPECT_EQ(smd("uploads " + uri, &out), 0) << out;
+  EXPECT_NE(out.find("0 upload(s) in progress"), std::string::npos) << out;
+  EXPECT_EQ(smd("uploads /not/s3", &out), 2) << out;
+  for (const char* k : {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ENDPOINT_URL_S3",
+                        "AWS_REGION", "AWS_EC2_METADATA_DISABLED"})
+    ::unsetenv(k);
+  left = client_->ListUploads(bucket_, prefix + "/");
+  ASSERT_TRUE(left.ok());
+  EXPECT_TRUE(left->empty());
+}
+
+// ---- A randomized round: write through faults, read back through faults, compare ----
+//
+// SMD_FAULT_SEED picks the seed (printed), SMD_FAULT_ROUNDS the rounds (3). Each round writes a
+// trial through the proxy with random transient faults on the writes (at most 3 in a row per
+// request, so every upload succeeds within its 5 attempts), then opens it through the proxy
+// while it is still running, lets the job finish, and refreshes and reads every value with
+// random faults on the reads: 500, 503, resets, truncated and lost answers, listings cut short
+// under a matching Content-Length, and index files whose GET fails every attempt for a while.
+// Open and refresh may fail (they say so); they are retried, a bounded number of times. Every
+// value read is compared with what was written: none may be missing or different.
+TEST_F(S3Faults, RandomizedRoundLosesNothing) {
+  const char* seed_env = std::getenv("SMD_FAULT_SEED");
+  const uint64_t seed = seed_env ? std::strtoull(seed_env, nullptr, 10)
+                                 : static_cast<uint64_t>(std::time(nullptr));
+  const char* rounds_env = std::getenv("SMD_FAULT_ROUNDS");
+  const int rounds = rounds_env ? std::max(1, std::atoi(rounds_env)) : 3;
+  std::printf("randomized fault round: SMD_FAULT_SEED=%llu SMD_FAULT_ROUNDS=%d\n",
+              static_cast<unsigned long long>(seed), rounds);
+  const auto started = std::chrono::steady_clock::now();
+  long long faults_write = 0, faults_read = 0, values = 0, floats = 0, open_fail = 0,
+            refresh_fail = 0, requests = 0;
+  for (int round = 0; round < rounds; ++round) {
+    if (std::chrono::steady_clock::now() - started > std::chrono::seconds(150)) break;
+    std::mutex mu;
+    std::mt19937_64 rng(seed * 1000003 + static_cast<uint64_t>(round));
+    std::map<std::string, int> in_a_row;  // faults given in a row per request
+    std::map<std::string, int> dead;      // index files whose GET fails N more times
+    std::atomic<bool> reading{false};
+    std::atomic<int> injected_w{0}, injected_r{0};
+    const double p = 0.25;
+    proxy_->SetScript([&](const ProxyRequest& r, int) {
+      std::lock_guard<std::mutex> l(mu);
+      const std::string id = r.method + " " + r.target + " " + r.Header("Range");
+      const bool read = reading.load();
+      std::uniform_real_distribution<double> u(0, 1);
+      if (read && r.method == "GET" && r.Path().find("/index/") != std::string::npos) {
+        auto it = dead.find(r.Path());
+        if (it == dead.end() && u(rng) < 0.05)
+          it = dead.emplace(r.Path(), 5 + static_cast<int>(rng() % 8)).first;  // 5-12 attempts
+        if (it != dead.end() && it->second > 0) {
+          --it->second;
+          ++injected_r;
+          return rng() % 2 ? Fault::Reply(503, "SlowDown") : Fault::Of(Kind::kResetMidBody);
+        }
+      }
+      int& row = in_a_row[id];
+      if (row >= 3 || u(rng) >= p) {
+        row = 0;
+        return Fault::None();
+      }
+      ++row;
+      (read ? injected_r : injected_w)++;
+      const bool listing = r.method == "GET" && r.Query().find("list-type=2") != std::string::npos;
+      if (listing && rng() % 2 == 0) {
+        Fault f = Fault::Of(Kind::kCutBody);
+        f.cut_at = u(rng) * 0.95;
+        return f;
+      }
+      switch (rng() % 6) {
+        case 0: return Fault::Reply(500, "InternalError");
+        case 1: return Fault::Reply(503, "SlowDown");
+        case 2: return Fault::Of(Kind::kResetMidBody);
+        case 3: return Fault::Of(Kind::kTruncate);
+        case 4: return Fault::Of(Kind::kLoseAnswer);
+        default: return Forwarded(Fault::Reply(500, "InternalError"));
+      }
+    });
+    const int before = proxy_->requests();
+    const std::string uri = Uri("random-" + std::to_string(round));
+    const int half = kSteps / 2;
+    auto h = hook::Hook::Create(uri, HookOpts(Via(proxy_->endpoint())));
+    ASSERT_TRUE(h.ok()) << "seed " << seed << ": " << h.status().message();
+    ASSERT_TRUE(SaveStepsFor(**h, 0, half).ok()) << "seed " << seed;
+    ASSERT_TRUE((*h)->BeginStep().ok());
+    ASSERT_TRUE((*h)->Flush().ok()) << "seed " << seed;
+
+    // The reader opens the running trial through the faults (retrying a failed open).
+    reading = true;
+    trial::TrialOptions to;
+    to.storage = Via(proxy_->endpoint());
+    to.auto_refresh = false;
+    std::shared_ptr<trial::Trial> t;
+    for (int attempt = 0; attempt < 30 && !t; ++attempt) {
+      auto opened = trial::Trial::Open(uri, to);
+      if (opened.ok()) t = *opened;
+      else ++open_fail;
+    }
+    ASSERT_TRUE(t) << "seed " << seed << ": the trial did not open in 30 tries";
+    reading = false;
+    ASSERT_TRUE(SaveStepsFor(**h, half, kSteps, /*begun=*/true).ok()) << "seed " << seed;
+    ASSERT_TRUE((*h)->Close().ok()) << "seed " << seed;
+    reading = true;
+    Status st;
+    for (int attempt = 0; attempt < 30; ++attempt) {
+      st = t->Refresh();
+      if (st.ok() && t->loaded_all_steps()) break;
+      if (!st.ok()) ++refresh_fail;
+    }
+    ASSERT_TRUE(st.ok()) << "seed " << seed << ": " << st.message();
+    ASSERT_TRUE(t->loaded_all_steps()) << "seed " << seed;
+    // Every step, every value, exactly (a value read that fails is read again, bounded).
+    auto steps = t->Steps(Mode::kGlobal, false);
+    ASSERT_TRUE(steps.ok());
+    std::vector<int64_t> want;
+    for (int s = 0; s < kSteps; ++s) want.push_back(s);
+    ASSERT_EQ(*steps, want) << "seed " << seed << ": steps lost";
+    auto wid = t->TensorId("dense/weight");
+    auto lid = t->TensorId("loss");
+    ASSERT_TRUE(wid.ok() && lid.ok()) << "seed " << seed;
+    for (int s = 0; s < kSteps; ++s) {
+      Result<trial::ValuePtr> v = Status(Code::kIO, "not read");
+      for (int a = 0; a < 10 && !v.ok(); ++a) v = t->TensorValue(*wid, s, Mode::kGlobal, nullptr);
+      ASSERT_TRUE(v.ok()) << "seed " << seed << " step " << s << ": " << v.status().message();
+      ASSERT_EQ((*v)->nbytes(), kWidth * sizeof(float));
+      const float* f = static_cast<const float*>((*v)->data());
+      for (int i = 0; i < kWidth; ++i) ASSERT_EQ(f[i], Expected(s, i)) << "seed " << seed;
+      floats += kWidth;
+      Result<trial::ValuePtr> l = Status(Code::kIO, "not read");
+      for (int a = 0; a < 10 && !l.ok(); ++a) l = t->TensorValue(*lid, s, Mode::kGlobal, nullptr);
+      ASSERT_TRUE(l.ok()) << "seed " << seed << " step " << s << ": " << l.status().message();
+      ASSERT_EQ(*static_cast<const float*>((*l)->data()), static_cast<float>(s) + 0.5f);
+      floats += 1;
+      values += 2;
+    }
+    reading = false;
+    faults_write += injected_w.load();
+    faults_read += injected_r.load();
+    requests += proxy_->requests() - before;
+  }
+  std::printf(
+      "randomized fault round (seed %llu): %d rounds, %lld requests, %lld faults on writes, %lld "
+      "on reads, %lld failed opens and %lld failed refreshes retried, %lld values (%lld floats) "
+      "compared, 0 lost, 0 different\n",
+      static_cast<unsigned long long>(seed), rounds, requests, faults_write, faults_read,
+      open_fail, refresh_fail, values, floats);
+  EXPECT_GT(faults_read, 0);
+  EXPECT_GT(faults_write, 0);
+}
 }  // namespace
 }  // namespace smd

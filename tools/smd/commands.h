@@ -37,4 +37,7 @@ void HelpLs();
 int RunCat(int argc, char** argv);
 void HelpCat();
 
+int RunUploads(int argc, char** argv);
+void HelpUploads();
+
 }  // namespace smdtool

@@ -16,6 +16,8 @@ const Command kCommands[] = {
     {"rules", "run built-in rules over a trial (or watch a running job)", RunRules, HelpRules},
     {"export-tensorboard", "write TensorBoard logs (scalars, histograms) of a trial",
      RunExportTensorBoard, HelpExportTensorBoard},
+    {"uploads", "list (or abort) the S3 multipart uploads left in progress under a trial",
+     RunUploads, HelpUploads},
 };
 
 void Usage(FILE* out) {

@@ -150,9 +150,11 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_real_payload_crc(smd_hook_o
  * clock. 0 (the default) uses the clock. */
 SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_wall_time_base(smd_hook_options *options,
                                                                     double base) SMD_NOEXCEPT;
-/* Bytes of tensor data the hook may hold in memory waiting to be written (default 256 MiB).
- * When it is full, saving waits for the writer; nothing is ever dropped. A tensor larger than
- * the whole budget is accepted when nothing else is pending. Errors: SMD_E_INVALID_ARGUMENT for 0. */
+/* Bytes of tensor data the hook may hold in memory waiting to be written (default 256 MiB), with
+ * what each queued step holds besides (record headers, index file, bookkeeping: about 1 KiB for
+ * a step of tiny tensors) and, on S3, the event files held for upload. When it is full, saving
+ * waits for the writer; nothing is ever dropped. A tensor larger than the whole budget is
+ * accepted when nothing else is pending. Errors: SMD_E_INVALID_ARGUMENT for 0. */
 SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_memory_budget(smd_hook_options *options,
                                                                    size_t bytes) SMD_NOEXCEPT;
 /* The most steps the writer may fall behind: ending a step (smd_hook_begin_step,
@@ -259,7 +261,9 @@ SMD_API void smd_hook_free(smd_hook *hook) SMD_NOEXCEPT;
 
 /* Drains everything queued, closes the current step's files, writes the collections file and
  * (unless disabled) training_job_end.ts. Returns the first error met anywhere since the hook was
- * created, or NULL. Calling it again returns NULL and does nothing. */
+ * created, or NULL. Calling it again returns NULL and does nothing. A single-worker hook that
+ * lost the claim on out_dir to another process (SMD_E_ALREADY_EXISTS) writes no
+ * training_job_end.ts: that would end the other process's live run. */
 SMD_API SMD_MUST_USE smd_error *smd_hook_close(smd_hook *hook) SMD_NOEXCEPT;
 
 /* Waits until everything queued so far is written to the current step's (still open) file.

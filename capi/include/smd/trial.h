@@ -102,7 +102,9 @@ SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_s3_credentials(smd_trial_o
  * s3://bucket/prefix (listed page by page; values read with ranged GETs). options may be
  * NULL (defaults); it is copied. Reads the first collections file (collections and
  * _meta.num_workers) and every index file; index files that cannot be parsed are skipped and
- * reported by smd_trial_warnings().
+ * reported by smd_trial_warnings(). An index file that cannot be READ (an I/O error, or an S3
+ * request that failed all its attempts) is never skipped: it is tried once more, then the open
+ * fails with that error naming the file (open again later).
  * Errors: SMD_E_INVALID_ARGUMENT (NULL or empty path), SMD_E_NOT_FOUND (no such folder),
  * SMD_E_MISSING_COLLECTION_FILES (no collections file: the job ended without one, or it has not
  * written one within the collection wait; or the job ended with fewer collection files than
@@ -111,6 +113,20 @@ SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_s3_credentials(smd_trial_o
  * s3:// URI or bucket name, or no such bucket, is SMD_E_INVALID_ARGUMENT. */
 SMD_API SMD_MUST_USE smd_error *smd_trial_open(const char *path, const smd_trial_options *options,
                                                smd_trial **out) SMD_NOEXCEPT;
+
+/* The S3 multipart uploads in progress (created, neither completed nor aborted) under the trial
+ * prefix `uri` ("s3://bucket/prefix"): a writer killed while it uploaded a large event file leaves
+ * one, whose parts S3 keeps (and bills) until it is aborted. One string per upload, "<key>\t<upload
+ * id>\t<initiated>" (the key without s3://bucket/, the time as S3 gives it), in S3's order. With
+ * abort_them true each one is aborted (its parts deleted) and the strings list those aborted. Do
+ * not abort while a writer of that prefix is still running: its upload in progress would fail.
+ * options may be NULL; only its S3 settings are used. out: free with smd_strarray_free.
+ * Errors: SMD_E_INVALID_ARGUMENT (NULL uri or out, not an s3:// URI, a bad S3 setting), SMD_E_AUTH,
+ * SMD_E_HTTP, SMD_E_IO (an abort that failed: the others were still tried). */
+SMD_API SMD_MUST_USE smd_error *smd_s3_uploads_in_progress(const char *uri,
+                                                           const smd_trial_options *options,
+                                                           bool abort_them,
+                                                           smd_strarray *out) SMD_NOEXCEPT;
 
 /* Releases the caller's handle. Tensors, values and strings obtained from the trial stay valid
  * (they keep what they need). NULL is allowed. */
@@ -121,7 +137,11 @@ SMD_API const char *smd_trial_path(const smd_trial *trial) SMD_NOEXCEPT;
 
 /* Loads what was written since the last refresh, whatever the automatic refresh setting.
  * Malformed index files are skipped (everything else is loaded) and the first one met in this
- * refresh is returned as SMD_E_CORRUPT naming the file. Errors: SMD_E_CORRUPT, SMD_E_IO. */
+ * refresh is returned as SMD_E_CORRUPT naming the file. An index file that cannot be read, or a
+ * listing that fails, is returned as its error (SMD_E_IO, SMD_E_HTTP, ...) after everything else
+ * was loaded; that file is read again by every later refresh, and its step stays
+ * NOT_YET_AVAILABLE (never skipped) until then. Errors: SMD_E_CORRUPT, SMD_E_IO, SMD_E_HTTP,
+ * SMD_E_AUTH. */
 SMD_API SMD_MUST_USE smd_error *smd_trial_refresh(smd_trial *trial) SMD_NOEXCEPT;
 
 /* Turns automatic refresh on or off; *was_out (may be NULL) gets the previous setting, so that a

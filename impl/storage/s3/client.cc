@@ -11,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <random>
@@ -261,8 +262,7 @@ Result<Config> ConfigFromEnvironment(const std::string& given_profile, const Cre
   const bool aws = c.endpoint.empty();
   if (aws) c.endpoint = "https://s3." + c.region + ".amazonaws.com";
   while (!c.endpoint.empty() && c.endpoint.back() == '/') c.endpoint.pop_back();
-  if (c.endpoint.rfind("http://", 0) != 0 && c.endpoint.rfind("https://", 0) != 0)
-    return InvalidArgument("S3 endpoint '" + c.endpoint + "' must start with http:// or https://");
+  SMD_RETURN_IF_ERROR(ValidateEndpoint(c.endpoint));
 
   std::string style = prof("s3.addressing_style");
   if (style.empty()) style = prof("addressing_style");
@@ -285,6 +285,35 @@ Result<Config> ConfigFromEnvironment(const std::string& given_profile, const Cre
     c.max_attempts = static_cast<int>(n);
   }
   return c;
+}
+
+std::string RedactEndpoint(std::string_view endpoint) {
+  const size_t sep = endpoint.find("://");
+  const size_t host = sep == std::string_view::npos ? 0 : sep + 3;
+  const size_t end = std::min(endpoint.size(), endpoint.find_first_of("/?#", host));
+  const size_t at = endpoint.substr(0, end).rfind('@');
+  if (at == std::string_view::npos || at < host) return std::string(endpoint);
+  return std::string(endpoint.substr(0, host)) + "***" + std::string(endpoint.substr(at));
+}
+
+Status ValidateEndpoint(std::string_view endpoint) {
+  const std::string shown = RedactEndpoint(endpoint);
+  const size_t sep = endpoint.find("://");
+  if (sep == std::string_view::npos ||
+      (endpoint.substr(0, sep) != "http" && endpoint.substr(0, sep) != "https"))
+    return InvalidArgument("S3 endpoint '" + shown +
+                           "' must be http://host[:port] or https://host[:port]");
+  std::string_view rest = endpoint.substr(sep + 3);
+  while (!rest.empty() && rest.back() == '/') rest.remove_suffix(1);
+  if (shown != endpoint || rest.find('@') != std::string_view::npos)
+    return InvalidArgument("S3 endpoint '" + shown +
+                           "' must not hold a user name or password (user:password@host): give "
+                           "credentials through AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, a "
+                           "profile or the credential options");
+  if (rest.empty() || rest.find_first_of("/?#") != std::string_view::npos ||
+      rest.find_first_of(" \t\r\n") != std::string_view::npos)
+    return InvalidArgument("S3 endpoint '" + shown + "' must have a host and no path");
+  return Status::Ok();
 }
 
 Status ValidateBucketName(std::string_view b) {
@@ -354,6 +383,19 @@ std::string AmzDate(std::time_t t) {
   return buf;
 }
 
+char LowerAscii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// Position of `needle` in `hay` at or after `from`, ASCII letters compared without case.
+size_t FindNoCase(const std::string& hay, const std::string& needle, size_t from) {
+  if (needle.empty() || hay.size() < needle.size()) return std::string::npos;
+  for (size_t i = from; i + needle.size() <= hay.size(); ++i) {
+    size_t k = 0;
+    while (k < needle.size() && LowerAscii(hay[i + k]) == LowerAscii(needle[k])) ++k;
+    if (k == needle.size()) return i;
+  }
+  return std::string::npos;
+}
+
 bool RetryableS3Code(const std::string& code) {
   return code == "SlowDown" || code == "InternalError" || code == "ServiceUnavailable" ||
          code == "RequestTimeout" || code == "RequestTimeTooSkewed" || code == "Throttling" ||
@@ -369,6 +411,42 @@ bool AuthS3Code(const std::string& code) {
 
 }  // namespace
 
+namespace {
+// "" when `body` is one whole <root>...</root> document, else what is wrong.
+std::string WholeDocument(std::string_view body, std::string_view root) {
+  const std::string open = "<" + std::string(root);
+  const std::string close = "</" + std::string(root) + ">";
+  size_t end = body.find_last_not_of(" \t\r\n");
+  if (body.find(open) == std::string_view::npos) return "no <" + std::string(root) + ">";
+  if (end == std::string_view::npos || end + 1 < close.size() ||
+      body.substr(end + 1 - close.size(), close.size()) != close)
+    return "it does not end with " + close;
+  return "";
+}
+}  // namespace
+
+std::string ScrubSecrets(std::string s, const Credentials& c) {
+  for (const std::string* secret : {&c.secret_access_key, &c.session_token}) {
+    if (secret->empty()) continue;
+    // The secret as sent, percent-encoded (with and without '/' kept, as a URL or a form would
+    // carry it), XML-escaped (as an error body would), each found in any letter case (a server
+    // may upper-case what it echoes, and percent-escapes come in either case).
+    std::vector<std::string> forms = {*secret, UriEncode(*secret, false), UriEncode(*secret, true),
+                                      xml::Escape(*secret)};
+    std::string plus = UriEncode(*secret, false);  // a form-encoded space is '+'
+    for (size_t p = 0; (p = plus.find("%20", p)) != std::string::npos;) plus.replace(p, 3, "+");
+    forms.push_back(plus);
+    std::sort(forms.begin(), forms.end(),
+              [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+    for (const std::string& f : forms) {
+      for (size_t p = 0; (p = FindNoCase(s, f, p)) != std::string::npos; p += 3) {
+        s.replace(p, f.size(), "***");  // go on after the mask: a secret of '*' ends too
+      }
+    }
+  }
+  return s;
+}
+
 struct Request {
   std::string method;
   std::string bucket;
@@ -380,6 +458,13 @@ struct Request {
   // S3 may answer 200 and put an <Error> in the body (CompleteMultipartUpload, CopyObject): such
   // an answer is an error, classified and retried like any other.
   bool error_in_200 = false;
+  // For a 2xx answer: "" if its body is whole and well-formed, else what is wrong with it. Such
+  // an answer (a listing cut short, with a Content-Length that matches the cut) is retried like
+  // a truncated transfer, never taken for a shorter one.
+  std::function<std::string(const std::string& body)> check_body;
+  // Called before each attempt after the first (a request whose lost answer may have had an
+  // effect cleans it up first).
+  std::function<void()> before_retry;
 };
 
 struct Client::Impl {
@@ -438,16 +523,7 @@ struct Client::Impl {
   }
 
   // Never lets the secret or the token into a message.
-  std::string Scrub(std::string s) const {
-    Credentials c = Current();
-    for (const std::string* secret : {&c.secret_access_key, &c.session_token}) {
-      if (secret->empty()) continue;
-      for (size_t p = 0; (p = s.find(*secret, p)) != std::string::npos; p += 3) {
-        s.replace(p, secret->size(), "***");  // go on after the mask: a secret of '*' ends too
-      }
-    }
-    return s;
-  }
+  std::string Scrub(std::string s) const { return ScrubSecrets(std::move(s), Current()); }
 
   Credentials Current() const {
     std::lock_guard<std::mutex> l(creds_mu);
@@ -661,6 +737,7 @@ struct Client::Impl {
       if (attempt > 1) ++n_retries;
       if (attempt > 1)
         std::this_thread::sleep_for(std::chrono::milliseconds(BackoffMs(attempt - 1)));
+      if (attempt > 1 && r.before_retry) r.before_retry();
       Response resp;
       std::string curl_err;
       auto creds_now = ForRequest(refresh);
@@ -680,8 +757,14 @@ struct Client::Impl {
         continue;
       }
       if (resp.status >= 200 && resp.status < 300 &&
-          !(r.error_in_200 && resp.body.find("<Error>") != std::string::npos))
-        return resp;
+          !(r.error_in_200 && resp.body.find("<Error>") != std::string::npos)) {
+        const std::string wrong = r.check_body ? r.check_body(resp.body) : std::string();
+        if (wrong.empty()) return resp;
+        last_code = Code::kIO;
+        last = "HTTP " + std::to_string(resp.status) + " with an incomplete or malformed answer (" +
+               wrong + ", " + std::to_string(resp.body.size()) + " bytes)";
+        continue;
+      }
       std::string code = xml::FirstText(resp.body, "Code");
       std::string message = xml::FirstText(resp.body, "Message");
       // A skewed clock: S3 says RequestTimeTooSkewed, but a HEAD's answer has no body, and some
@@ -774,8 +857,63 @@ struct Client::Impl {
            std::to_string(etags.size());
   }
 
+  // Aborts every upload in progress of exactly `key`; errors are ignored (best effort).
+  void AbortUploadsOf(const std::string& bucket, const std::string& key) {
+    Result<std::vector<UploadInfo>> ups = ListUploads(bucket, key);
+    if (!ups.ok()) return;
+    for (const UploadInfo& u : *ups)
+      if (u.key == key) (void)AbortUpload(bucket, key, u.upload_id);
+  }
+
+  Status AbortUpload(const std::string& bucket, const std::string& key, const std::string& id) {
+    Request abort{"DELETE", bucket, key, {{"uploadId", id}}, {}, {}};
+    auto res = Execute(abort, "AbortMultipartUpload");
+    if (!res.ok() && (res.status().code() == Code::kNotFound ||
+                      res.status().message().find("NoSuchUpload") != std::string::npos))
+      return Status::Ok();
+    return res.ok() ? Status::Ok() : res.status();
+  }
+
+  Result<std::vector<UploadInfo>> ListUploads(const std::string& bucket, const std::string& prefix) {
+    std::vector<UploadInfo> out;
+    std::string key_marker, id_marker;
+    for (int page = 0;; ++page) {
+      Request r{"GET", bucket, "", {{"uploads", ""}}, {}, {}};
+      if (!prefix.empty()) r.query.emplace_back("prefix", prefix);
+      if (!key_marker.empty()) r.query.emplace_back("key-marker", key_marker);
+      if (!id_marker.empty()) r.query.emplace_back("upload-id-marker", id_marker);
+      r.check_body = [](const std::string& b) {
+        return WholeDocument(b, "ListMultipartUploadsResult");
+      };
+      SMD_ASSIGN_OR_RETURN(Response res, Execute(r, "ListMultipartUploads"));
+      for (std::string_view u : xml::Elements(res.body, "Upload")) {
+        UploadInfo info;
+        info.key = xml::FirstText(u, "Key");
+        info.upload_id = xml::FirstText(u, "UploadId");
+        info.initiated = xml::FirstText(u, "Initiated");
+        if (!info.key.empty() && !info.upload_id.empty()) out.push_back(std::move(info));
+      }
+      if (xml::FirstText(res.body, "IsTruncated") != "true") break;
+      std::string nk = xml::FirstText(res.body, "NextKeyMarker");
+      std::string ni = xml::FirstText(res.body, "NextUploadIdMarker");
+      if ((nk.empty() && ni.empty()) || (nk == key_marker && ni == id_marker) || page > 100000)
+        return Status(Code::kHttp, "S3 ListMultipartUploads s3://" + bucket + "/" + prefix +
+                                       ": truncated page without a new marker");
+      key_marker = std::move(nk);
+      id_marker = std::move(ni);
+    }
+    return out;
+  }
+
   Status Multipart(const std::string& bucket, const std::string& key, std::string_view body) {
     Request create{"POST", bucket, key, {{"uploads", ""}}, {}, {}};
+    create.check_body = [](const std::string& b) {
+      return xml::FirstText(b, "UploadId").empty() ? std::string("no UploadId") : std::string();
+    };
+    // An attempt whose answer was lost (a reset, a 500 after the server applied it) may have
+    // created an upload whose id we never learnt: abort the key's uploads before trying again,
+    // so that none is left behind with its parts.
+    create.before_retry = [&] { AbortUploadsOf(bucket, key); };
     SMD_ASSIGN_OR_RETURN(Response cr, Execute(create, "CreateMultipartUpload"));
     const std::string upload_id = xml::FirstText(cr.body, "UploadId");
     if (upload_id.empty())
@@ -833,11 +971,22 @@ struct Client::Impl {
       }
       if (st.ok()) return st;
     }
-    Request abort{"DELETE", bucket, key, {{"uploadId", upload_id}}, {}, {}};
-    (void)Execute(abort, "AbortMultipartUpload");
+    (void)AbortUpload(bucket, key, upload_id);
     return st;
   }
 };
+
+Result<std::vector<UploadInfo>> Client::ListUploads(const std::string& bucket,
+                                                    const std::string& prefix) {
+  SMD_RETURN_IF_ERROR(ValidateBucketName(bucket));
+  return impl_->ListUploads(bucket, prefix);
+}
+
+Status Client::AbortUpload(const std::string& bucket, const std::string& key,
+                           const std::string& upload_id) {
+  SMD_RETURN_IF_ERROR(ValidateBucketName(bucket));
+  return impl_->AbortUpload(bucket, key, upload_id);
+}
 
 Result<std::unique_ptr<Client>> Client::Create(Config config) {
   std::call_once(g_curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
@@ -847,14 +996,10 @@ Result<std::unique_ptr<Client>> Client::Create(Config config) {
   auto impl = std::make_unique<Impl>();
   std::string ep = config.endpoint;
   while (!ep.empty() && ep.back() == '/') ep.pop_back();
+  SMD_RETURN_IF_ERROR(ValidateEndpoint(ep));
   size_t sep = ep.find("://");
-  if (sep == std::string::npos || (ep.substr(0, sep) != "http" && ep.substr(0, sep) != "https"))
-    return InvalidArgument("S3 endpoint '" + config.endpoint +
-                           "' must be http://host[:port] or https://host[:port]");
   impl->scheme = ep.substr(0, sep);
   impl->host_port = ep.substr(sep + 3);
-  if (impl->host_port.empty() || impl->host_port.find('/') != std::string::npos)
-    return InvalidArgument("S3 endpoint '" + config.endpoint + "' must have a host and no path");
   config.endpoint = ep;
   impl->creds = config.credentials;
   impl->cfg = std::move(config);
@@ -985,6 +1130,18 @@ Result<ListPage> Client::ListPageV2(const std::string& bucket, const ListOptions
   if (!continuation_token.empty()) r.query.emplace_back("continuation-token", continuation_token);
   const int max_keys = opts.max_keys > 0 ? opts.max_keys : impl_->cfg.list_max_keys;
   r.query.emplace_back("max-keys", std::to_string(max_keys > 0 ? max_keys : 1000));
+  r.check_body = [](const std::string& b) {
+    std::string wrong = WholeDocument(b, "ListBucketResult");
+    if (!wrong.empty()) return wrong;
+    // KeyCount (when the server gives it) counts the keys and common prefixes of the page.
+    const std::string count = xml::FirstText(b, "KeyCount");
+    if (!count.empty()) {
+      const size_t n = xml::Elements(b, "Contents").size() + xml::Elements(b, "CommonPrefixes").size();
+      if (std::strtoull(count.c_str(), nullptr, 10) != n)
+        return "KeyCount " + count + " but " + std::to_string(n) + " entries";
+    }
+    return std::string();
+  };
   SMD_ASSIGN_OR_RETURN(Response res, impl_->Execute(r, "ListObjectsV2"));
   ListPage page;
   for (std::string_view c : xml::Elements(res.body, "Contents")) {

@@ -138,12 +138,35 @@ class Client {
   // Multipart upload, also usable on its own (Put uses it above the threshold).
   Status PutMultipart(const std::string& bucket, const std::string& key, std::string_view body);
 
+  // The multipart uploads in progress (created, neither completed nor aborted) whose keys start
+  // with `prefix`, every page, in S3's order (key, then initiation).
+  Result<std::vector<UploadInfo>> ListUploads(const std::string& bucket, const std::string& prefix);
+  // Aborts one upload (its parts are deleted). An upload already gone (NoSuchUpload) is not an
+  // error.
+  Status AbortUpload(const std::string& bucket, const std::string& key, const std::string& upload_id);
+
   struct Impl;
 
  private:
   explicit Client(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// One multipart upload in progress (ListMultipartUploads).
+struct UploadInfo {
+  std::string key;
+  std::string upload_id;
+  std::string initiated;  // as S3 gives it (ISO 8601)
+};
+
+// Validates an endpoint: http:// or https://, a host (and port), no path, and no user
+// information (user:password@host): kInvalidArgument otherwise, never showing that part.
+Status ValidateEndpoint(std::string_view endpoint);
+// The endpoint with any user information replaced by "***" (for messages).
+std::string RedactEndpoint(std::string_view endpoint);
+// `s` with every occurrence of the secret key and the session token replaced by "***": as they
+// are, percent-encoded or XML-escaped, in any letter case.
+std::string ScrubSecrets(std::string s, const Credentials& c);
 
 // Validates a bucket name (S3 rules: 3-63 characters of a-z 0-9 . -, starting and ending with a
 // letter or digit). kInvalidArgument naming the bucket otherwise.

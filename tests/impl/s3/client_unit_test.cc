@@ -612,5 +612,161 @@ TEST(S3Retry, MultipartAbortsWhenAPartFails) {
       << srv.last_request();
 }
 
+
+// ---- Hostile answers and settings (no silent loss, no secret shown) ----
+
+std::string ListXml(int n, bool with_count = true) {
+  std::string x = "<?xml version=\"1.0\"?><ListBucketResult><Name>bucket</Name>";
+  for (int i = 0; i < n; ++i)
+    x += "<Contents><Key>p/k" + std::to_string(i) + "</Key><Size>1</Size></Contents>";
+  if (with_count) x += "<KeyCount>" + std::to_string(n) + "</KeyCount>";
+  return x + "<IsTruncated>false</IsTruncated></ListBucketResult>";
+}
+
+// A listing cut short whose Content-Length matches the cut (so the transfer looks complete) is
+// retried like a truncated transfer; it never passes for a shorter listing.
+TEST(S3Hostile, ListingCutShortWithMatchingLengthIsRetried) {
+  const std::string whole = ListXml(5);
+  const size_t cuts[] = {whole.size() / 3, whole.find("</Contents>") + 11,
+                         whole.rfind("</ListBucketResult>"), whole.size() - 1};
+  for (size_t cut : cuts) {
+    ScriptedServer srv({{Act::kRespond, 200, whole.substr(0, cut)}, {Act::kRespond, 200, whole}});
+    auto c = MakeClient(srv.endpoint());
+    ListOptions o;
+    o.prefix = "p/";
+    auto page = c->List("bucket", o);
+    ASSERT_TRUE(page.ok()) << page.status().message();
+    EXPECT_EQ(page->objects.size(), 5u) << "cut at " << cut;
+    EXPECT_EQ(srv.served(), 2) << "cut at " << cut;
+  }
+  // A KeyCount that disagrees with the entries is malformed too.
+  std::string miscounted = ListXml(5);
+  miscounted.replace(miscounted.find("<KeyCount>5"), 11, "<KeyCount>7");
+  {
+    ScriptedServer srv({{Act::kRespond, 200, miscounted}, {Act::kRespond, 200, whole}});
+    auto c = MakeClient(srv.endpoint());
+    auto page = c->List("bucket", ListOptions{});
+    ASSERT_TRUE(page.ok()) << page.status().message();
+    EXPECT_EQ(page->objects.size(), 5u);
+    EXPECT_EQ(srv.served(), 2);
+  }
+  // Cut on every attempt: an error (kIO, saying what was wrong), never a shorter listing.
+  ScriptedServer srv({{Act::kRespond, 200, whole.substr(0, whole.size() / 2)}});
+  auto c = MakeClient(srv.endpoint(), 3);
+  auto page = c->List("bucket", ListOptions{});
+  ASSERT_FALSE(page.ok());
+  EXPECT_EQ(page.status().code(), Code::kIO);
+  EXPECT_NE(page.status().message().find("incomplete or malformed"), std::string::npos)
+      << page.status().message();
+  EXPECT_NE(page.status().message().find("ListObjectsV2"), std::string::npos);
+  EXPECT_EQ(srv.served(), 3);
+}
+
+// S3 answers an invalid session token with 400 InvalidToken: an authentication error, for a GET
+// (the code in the body) and for a HEAD (no body: the listing probe names it).
+TEST(S3Hostile, InvalidTokenIsAnAuthError) {
+  {
+    ScriptedServer srv({{Act::kRespond, 400, ErrorXml("InvalidToken")}});
+    auto c = MakeClient(srv.endpoint());
+    auto got = c->Get("bucket", "k");
+    EXPECT_EQ(got.status().code(), Code::kAuth) << got.status().message();
+    EXPECT_NE(got.status().message().find("InvalidToken"), std::string::npos);
+    EXPECT_EQ(srv.served(), 1);
+  }
+  {
+    ScriptedServer srv({{Act::kRespond, 400, ""}, {Act::kRespond, 400, ErrorXml("InvalidToken")}});
+    auto c = MakeClient(srv.endpoint());
+    auto head = c->Head("bucket", "k");
+    EXPECT_EQ(head.status().code(), Code::kAuth) << head.status().message();
+  }
+}
+
+// Credentials in the endpoint's URL are refused (they would go out in the Host header and show
+// in every message); the message does not show them.
+TEST_F(S3Config, EndpointWithUserInformationIsRefused) {
+  setenv("AWS_ACCESS_KEY_ID", "K", 1);
+  setenv("AWS_SECRET_ACCESS_KEY", "S", 1);
+  for (const char* ep : {"http://alice:pw-xyzzy@127.0.0.1:9", "https://alice:pw-xyzzy@h.example/",
+                         "http://:pw-xyzzy@127.0.0.1:9"}) {
+    setenv("AWS_ENDPOINT_URL_S3", ep, 1);
+    auto c = ConfigFromEnvironment();
+    ASSERT_FALSE(c.ok()) << ep;
+    EXPECT_EQ(c.status().code(), Code::kInvalidArgument);
+    EXPECT_EQ(c.status().message().find("pw-xyzzy"), std::string::npos) << c.status().message();
+    EXPECT_NE(c.status().message().find("user name or password"), std::string::npos)
+        << c.status().message();
+    Config cfg;
+    cfg.endpoint = ep;
+    cfg.credentials = {"K", "S", ""};
+    auto client = Client::Create(cfg);
+    ASSERT_FALSE(client.ok()) << ep;
+    EXPECT_EQ(client.status().code(), Code::kInvalidArgument);
+    EXPECT_EQ(client.status().message().find("pw-xyzzy"), std::string::npos);
+  }
+  EXPECT_EQ(RedactEndpoint("http://a:b@h:1"), "http://***@h:1");
+  EXPECT_EQ(RedactEndpoint("http://h:1"), "http://h:1");
+  EXPECT_TRUE(ValidateEndpoint("http://127.0.0.1:9000").ok());
+}
+
+// A server echoing the secret or the token URL-encoded, upper- or lower-cased, or XML-escaped:
+// every form is masked.
+TEST(S3Hostile, EncodedAndCaseChangedSecretsAreScrubbed) {
+  const std::string secret = "Sec/r+t=Key&X";
+  const std::string token = "tok/EN+1";
+  ScriptedServer srv({{Act::kRespond, 400,
+                       "<Error><Code>InvalidArgument</Code><Message>a SEC/R+T=KEY&amp;X b "
+                       "Sec%2Fr%2Bt%3DKey%26X c sec%2fr%2bt%3dkey%26x d SEC/R%2BT%3DKEY%26X e "
+                       "tok%2FEN%2B1 f TOK/EN+1 g Sec/r+t=Key&amp;X</Message></Error>"}});
+  Config cfg;
+  cfg.endpoint = srv.endpoint();
+  cfg.credentials = {"AK", secret, token};
+  cfg.max_attempts = 1;
+  auto c = Client::Create(cfg);
+  ASSERT_TRUE(c.ok());
+  auto got = (*c)->Get("bucket", "k");
+  ASSERT_FALSE(got.ok());
+  const std::string m = got.status().message();
+  for (const char* leak : {"SEC/R", "Sec%2F", "sec%2f", "R%2BT", "tok%2F", "TOK/EN", "Key&", "KEY&"})
+    EXPECT_EQ(m.find(leak), std::string::npos) << leak << " in: " << m;
+  for (const char* kept : {" a ", " b ", " c ", " d ", " e ", " f ", " g "})
+    EXPECT_NE(m.find(kept), std::string::npos) << m;
+  EXPECT_EQ(ScrubSecrets("x" + secret + "y", cfg.credentials), "x***y");
+}
+
+// A CreateMultipartUpload whose answer is lost after the server created the upload: before
+// trying again the client lists the key's uploads and aborts the one it never learnt about.
+TEST(S3Hostile, LostCreateMultipartUploadIsAbortedBeforeTheRetry) {
+  const std::string create =
+      "<InitiateMultipartUploadResult><UploadId>UP-2</UploadId></InitiateMultipartUploadResult>";
+  const std::string uploads =
+      "<?xml version=\"1.0\"?><ListMultipartUploadsResult><Bucket>bucket</Bucket>"
+      "<Upload><Key>big</Key><UploadId>ORPHAN-1</UploadId><Initiated>2026-01-01T00:00:00Z"
+      "</Initiated></Upload><Upload><Key>big/other</Key><UploadId>NOT-OURS</UploadId></Upload>"
+      "<IsTruncated>false</IsTruncated></ListMultipartUploadsResult>";
+  ScriptedServer srv({{Act::kReset},                       // create: the answer is lost
+                      {Act::kRespond, 200, uploads},        // list the key's uploads
+                      {Act::kRespond, 204, ""},             // abort ORPHAN-1
+                      {Act::kRespond, 200, create},         // create again
+                      {Act::kRespond, 200, "", "ETag: \"0123456789abcdef0123456789abcdef\"\r\n"},
+                      {Act::kRespond, 200,
+                       "<CompleteMultipartUploadResult><Key>big</Key>"
+                       "</CompleteMultipartUploadResult>"}});
+  Config cfg;
+  cfg.endpoint = srv.endpoint();
+  cfg.credentials = {"AK", "SK", ""};
+  cfg.part_size = 1 << 20;
+  cfg.max_parallel_parts = 1;
+  cfg.backoff_base_ms = 1;
+  auto c = Client::Create(cfg);
+  ASSERT_TRUE(c.ok());
+  Status st = (*c)->PutMultipart("bucket", "big", std::string(1 << 20, 'x'));
+  ASSERT_TRUE(st.ok()) << st.message();
+  auto reqs = srv.requests();
+  ASSERT_EQ(reqs.size(), 6u);
+  EXPECT_EQ(reqs[1].rfind("GET /bucket?prefix=big&uploads= ", 0), 0u) << reqs[1];
+  EXPECT_EQ(reqs[2].rfind("DELETE /bucket/big?uploadId=ORPHAN-1 ", 0), 0u) << reqs[2];
+  EXPECT_EQ(reqs[3].rfind("POST /bucket/big?uploads= ", 0), 0u) << reqs[3];
+  for (const std::string& r : reqs) EXPECT_EQ(r.find("NOT-OURS"), std::string::npos);
+}
 }  // namespace
 }  // namespace smd::s3

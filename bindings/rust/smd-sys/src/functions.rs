@@ -203,6 +203,7 @@ extern "C" {
     pub fn smd_trial_mode(trial: *const smd_trial, global_step: i64, out: *mut smd_mode) -> *mut smd_error;
     pub fn smd_trial_mode_step(trial: *const smd_trial, global_step: i64, out: *mut i64) -> *mut smd_error;
     pub fn smd_trial_global_step(trial: *const smd_trial, mode_step: i64, mode: smd_mode, out: *mut i64) -> *mut smd_error;
+    pub fn smd_s3_uploads_in_progress(uri: *const c_char, options: *const smd_trial_options, abort_them: bool, out: *mut smd_strarray) -> *mut smd_error;
     pub fn smd_trial_workers(trial: *const smd_trial, out: *mut smd_strarray) -> *mut smd_error;
     pub fn smd_trial_has_passed_step(trial: *const smd_trial, step: i64, mode: smd_mode, out: *mut smd_step_state) -> *mut smd_error;
     pub fn smd_trial_wait_for_steps(trial: *mut smd_trial, steps: *const i64, n: usize, mode: smd_mode, timeout_ms: i64) -> *mut smd_error;

@@ -1,0 +1,159 @@
+// The writer's claim on its folder and its memory: a second writer that loses the claim never
+// marks the winner's live run as ended; a fast loop of tiny steps ahead of a slow storage is held
+// back by the memory budget (each queued step's own memory counts), and loses nothing.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "impl/format/layout.h"
+#include "impl/hook/hook.h"
+#include "impl/storage/storage.h"
+#include "impl/trial/trial.h"
+#include "tests/impl/storage/recording_storage.h"
+#include "tests/impl/trial/trial_builder.h"
+
+namespace smd::hook {
+namespace {
+
+using smd::trial::testing::TempDir;
+namespace fs = std::filesystem;
+
+HookOptions Opts() {
+  HookOptions o;
+  o.worker = "worker_0";
+  o.num_workers = 1;
+  o.write_end_marker = true;
+  o.include_regex = {"^a$"};
+  SaveConfigMode every;
+  every.save_interval = 1;
+  o.save_config.SetAll(every);
+  return o;
+}
+
+Status SaveTiny(Hook& h, float v) {
+  int64_t shape[1] = {1};
+  Hook::SaveRequest r;
+  r.name = "a";
+  r.dtype = DType::kFloat32;
+  r.shape = shape;
+  r.ndim = 1;
+  r.data = &v;
+  r.nbytes = sizeof v;
+  return h.Save(r);
+}
+
+// Two processes with the same worker name write into one folder: the second loses the claim.
+// Its close reports that, and leaves no training_job_end.ts in the winner's live folder; the
+// winner's run goes on and ends normally.
+TEST(HookClaim, LoserOfTheClaimDoesNotEndTheWinnersRun) {
+  const std::string dir = TempDir("claim");
+  auto winner = Hook::Create(dir, Opts());
+  ASSERT_TRUE(winner.ok()) << winner.status().message();
+  for (int s = 0; s < 3; ++s) {
+    ASSERT_TRUE((*winner)->BeginStep().ok());
+    ASSERT_TRUE(SaveTiny(**winner, static_cast<float>(s)).ok());
+  }
+  ASSERT_TRUE((*winner)->Flush().ok());
+  ASSERT_TRUE(fs::exists(dir + "/" + io::kClaimFile));
+
+  auto loser = Hook::Create(dir, Opts());
+  ASSERT_TRUE(loser.ok()) << loser.status().message();
+  ASSERT_TRUE((*loser)->BeginStep().ok());
+  (void)SaveTiny(**loser, 100.0f);
+  Status closed = (*loser)->Close();
+  EXPECT_EQ(closed.code(), Code::kAlreadyExists) << closed.message();
+  EXPECT_FALSE(fs::exists(dir + "/" + io::kEndOfJobFile)) << "the loser ended the winner's run";
+  EXPECT_TRUE(fs::exists(dir + "/" + io::kClaimFile)) << "the loser removed the winner's claim";
+
+  for (int s = 3; s < 6; ++s) {
+    ASSERT_TRUE((*winner)->BeginStep().ok());
+    ASSERT_TRUE(SaveTiny(**winner, static_cast<float>(s)).ok());
+  }
+  ASSERT_TRUE((*winner)->Close().ok());
+  EXPECT_TRUE(fs::exists(dir + "/" + io::kEndOfJobFile));
+  EXPECT_FALSE(fs::exists(dir + "/" + io::kClaimFile));
+  auto t = trial::Trial::Open(dir, trial::TrialOptions());
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  auto steps = (*t)->Steps(Mode::kGlobal, false);
+  ASSERT_TRUE(steps.ok());
+  EXPECT_EQ(*steps, (std::vector<int64_t>{0, 1, 2, 3, 4, 5}));
+}
+
+// A storage whose index writes wait until the test opens the gate (a slow file system or S3).
+class GatedStorage : public io::testing::RecordingStorage {
+ public:
+  explicit GatedStorage(const std::string& dir)
+      : RecordingStorage(io::MakeLocalStorage(dir), std::make_shared<io::testing::CallLog>()) {}
+  void Open() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      open_ = true;
+    }
+    cv_.notify_all();
+  }
+  Status WriteAtomic(const std::string& rel, std::string_view c) override {
+    if (rel.rfind("index/", 0) == 0) {
+      std::unique_lock<std::mutex> l(mu_);
+      cv_.wait(l, [&] { return open_; });
+    }
+    return RecordingStorage::WriteAtomic(rel, c);
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+};
+
+// A fast loop of tiny steps while the storage does not keep up: each queued step holds memory
+// of its own (its record headers, index JSON, bookkeeping) beyond the tensor's 4 bytes. That
+// memory counts in the budget, so the loop waits once about budget / (per-step memory) steps are
+// queued, instead of queueing without bound. Every step is written in the end.
+TEST(WriterMemory, FastLoopOfTinyStepsIsHeldBackByTheBudget) {
+  const std::string dir = TempDir("tiny");
+  auto raw = std::make_unique<GatedStorage>(dir);
+  GatedStorage* gate = raw.get();
+  HookOptions o = Opts();
+  o.memory_budget = 1u << 20;
+  auto created = Hook::Create(std::move(raw), o);
+  ASSERT_TRUE(created.ok()) << created.status().message();
+  std::shared_ptr<Hook> h = *created;
+  constexpr int kLimit = 20000;  // far more steps than 1 MiB can queue
+  std::atomic<int> begun{0};
+  std::atomic<bool> stop{false};
+  std::thread loop([&] {
+    for (int s = 0; s < kLimit && !stop.load(); ++s) {
+      if (!h->BeginStep().ok() || !SaveTiny(*h, static_cast<float>(s)).ok()) return;
+      begun.store(s + 1);
+    }
+  });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (std::chrono::steady_clock::now() < deadline && begun.load() < kLimit)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const int queued = begun.load();
+  stop = true;
+  gate->Open();
+  loop.join();
+  const int total = begun.load();
+  std::printf("tiny steps queued behind a blocked storage with a 1 MiB budget: %d (limit %d)\n",
+              queued, kLimit);
+  EXPECT_LT(queued, 4000) << "the budget did not hold back a fast loop of tiny steps";
+  EXPECT_GT(queued, 50) << "the budget held back far more than it needed to";
+  ASSERT_TRUE(h->Close().ok());
+  EXPECT_LE(h->writer_stats().peak_pending_bytes, (1u << 20) + (64u << 10));
+  auto t = trial::Trial::Open(dir, trial::TrialOptions());
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  auto steps = (*t)->Steps(Mode::kGlobal, false);
+  ASSERT_TRUE(steps.ok());
+  EXPECT_EQ(static_cast<int>(steps->size()), total) << "steps were lost";
+}
+
+}  // namespace
+}  // namespace smd::hook
