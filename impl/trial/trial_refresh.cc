@@ -164,6 +164,7 @@ Result<std::vector<Trial::PendingFile>> Trial::ListNewIndexFiles(bool* listed_an
                                                                    : std::string_view());
     if (!names.ok()) {
       if (names.status().code() == Code::kNotFound) continue;  // vanished
+      if (storage_->FileSize(dir_rel).ok()) continue;  // a file, where a step folder should be
       if (names.status().code() == Code::kCorrupt) {  // a link that leads out of the trial
         AddWarning("skipped index folder '" + storage_->Describe(dir_rel) + "': " +
                    names.status().message());

@@ -8,7 +8,7 @@ import shutil
 from conftest import REPO, run_smd
 
 FIXTURES = REPO / "tests" / "data" / "trials"
-COMMANDS = ["dump", "ls", "cat", "rules", "export-tensorboard"]
+COMMANDS = ["dump", "ls", "cat", "rules", "export-tensorboard", "uploads"]
 
 
 def exit_codes_of_the_tool():

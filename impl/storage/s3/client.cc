@@ -290,8 +290,8 @@ Result<Config> ConfigFromEnvironment(const std::string& given_profile, const Cre
 std::string RedactEndpoint(std::string_view endpoint) {
   const size_t sep = endpoint.find("://");
   const size_t host = sep == std::string_view::npos ? 0 : sep + 3;
-  const size_t end = std::min(endpoint.size(), endpoint.find_first_of("/?#", host));
-  const size_t at = endpoint.substr(0, end).rfind('@');
+  // Everything up to the last '@' after the scheme (a password may hold '/' or '?' too).
+  const size_t at = endpoint.rfind('@');
   if (at == std::string_view::npos || at < host) return std::string(endpoint);
   return std::string(endpoint.substr(0, host)) + "***" + std::string(endpoint.substr(at));
 }
@@ -1133,12 +1133,15 @@ Result<ListPage> Client::ListPageV2(const std::string& bucket, const ListOptions
   r.check_body = [](const std::string& b) {
     std::string wrong = WholeDocument(b, "ListBucketResult");
     if (!wrong.empty()) return wrong;
-    // KeyCount (when the server gives it) counts the keys and common prefixes of the page.
+    // KeyCount (when the server gives it) counts the keys and common prefixes of the page (some
+    // servers count the keys only).
     const std::string count = xml::FirstText(b, "KeyCount");
     if (!count.empty()) {
-      const size_t n = xml::Elements(b, "Contents").size() + xml::Elements(b, "CommonPrefixes").size();
-      if (std::strtoull(count.c_str(), nullptr, 10) != n)
-        return "KeyCount " + count + " but " + std::to_string(n) + " entries";
+      const size_t keys = xml::Elements(b, "Contents").size();
+      const size_t all = keys + xml::Elements(b, "CommonPrefixes").size();
+      const unsigned long long said = std::strtoull(count.c_str(), nullptr, 10);
+      if (said != all && said != keys)
+        return "KeyCount " + count + " but " + std::to_string(all) + " entries";
     }
     return std::string();
   };
