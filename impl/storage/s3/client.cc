@@ -461,10 +461,10 @@ struct Request {
   // For a 2xx answer: "" if its body is whole and well-formed, else what is wrong with it. Such
   // an answer (a listing cut short, with a Content-Length that matches the cut) is retried like
   // a truncated transfer, never taken for a shorter one.
-  std::function<std::string(const std::string& body)> check_body;
+  std::function<std::string(const std::string& body)> check_body = nullptr;
   // Called before each attempt after the first (a request whose lost answer may have had an
   // effect cleans it up first).
-  std::function<void()> before_retry;
+  std::function<void()> before_retry = nullptr;
 };
 
 struct Client::Impl {

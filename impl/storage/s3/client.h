@@ -94,6 +94,13 @@ struct ListOptions {
   int max_keys = 0;         // per page; 0: Config::list_max_keys
 };
 
+// One multipart upload in progress (ListMultipartUploads).
+struct UploadInfo {
+  std::string key;
+  std::string upload_id;
+  std::string initiated;  // as S3 gives it (ISO 8601)
+};
+
 struct PutOptions {
   bool if_none_match = false;  // fail with kAlreadyExists if the key exists (conditional write)
   std::string content_type;
@@ -150,13 +157,6 @@ class Client {
  private:
   explicit Client(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
-};
-
-// One multipart upload in progress (ListMultipartUploads).
-struct UploadInfo {
-  std::string key;
-  std::string upload_id;
-  std::string initiated;  // as S3 gives it (ISO 8601)
 };
 
 // Validates an endpoint: http:// or https://, a host (and port), no path, and no user

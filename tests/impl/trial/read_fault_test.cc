@@ -3,6 +3,7 @@
 // ever skipped for good: the refresh (or the open) that meets the fault returns it, the step is
 // not complete meanwhile (a wait for it waits), and the next refresh reads the file again.
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
