@@ -426,25 +426,41 @@ std::string WholeDocument(std::string_view body, std::string_view root) {
 }  // namespace
 
 std::string ScrubSecrets(std::string s, const Credentials& c) {
+  // The secrets as sent, percent-encoded (with and without '/' kept, as a URL or a form would
+  // carry them), XML-escaped (as an error body would), each found in any letter case (a server
+  // may upper-case what it echoes, and percent-escapes come in either case).
+  std::vector<std::string> forms;
   for (const std::string* secret : {&c.secret_access_key, &c.session_token}) {
     if (secret->empty()) continue;
-    // The secret as sent, percent-encoded (with and without '/' kept, as a URL or a form would
-    // carry it), XML-escaped (as an error body would), each found in any letter case (a server
-    // may upper-case what it echoes, and percent-escapes come in either case).
-    std::vector<std::string> forms = {*secret, UriEncode(*secret, false), UriEncode(*secret, true),
-                                      xml::Escape(*secret)};
     std::string plus = UriEncode(*secret, false);  // a form-encoded space is '+'
     for (size_t p = 0; (p = plus.find("%20", p)) != std::string::npos;) plus.replace(p, 3, "+");
-    forms.push_back(plus);
-    std::sort(forms.begin(), forms.end(),
-              [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+    for (std::string f : {*secret, UriEncode(*secret, false), UriEncode(*secret, true),
+                          xml::Escape(*secret), plus})
+      forms.push_back(std::move(f));
+  }
+  if (forms.empty()) return s;
+  std::sort(forms.begin(), forms.end(),
+            [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  // One pass over the text, every form tried at each position (longest first), going on after
+  // each mask: a secret of '*' is not found again inside a mask.
+  std::string out;
+  out.reserve(s.size());
+  for (size_t p = 0; p < s.size();) {
+    size_t matched = 0;
     for (const std::string& f : forms) {
-      for (size_t p = 0; (p = FindNoCase(s, f, p)) != std::string::npos; p += 3) {
-        s.replace(p, f.size(), "***");  // go on after the mask: a secret of '*' ends too
+      if (p + f.size() <= s.size() && FindNoCase(s.substr(p, f.size()), f, 0) == 0) {
+        matched = f.size();
+        break;
       }
     }
+    if (matched > 0) {
+      out += "***";
+      p += matched;
+    } else {
+      out.push_back(s[p++]);
+    }
   }
-  return s;
+  return out;
 }
 
 struct Request {
