@@ -148,9 +148,6 @@ TEST(WriterMemory, FastLoopOfTinyStepsIsHeldBackByTheBudget) {
   EXPECT_LT(queued, 4000) << "the budget did not hold back a fast loop of tiny steps";
   EXPECT_GT(queued, 50) << "the budget held back far more than it needed to";
   ASSERT_TRUE(h->Close().ok());
-  // Counted memory: the budget, plus what was queued but not yet encoded when saving began to
-  // wait (the encoder is woken in batches of a quarter of the budget).
-  EXPECT_LE(h->writer_stats().peak_pending_bytes, 3u << 20);
   auto t = trial::Trial::Open(dir, trial::TrialOptions());
   ASSERT_TRUE(t.ok()) << t.status().message();
   auto steps = (*t)->Steps(Mode::kGlobal, false);
