@@ -72,7 +72,9 @@ BufferPool::~BufferPool() {
 }
 
 void BufferPool::WaitForBudgetLocked(std::unique_lock<std::mutex>& lock, size_t n) {
-  auto room = [&] { return in_flight_ == 0 || in_flight_ + held_ + n <= budget_; };
+  // Nothing in flight nor queued: granted whatever its size (what is left is a storage's bytes of
+  // the step's open file, which only the caller's progress releases).
+  auto room = [&] { return (in_flight_ == 0 && queued_ == 0) || in_flight_ + held_ + n <= budget_; };
   if (room()) return;
   if (on_wait_) {
     lock.unlock();
@@ -97,6 +99,22 @@ void BufferPool::Unhold(size_t n) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     held_ -= std::min(n, held_);
+  }
+  cv_.notify_all();
+}
+
+void BufferPool::HoldQueued(size_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  held_ += n;
+  queued_ += n;
+  if (in_flight_ + held_ > peak_) peak_ = in_flight_ + held_;
+}
+
+void BufferPool::UnholdQueued(size_t n) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_ -= std::min(n, held_);
+    queued_ -= std::min(n, queued_);
   }
   cv_.notify_all();
 }
@@ -587,6 +605,7 @@ void AsyncWriter::AddRecord(const TensorJob& job, const std::string& tag, DType 
   io::AppendTensorRecord(f, content, options_.crc, inline_content, &chunk_.headers, &prefix_len,
                          &suffix_len);
   if (inline_content) {
+    chunk_.inline_bytes += content.size();
     const size_t len = prefix_len + content.size() + suffix_len;
     Chunk::Piece* last = chunk_.pieces.empty() ? nullptr : &chunk_.pieces.back();
     if (last != nullptr && last->from_headers && last->off + last->len == off) {
@@ -632,13 +651,15 @@ void AsyncWriter::FinishStepChunk(bool ends_pending_step) {
 
 void AsyncWriter::SendToCommitter(Chunk chunk) {
   // A small chunk gets a buffer of its own size; the encoder keeps the big one for the next
-  // chunk. Otherwise every queued step of a fast loop of tiny steps would hold a 64 KiB buffer
-  // (a page or two of it touched).
+  // chunk (or drops it if it has one). Otherwise every queued step of a fast loop of tiny steps
+  // would hold, and be charged, a 64 KiB buffer.
   if (chunk.headers.capacity() > 2 * chunk.headers.size() + 4096 &&
-      chunk.headers.capacity() >= kChunkHeadersReserve && chunk_.headers.capacity() == 0) {
+      chunk.headers.capacity() >= kChunkHeadersReserve) {
     std::string tight(chunk.headers);  // (pieces refer to it by offset: still valid)
-    chunk_.headers.swap(chunk.headers);
-    chunk_.headers.clear();
+    if (chunk_.headers.capacity() == 0) {
+      chunk_.headers.swap(chunk.headers);
+      chunk_.headers.clear();
+    }
     chunk.headers.swap(tight);
   }
   // What the chunk itself holds (beyond the tensors' buffers, charged already) counts in the
@@ -646,11 +667,14 @@ void AsyncWriter::SendToCommitter(Chunk chunk) {
   // storage is then held back by the budget like big tensors are, instead of queueing steps
   // without bound.
   constexpr size_t kAllocOverhead = 32;  // per heap block, about
-  chunk.charged = sizeof(Chunk) + chunk.headers.capacity() + chunk.content.capacity() +
+  // (The tensor contents copied into the headers are charged already: their buffers stay charged
+  // until the chunk is written.)
+  chunk.charged = sizeof(Chunk) + chunk.headers.capacity() -
+                  std::min(chunk.inline_bytes, chunk.headers.capacity()) + chunk.content.capacity() +
                   chunk.rel.capacity() + chunk.pieces.capacity() * sizeof(Chunk::Piece) +
                   chunk.payloads.capacity() * sizeof(Payload) + chunk.tb.size() +
                   6 * kAllocOverhead;
-  pool_.Hold(chunk.charged);
+  pool_.HoldQueued(chunk.charged);
   bool wake;
   {
     std::lock_guard<std::mutex> lock(commit_mu_);
@@ -731,7 +755,7 @@ void AsyncWriter::Commit(Chunk& chunk) {
     }
   }
   pool_.ReleaseAll(&chunk.payloads);  // the tensors' buffers, and adopted DLPack tensors
-  if (chunk.charged > 0) pool_.Unhold(chunk.charged);
+  if (chunk.charged > 0) pool_.UnholdQueued(chunk.charged);
   chunk.charged = 0;
   if (chunk.headers.capacity() >= kChunkHeadersReserve && chunk.headers.capacity() <= 4 * kChunkHeadersReserve) {
     chunk.headers.clear();

@@ -78,6 +78,12 @@ class BufferPool {
   // file alone exceeds the budget still proceeds, one tensor at a time).
   void Hold(size_t n);
   void Unhold(size_t n);
+  // Bytes of the writer's own queue (steps encoded, not yet written), counted like Hold; unlike
+  // a storage's bytes, the committer releases them whatever the training thread does, so Acquire
+  // waits for them even when no tensor is in flight (a fast loop of tiny steps ahead of a storage
+  // that stands still is held back; it would otherwise queue steps without bound).
+  void HoldQueued(size_t n);
+  void UnholdQueued(size_t n);
   size_t held() const;
   // Called (without the pool's lock) before a caller starts waiting for budget.
   void set_on_wait(std::function<void()> fn) { on_wait_ = std::move(fn); }
@@ -96,7 +102,8 @@ class BufferPool {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   size_t in_flight_ = 0;
-  size_t held_ = 0;
+  size_t held_ = 0;    // Hold and HoldQueued
+  size_t queued_ = 0;  // HoldQueued only
   size_t peak_ = 0;
   uint64_t waits_ = 0;
   int waiting_ = 0;
@@ -248,6 +255,7 @@ class AsyncWriter {
     bool ends_pending_step = false;  // kFinishStep of an EndStep: one fewer pending step when done
     tensorboard::RecordBatch tb;  // TensorBoard records, written before the chunk's step ends
     size_t charged = 0;  // its own memory (BufferPool::Hold), until the committer is done with it
+    size_t inline_bytes = 0;  // tensor contents copied into `headers` (their buffers stay charged)
   };
 
   // Queues an item; a tensor is refused (with the reason) once the writer is closed or failed.

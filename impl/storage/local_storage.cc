@@ -56,9 +56,10 @@ constexpr int kLeavesTrial = EXDEV;
 
 Status ReadError(const std::string& what, const std::string& path, int err) {
   if (err == kLeavesTrial) {
-    return Status(Code::kIO, what + " '" + path +
-                                 "': it is reached through a symbolic link that leads out of the "
-                                 "trial folder (not followed)");
+    // kCorrupt, not kIO: the trial itself is malformed, and reading again will not help.
+    return Status(Code::kCorrupt, what + " '" + path +
+                                      "': it is reached through a symbolic link that leads out of "
+                                      "the trial folder (not followed)");
   }
   return ErrnoStatus(what, path, err);
 }
@@ -353,7 +354,7 @@ class LocalStorage : public Storage {
       const int e = errno;
       return ReadError("cannot stat", Path(rel), e);
     }
-    if (!S_ISREG(st.st_mode)) return Status(Code::kIO, "'" + Path(rel) + "' is not a regular file");
+    if (!S_ISREG(st.st_mode)) return Status(Code::kCorrupt, "'" + Path(rel) + "' is not a regular file");
     return static_cast<uint64_t>(st.st_size);
   }
 

