@@ -54,14 +54,44 @@ if ! cmp -s "$REQ" "$stamp"; then
   "$VENV/bin/pip" install -q --disable-pip-version-check -r "$REQ"
   cp "$REQ" "$stamp"
 fi
+# Go: the Go binding (bindings/go) needs the version its go.mod names. Go 1.21 and newer can run
+# a newer toolchain themselves (GOTOOLCHAIN, fetched once through the Go module proxy); older ones
+# (Debian 12's golang-go is 1.19) cannot.
+SMD_GO_TOOLCHAIN=go1.27.3
+go_min=$(sed -n 's/^go \([0-9.]*\).*/\1/p' bindings/go/go.mod)
+version_lt() { [ "$1" != "$2" ] && [ "$(printf '%s\n%s\n' "$1" "$2" | sort -V | head -1)" = "$1" ]; }
+go_ok=0
+if command -v go >/dev/null 2>&1; then
+  go_have=$(go env GOVERSION 2>/dev/null || go version | awk '{print $3}')
+  go_have=${go_have#go}
+  if ! version_lt "$go_have" "$go_min"; then
+    go_ok=1
+  elif ! version_lt "$go_have" 1.21; then
+    echo "setup: the Go on PATH ($(command -v go), $go_have) is older than the Go binding's minimum" \
+      "($go_min); it can fetch a newer toolchain itself: export GOTOOLCHAIN=$SMD_GO_TOOLCHAIN" \
+      "(downloaded once through the Go module proxy), as this script does for itself now" >&2
+    export GOTOOLCHAIN=$SMD_GO_TOOLCHAIN
+    go version >/dev/null 2>&1 && go_ok=1 ||
+      echo "setup: GOTOOLCHAIN=$SMD_GO_TOOLCHAIN failed (no access to the Go module proxy?)" >&2
+  else
+    echo "setup: the Go on PATH ($(command -v go), $go_have) is older than the Go binding's minimum" \
+      "($go_min) and too old (< 1.21) to fetch a newer toolchain: install Go >= $go_min from" \
+      "https://go.dev/dl/ and put its bin folder first on PATH (Debian 12's golang-go is 1.19);" \
+      "the Go binding's tests and the S3 tests (versitygw) need it" >&2
+  fi
+else
+  echo "setup: no Go on PATH: the Go binding and the S3 tests' server (versitygw) need Go >= $go_min:" \
+    "install it from https://go.dev/dl/ and put its bin folder on PATH (Debian 12's golang-go is" \
+    "1.19, too old)" >&2
+fi
 # The local S3 server of the S3 tests (scripts/s3-server.sh): versitygw, a Go module.
 if ! command -v versitygw >/dev/null 2>&1 && ! [ -x "$(go env GOPATH 2>/dev/null)/bin/versitygw" ]; then
-  if command -v go >/dev/null 2>&1; then
+  if [ "$go_ok" = 1 ]; then
     echo "setup: installing versitygw (go install)"
     go install github.com/versity/versitygw/cmd/versitygw@v1.8.0 ||
       echo "setup: installing versitygw failed: the S3 tests (ctest -L s3) will fail" >&2
   else
-    echo "setup: no Go toolchain: versitygw (the S3 tests' server) not installed" >&2
+    echo "setup: no usable Go: versitygw (the S3 tests' server) not installed" >&2
   fi
 fi
 # Rust (bindings/rust): cargo with clippy. Debian's rustc is too old (the crates need >= 1.70),

@@ -9,7 +9,9 @@
 #      its own scripts/frameworks/*.sh venv), the Python binding's and the interop suites again
 #      under numpy 2 (.venv-np2, scripts/numpy2-venv.sh), and the benchmarks once each at a tiny
 #      size (tests/bench: bench_rules, bench_writer, bench_reader, bench_histogram, bench_python,
-#      bench_s3, bench_frameworks), on a normal build;
+#      bench_s3, bench_frameworks), on a normal build; then tests/install/run.sh: smd used from
+#      programs outside the clone, from an installed prefix (C, Rust, Go, Java, Python, a portable
+#      wheel);
 #   2. the C/C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the C API, C++ unit and S3 tests (the hook's writer threads, concurrent reads, uploads) under
 #      ThreadSanitizer;
@@ -18,6 +20,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
+# No test may reach the EC2 instance metadata address (169.254.169.254) by accident: the S3
+# client's credential chain skips it. Tests of that path set AWS_EC2_METADATA_SERVICE_ENDPOINT to
+# a local server (tests/impl/s3/client_unit_test.cc).
+export AWS_EC2_METADATA_DISABLED=true
 
 JOBS=${SMD_JOBS:-$(nproc)}
 passed=0
@@ -145,7 +151,7 @@ fi
 
 echo "== Rust binding (bindings/rust): cargo test, clippy, doc"
 export PATH="$HOME/.cargo/bin:$PATH"
-rust_env=(env SMD_LIB_DIR="$PWD/build/capi" SMD_PYTHON="$PWD/.venv/bin/python" RUSTDOCFLAGS="-D warnings")
+rust_env=(env SMD_LIB_DIR="$PWD/build/capi" SMD_LINK=dynamic SMD_PYTHON="$PWD/.venv/bin/python" RUSTDOCFLAGS="-D warnings")
 set +e
 (cd bindings/rust && "${rust_env[@]}" "${s3vars[@]}" SMD_RUST_REQUIRE_S3=1 cargo test --workspace --all-targets --no-fail-fast 2>&1 &&
    "${rust_env[@]}" cargo test --workspace --doc 2>&1) | tee "$log"
@@ -263,6 +269,17 @@ bench_ok bench_frameworks '^pytorch +.* smdebug every 100 ' \
 # Not here: tests/bench/bench_bindings.sh (a release build of the Rust bench, and Go's and Java's
 # loops of fixed length: minutes); frameworks/gpu_bench.py --tiny runs in the PyTorch suite
 # (test_gpu_benchmark_runs_on_the_cpu).
+
+echo "== using smd from a program outside the clone: C, Rust (path, git, bundled), Go, Java, Python, portable wheel"
+set +e
+tests/install/run.sh build 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
+set -e
+line=$( (grep -E '^install tests: [0-9]+ passed, [0-9]+ failed' "$log" || true) | tail -1)
+p=$(sed -E 's/.*: ([0-9]+) passed.*/\1/' <<<"${line:-: 0 passed, 0 failed}")
+f=$(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"${line:-: 0 passed, 0 failed}")
+passed=$((passed + p)); failed=$((failed + f))
+if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then failed=$((failed + 1)); echo "tests/install/run.sh failed to run"; fi
 
 if [ "${SMD_TEST_QUICK:-0}" != "1" ]; then
   echo "== C/C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer"
