@@ -199,7 +199,7 @@ check_python() {
   venv-py/bin/python "$src/tests/install/app.py" run | tee out
   answer_is python out
   # The extension loads the installed libsmd, through its rpath.
-  ldd venv-py/lib/python*/site-packages/smd/smdc*.so | tee ldd.out
+  ldd venv-py/lib/python*/site-packages/smd/*smdc*.so | tee ldd.out
   grep -q "$libdir/libsmd.so" ldd.out || grep -q "$(cd "$libdir" && pwd -P)/libsmd.so" ldd.out
 }
 

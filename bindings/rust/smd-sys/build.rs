@@ -67,6 +67,8 @@ fn link_mode() -> Option<bool> {
 }
 
 fn link_static(dir: &Path, deps: &[String]) {
+    // A rebuilt libsmd.a must be linked again into the binaries that hold a copy of it.
+    println!("cargo:rerun-if-changed={}", dir.join("libsmd.a").display());
     println!("cargo:rustc-link-search=native={}", dir.display());
     println!("cargo:rustc-link-lib=static=smd");
     for lib in deps {
