@@ -34,7 +34,7 @@ trap 'chmod -R u+w "$scratch" 2>/dev/null; rm -rf "$scratch"' EXIT
 # Nothing from the caller's environment that the README does not tell a user to set.
 unset LD_LIBRARY_PATH PKG_CONFIG_PATH SMD_LIB_DIR SMD_LINK SMD_BUILD_DIR RUSTFLAGS CARGO_TARGET_DIR
 export PATH="$HOME/.cargo/bin:$PATH"
-expected='fc.weight at step 2: 1; AllZero conditions met: 1'
+expected='fc.weight at step 2: 2; AllZero conditions met: 1'
 pyenv_python() {  # pyenv_python 3.12: that version's python, else python3
   local p
   p=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/"$1".*/bin/python3 2>/dev/null | sort -V | tail -1)
