@@ -270,7 +270,7 @@ bench_ok bench_frameworks '^pytorch +.* smdebug every 100 ' \
 # loops of fixed length: minutes); frameworks/gpu_bench.py --tiny runs in the PyTorch suite
 # (test_gpu_benchmark_runs_on_the_cpu).
 
-echo "== using smd from a program outside the clone: C, Rust (path, git, bundled), Go, Java, Python, portable wheel"
+echo "== using smd from a program outside the clone: C, Rust (path, git), Go, Java, Python, portable wheel"
 set +e
 tests/install/run.sh build 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
