@@ -6,8 +6,8 @@
 #
 #   scripts/python-wheel.sh --portable [PYTHON...]
 # builds portable wheels instead, one per Python (default: every CPython >= 3.9 that pyenv has,
-# else python3), into build/wheels/portable/, and prints their paths: each wheel is built over
-# libsmd installed from the build folder (SMD_BUILD_DIR, default build/; when that has no libsmd,
+# else python3), into build/wheels/portable/, and prints their absolute paths: each wheel is built
+# over libsmd installed from the build folder (SMD_BUILD_DIR, default build/; when that has no libsmd,
 # build/wheel-libsmd, configured for the library alone) into a temporary prefix, then repaired
 # with auditwheel, which copies libsmd and the libraries it needs (libcurl, PCRE2, cJSON, OpenSSL,
 # ...) into the wheel under a manylinux tag
@@ -68,5 +68,5 @@ for py in "${pythons[@]}"; do
     CMAKE_BUILD_PARALLEL_LEVEL=${SMD_JOBS:-$(nproc)} "$py" -m pip wheel -q \
     --disable-pip-version-check --no-deps -w "$work" ./bindings/python >&2
   auditwheel repair -w "$out" "$work"/smd-*-"$tag"-*.whl >&2
-  ls "$out"/smd-*-"$tag"-*manylinux*.whl
+  ls "$PWD/$out"/smd-*-"$tag"-*manylinux*.whl  # absolute: callers run elsewhere
 done
