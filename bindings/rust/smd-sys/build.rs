@@ -183,7 +183,7 @@ fn main() {
     } else if has_shared {
         link_dynamic(&dir);
         if link_mode().is_none() {
-                println!(
+            println!(
                 "cargo:warning=smd-sys links libsmd.so from {0}; a program of yours needs that \
                  folder on its rpath (RUSTFLAGS=\"-C link-arg=-Wl,-rpath,{0}\") unless the \
                  loader searches it",
