@@ -124,6 +124,9 @@ def test_rust_reads_the_java_trial_identically(trial, java_dump):
         pytest.fail("no Cargo")
     env = dict(os.environ)
     env["SMD_LIB_DIR"] = os.path.join(_build_dir(), "capi")
+    # As scripts/test.sh builds the Rust suite: the same smd-sys build, not a static one that
+    # cargo would rebuild each time the two alternate.
+    env["SMD_LINK"] = "dynamic"
     out = _run([cargo, "run", "-q", "--example", "crossdump", "--", trial],
                cwd=os.path.join(ROOT, "bindings", "rust"), env=env)
     _assert_same(java_dump, out, "Rust")
