@@ -89,32 +89,18 @@ void BufferPool::WaitForBudgetLocked(std::unique_lock<std::mutex>& lock, size_t 
   }
 }
 
-void BufferPool::Hold(size_t n) {
+void BufferPool::Hold(size_t n, bool queued) {
   std::lock_guard<std::mutex> lock(mu_);
   held_ += n;
+  if (queued) queued_ += n;
   if (in_flight_ + held_ > peak_) peak_ = in_flight_ + held_;
 }
 
-void BufferPool::Unhold(size_t n) {
+void BufferPool::Unhold(size_t n, bool queued) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     held_ -= std::min(n, held_);
-  }
-  cv_.notify_all();
-}
-
-void BufferPool::HoldQueued(size_t n) {
-  std::lock_guard<std::mutex> lock(mu_);
-  held_ += n;
-  queued_ += n;
-  if (in_flight_ + held_ > peak_) peak_ = in_flight_ + held_;
-}
-
-void BufferPool::UnholdQueued(size_t n) {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    held_ -= std::min(n, held_);
-    queued_ -= std::min(n, queued_);
+    if (queued) queued_ -= std::min(n, queued_);
   }
   cv_.notify_all();
 }
@@ -674,7 +660,7 @@ void AsyncWriter::SendToCommitter(Chunk chunk) {
                   chunk.rel.capacity() + chunk.pieces.capacity() * sizeof(Chunk::Piece) +
                   chunk.payloads.capacity() * sizeof(Payload) + chunk.tb.size() +
                   6 * kAllocOverhead;
-  pool_.HoldQueued(chunk.charged);
+  pool_.Hold(chunk.charged, /*queued=*/true);
   bool wake;
   {
     std::lock_guard<std::mutex> lock(commit_mu_);
@@ -755,7 +741,7 @@ void AsyncWriter::Commit(Chunk& chunk) {
     }
   }
   pool_.ReleaseAll(&chunk.payloads);  // the tensors' buffers, and adopted DLPack tensors
-  if (chunk.charged > 0) pool_.UnholdQueued(chunk.charged);
+  if (chunk.charged > 0) pool_.Unhold(chunk.charged, /*queued=*/true);
   chunk.charged = 0;
   if (chunk.headers.capacity() >= kChunkHeadersReserve && chunk.headers.capacity() <= 4 * kChunkHeadersReserve) {
     chunk.headers.clear();

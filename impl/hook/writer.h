@@ -76,14 +76,12 @@ class BufferPool {
   // at commit): counted in the budget from Hold to Unhold, never waiting themselves. Acquire
   // waits while queued + held + n exceed the budget, unless nothing is queued (so a step whose
   // file alone exceeds the budget still proceeds, one tensor at a time).
-  void Hold(size_t n);
-  void Unhold(size_t n);
-  // Bytes of the writer's own queue (steps encoded, not yet written), counted like Hold; unlike
-  // a storage's bytes, the committer releases them whatever the training thread does, so Acquire
-  // waits for them even when no tensor is in flight (a fast loop of tiny steps ahead of a storage
-  // that stands still is held back; it would otherwise queue steps without bound).
-  void HoldQueued(size_t n);
-  void UnholdQueued(size_t n);
+  // `queued`: bytes of the writer's own queue (steps encoded, not yet written); unlike a storage's
+  // bytes, the committer releases them whatever the training thread does, so Acquire waits for
+  // them even when no tensor is in flight (a fast loop of tiny steps ahead of a storage that
+  // stands still is held back; it would otherwise queue steps without bound).
+  void Hold(size_t n, bool queued = false);
+  void Unhold(size_t n, bool queued = false);
   size_t held() const;
   // Called (without the pool's lock) before a caller starts waiting for budget.
   void set_on_wait(std::function<void()> fn) { on_wait_ = std::move(fn); }
@@ -102,8 +100,8 @@ class BufferPool {
   mutable std::mutex mu_;
   std::condition_variable cv_;
   size_t in_flight_ = 0;
-  size_t held_ = 0;    // Hold and HoldQueued
-  size_t queued_ = 0;  // HoldQueued only
+  size_t held_ = 0;    // every Hold
+  size_t queued_ = 0;  // the queued ones among them
   size_t peak_ = 0;
   uint64_t waits_ = 0;
   int waiting_ = 0;
