@@ -322,6 +322,13 @@ smd_error* smd_hook_options_set_real_payload_crc(smd_hook_options* options, bool
   SMD_CAPI_END
 }
 
+smd_error* smd_hook_options_set_keep_colon_index(smd_hook_options* options, bool keep) noexcept {
+  SMD_OPTIONS_SETTER_BEGIN
+  options->opts.keep_colon_index = keep;
+  return nullptr;
+  SMD_CAPI_END
+}
+
 smd_error* smd_hook_options_set_wall_time_base(smd_hook_options* options, double base) noexcept {
   SMD_OPTIONS_SETTER_BEGIN
   SMD_CHECK_ARG(base >= 0 && base == base, "the wall time base must be a non-negative number");

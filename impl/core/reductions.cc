@@ -624,10 +624,11 @@ Result<ReductionValue> ReductionValueFromDouble(DType result, double value) {
   return out;
 }
 
-std::string ReductionTag(std::string_view tensor_name, ReductionOp op, bool abs) {
+std::string ReductionTag(std::string_view tensor_name, ReductionOp op, bool abs,
+                         bool keep_colon_index) {
   std::string op_and_tensor = std::string(ReductionOpName(op)) + "/" + std::string(tensor_name);
   return std::string("smdebug/reductions/") + (abs ? "abs_" : "") +
-         RemoveColonIndexes(op_and_tensor);
+         (keep_colon_index ? op_and_tensor : RemoveColonIndexes(op_and_tensor));
 }
 
 }  // namespace smd

@@ -65,7 +65,9 @@ Result<ReductionValue> ComputeReduction(ReductionOp op, bool abs, DType t, const
 Result<ReductionValue> ReductionValueFromDouble(DType result, double value);
 
 // The tag smdebug stores a reduction under: "smdebug/reductions/[abs_]<op>/<tensor>", where
-// every ":<digits>" is removed from "<op>/<tensor>" (smdebug does this for all frameworks but TF).
-std::string ReductionTag(std::string_view tensor_name, ReductionOp op, bool abs);
+// every ":<digits>" is removed from "<op>/<tensor>" (smdebug does this for all frameworks but TF:
+// keep_colon_index keeps the name as it is, as smdebug's TensorFlow hooks do).
+std::string ReductionTag(std::string_view tensor_name, ReductionOp op, bool abs,
+                         bool keep_colon_index = false);
 
 }  // namespace smd

@@ -160,6 +160,7 @@ Status Hook::Init(std::shared_ptr<io::Storage> storage, const HookOptions& opts)
     wo.tensorboard_storage = std::move(tb_storage);
     wo.tensorboard_prefix = tb_prefix;
     wo.fsync = opts.fsync;
+    wo.keep_colon_index = opts.keep_colon_index;
     writer_.reset(new AsyncWriter(storage_.get(), std::move(wo)));
   }
   mode_steps_[ModeIndex(Mode::kGlobal)] = -1;

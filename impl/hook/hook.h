@@ -37,6 +37,9 @@ struct HookOptions {
   std::optional<int64_t> num_workers;
   bool dry_run = false;
   bool real_payload_crc = false;
+  // Keep ":<digits>" of tensor names in reduction tags ("smdebug/reductions/min/dense/kernel:0"),
+  // as smdebug's TensorFlow hooks do; smdebug's other hooks drop it (the default).
+  bool keep_colon_index = false;
   double wall_time_base = 0;
   size_t memory_budget = 256u << 20;
   // The most steps the writer may fall behind: ending a step (BeginStep, Close) waits while more

@@ -178,6 +178,8 @@ struct WriterOptions {
   std::string tensorboard_prefix;
   // fsync each event, index and collections file before its rename, and its folder after it.
   bool fsync = false;
+  // Reduction tags keep ":<digits>" of the tensor name (smdebug's TensorFlow hooks).
+  bool keep_colon_index = false;
 };
 
 struct WriterStats {

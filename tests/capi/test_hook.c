@@ -731,6 +731,42 @@ static void test_max_pending_steps(void) {
   smd_hook_free(hook);
 }
 
+/* Reduction tags drop ":<digits>" of the tensor name by default (smdebug's PyTorch, MXNet and
+ * XGBoost hooks) and keep it with keep_colon_index (smdebug's TensorFlow hooks), so that a reader
+ * attaches the reductions of "dense/kernel:0" to that tensor. */
+static void test_keep_colon_index_option(void) {
+  for (int keep = 0; keep <= 1; ++keep) {
+    const char *dir = scratch_path(keep ? "colon_kept" : "colon_dropped");
+    smd_hook_options *opts = options_every_step();
+    smd_reduction_config *rc = NULL;
+    CHECK_OK(smd_reduction_config_parse("max", &rc));
+    CHECK_OK(smd_hook_options_set_reduction_config(opts, rc));
+    smd_reduction_config_free(rc);
+    CHECK_OK(smd_hook_options_add_include_regex(opts, "^dense/"));
+    if (keep) CHECK_OK(smd_hook_options_set_keep_colon_index(opts, true));
+    CHECK_ERR(smd_hook_options_set_keep_colon_index(NULL, true), SMD_E_INVALID_ARGUMENT, "options");
+    smd_hook *hook = make_hook(dir, opts);
+    smd_hook_options_free(opts);
+    float v[2] = {-1, 2};
+    int64_t shape[1] = {2};
+    CHECK_OK(smd_hook_begin_step(hook));
+    CHECK_OK(smd_hook_save_tensor(hook, "dense/kernel:0", SMD_DTYPE_FLOAT32, shape, 1, v, sizeof v, NULL, 0));
+    CHECK_OK(smd_hook_close(hook));
+    smd_hook_free(hook);
+    char *idx = read_file(dir, "index/000000000/000000000000_worker_0.json");
+    CHECK(idx != NULL);
+    if (idx) {
+      if (keep) {
+        CHECK(strstr(idx, "\"smdebug/reductions/max/dense/kernel:0\"") != NULL);
+      } else {
+        CHECK(strstr(idx, "\"smdebug/reductions/max/dense/kernel\"") != NULL);
+        CHECK(strstr(idx, "kernel:0") == NULL);
+      }
+      free(idx);
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   static const struct capi_test tests[] = {
       TEST_ENTRY(test_version),
@@ -746,6 +782,7 @@ int main(int argc, char **argv) {
       TEST_ENTRY(test_dry_run_writes_nothing),
       TEST_ENTRY(test_include_workers),
       TEST_ENTRY(test_collections_api),
+      TEST_ENTRY(test_keep_colon_index_option),
       TEST_ENTRY(test_small_memory_budget_waits_not_drops),
       TEST_ENTRY(test_from_json),
       TEST_ENTRY(test_from_json_file_found_through_the_environment),

@@ -146,6 +146,12 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_dry_run(smd_hook_options *o
  * reader then refuses the files; smd reads both). Default false. */
 SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_real_payload_crc(smd_hook_options *options,
                                                                       bool real) SMD_NOEXCEPT;
+/* TensorFlow tensor names: keep ":<digits>" in reduction tags
+ * ("smdebug/reductions/min/dense/kernel:0", attached by readers to the tensor "dense/kernel:0"),
+ * as smdebug's TensorFlow hooks write them. Default false: the index is dropped
+ * ("smdebug/reductions/min/dense/kernel"), as smdebug's other hooks write them. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_keep_colon_index(smd_hook_options *options,
+                                                                      bool keep) SMD_NOEXCEPT;
 /* Reproducible output: stamp every record with wall time base + global step instead of the
  * clock. 0 (the default) uses the clock. */
 SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_wall_time_base(smd_hook_options *options,

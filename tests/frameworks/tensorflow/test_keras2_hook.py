@@ -142,19 +142,20 @@ def test_keras2_legacy_optimizer_reductions_tape_and_save(tmp_path):
         script = script.replace(k, repr(v))
     info = run_script(script, env={"TF_USE_LEGACY_KERAS": "1"})
     assert info["loaded_same"]  # model.save with the hook open, load_model, same predictions
-    # reductions of "dense/kernel:0" are written under "dense/kernel" (smdebug's TF hooks keep the
-    # ":0", which needs an option of the C library smd does not have yet)
+    # reductions of "dense/kernel:0" are written under that name (smdebug's TF hooks keep the :0)
+    # and so belong to the tensor of the weights collection
     fit = create_trial(paths["OUT_FIT"])
+    assert set(fit.tensor_names(collection="weights")) == {"dense/kernel:0", "dense_1/kernel:0"}
+    assert {"dense/bias:0", "dense_1/bias:0"} <= set(fit.tensor_names(collection="biases"))
     expect = np.load(paths["NPZ"])
     for step in range(3):
         for i, name in enumerate(info["names"]):
             w = expect[f"after_{step}_{i}"]
-            t = fit.tensor(name.split(":")[0])
+            t = fit.tensor(name)
             assert t.reduction_value(step, "min", mode=st.modes.TRAIN) == pytest.approx(w.min())
             assert t.reduction_value(step, "max", mode=st.modes.TRAIN) == pytest.approx(w.max())
     # a legacy optimizer's variables (a method there) are saved
-    # (their reductions under the names without ":0", outside the collection's names: see above)
-    assert info["fit_opt"] and {n.split(":")[0] for n in info["fit_opt"]} <= set(fit.tensor_names())
+    assert set(fit.tensor_names(collection="optimizer_variables")) == set(info["fit_opt"]) != set()
     # wrap_tape + wrap_optimizer: the optimizer variables after each step's update
     tape = create_trial(paths["OUT_TAPE"])
     assert tape.steps() == [0, 1, 2]

@@ -47,6 +47,7 @@ extern "C" {
     pub fn smd_hook_options_set_num_workers(options: *mut smd_hook_options, num_workers: i64) -> *mut smd_error;
     pub fn smd_hook_options_set_dry_run(options: *mut smd_hook_options, dry_run: bool) -> *mut smd_error;
     pub fn smd_hook_options_set_real_payload_crc(options: *mut smd_hook_options, real: bool) -> *mut smd_error;
+    pub fn smd_hook_options_set_keep_colon_index(options: *mut smd_hook_options, keep: bool) -> *mut smd_error;
     pub fn smd_hook_options_set_wall_time_base(options: *mut smd_hook_options, base: f64) -> *mut smd_error;
     pub fn smd_hook_options_set_memory_budget(options: *mut smd_hook_options, bytes: usize) -> *mut smd_error;
     pub fn smd_hook_options_set_max_pending_steps(options: *mut smd_hook_options, steps: i64) -> *mut smd_error;

@@ -69,6 +69,13 @@ def json_collections(json_file_path):
     return names, save_all, bool(params.get("include_regex"))
 
 
+def tf_options(options):
+    """What smdebug's TensorFlow hooks write differently from its other hooks: reduction tags keep
+    the ":0" of TensorFlow names ("smdebug/reductions/min/dense/kernel:0"), so that readers attach
+    them to the tensor "dense/kernel:0" (and to its collection)."""
+    _smd.smd_hook_options_set_keep_colon_index(options, True)
+
+
 def include_defaults(hook_handle):
     for name in DEFAULT_INCLUDE_COLLECTIONS:
         _smd.smd_hook_include_collection(hook_handle, name)

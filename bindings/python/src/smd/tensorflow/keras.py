@@ -28,7 +28,7 @@ from smd.hook import Collection, Hook
 from smd.modes import ModeKeys
 from smd.tensorflow import _reduce
 from smd.tensorflow._common import (LAYERS, gradient_name, include_defaults, is_keras3_object,
-                                    json_collections, set_wrapper, to_numpy, variable_name,
+                                    json_collections, set_wrapper, tf_options, to_numpy, variable_name,
                                     wrapper_of)
 
 _Callback = tf.keras.callbacks.Callback
@@ -122,6 +122,10 @@ class KerasHook(_Callback, Hook):
         self._in_tape_step = False     # a wrapped tape began the current step
         atexit.register(_close_at_exit, weakref.ref(self))
         _fw.hook_created(self)
+
+    @classmethod
+    def _framework_options(cls, options):
+        tf_options(options)
 
     @classmethod
     def create_from_json_file(cls, json_file_path=None):

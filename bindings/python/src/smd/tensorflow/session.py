@@ -18,7 +18,7 @@ from smd import smdc as _smd
 from smd.collection_keys import CollectionKeys
 from smd.hook import Hook
 from smd.tensorflow._common import (gradient_name, include_defaults, json_collections,
-                                    set_wrapper, wrapper_of)
+                                    set_wrapper, tf_options, wrapper_of)
 
 _v1 = tf.compat.v1
 
@@ -59,6 +59,10 @@ class SessionHook(_v1.train.SessionRunHook, Hook):
         self._pending = None
         atexit.register(_close_at_exit, weakref.ref(self))
         _fw.hook_created(self)
+
+    @classmethod
+    def _framework_options(cls, options):
+        tf_options(options)
 
     @classmethod
     def create_from_json_file(cls, json_file_path=None):
