@@ -8,7 +8,7 @@
 #      hooks (tests/frameworks: PyTorch, TensorFlow/Keras, XGBoost, MXNet, each framework set in
 #      its own scripts/frameworks/*.sh venv), the Python binding's and the interop suites again
 #      under numpy 2 (.venv-np2, scripts/numpy2-venv.sh), and the benchmarks once each at a tiny
-#      size (tests/bench: bench_rules, bench_writer, bench_reader, bench_histogram, bench_python,
+#      size (tests/bench: bench_rules, bench_writer, bench_reader, bench_codec, bench_histogram, bench_python,
 #      bench_s3, bench_frameworks), on a normal build; then tests/install/run.sh: smd used from
 #      programs outside the clone, from an installed prefix (C, Rust, Go, Java, Python, a portable
 #      wheel);
@@ -257,6 +257,7 @@ bench_ok bench_writer '^\| W4 save when nothing due \(ns\) +\| [0-9.,]+ +\| [0-9
   .venv/bin/python tests/bench/bench_writer.py --build build --scratch "${TMPDIR:-/tmp}/smd-bench-writer" --tiny
 bench_ok bench_reader '^\| MEM bytes per \(tensor, step, worker\) entry, 200 x 10 +\| [0-9.,]+ +\| [0-9]+ ' \
   .venv/bin/python tests/bench/bench_reader.py --build build --scratch "${TMPDIR:-/tmp}/smd-bench-reader" --tiny
+bench_ok bench_codec '^65536 KiB +[0-9.]+GB/s +[0-9.]+GB/s ' build/tests/bench/bench_codec 1
 bench_ok bench_histogram '^smd: +histogram of 10000 float32: best [0-9.]+ ms' \
   env SMD_BUILD_DIR="$PWD/build" .venv/bin/python tests/bench/bench_histogram.py 10000 3
 bench_ok bench_python '^  peak RSS during the read \(x size\) +[0-9.]+x +[0-9.]+x' \

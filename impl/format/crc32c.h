@@ -1,5 +1,5 @@
-// CRC-32C (Castagnoli) and TFRecord's masking. SSE4.2 instructions where the CPU has them, a
-// table-driven fallback where not.
+// CRC-32C (Castagnoli) and TFRecord's masking. SSE4.2 instructions where the CPU has them (three
+// chains side by side on large buffers), a table-driven fallback where not.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +12,12 @@ namespace smd::io {
 uint32_t Crc32c(const void* data, size_t n, uint32_t crc = 0);
 // The portable implementation, always available (tests compare both).
 uint32_t Crc32cPortable(const void* data, size_t n, uint32_t crc = 0);
+// The SSE4.2 instruction in one dependent chain (Crc32c runs three side by side on buffers of
+// 6 KiB and more); the benchmark and the tests compare both.
+uint32_t Crc32cOneChain(const void* data, size_t n, uint32_t crc = 0);
+// The CRC of the bytes of `crc` followed by `bytes` zero bytes, computed without reading them
+// (the arithmetic that joins interleaved chains; tests check it against real zeros).
+uint32_t Crc32cShift(uint32_t crc, size_t bytes);
 // True if Crc32c uses the SSE4.2 instruction.
 bool Crc32cIsHardware();
 

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "impl/format/crc32c.h"
 #include "impl/format/event.h"
@@ -43,6 +44,44 @@ TEST(Crc32c, HardwareAndPortableAgreeAndExtend) {
   uint32_t whole = Crc32c(buf.data(), buf.size());
   uint32_t part = Crc32c(buf.data() + 5000, buf.size() - 5000, Crc32c(buf.data(), 5000));
   EXPECT_EQ(whole, part);
+}
+
+// Crc32c runs three chains side by side on large buffers (rounds of 3 x 32 KiB, then 3 x 2 KiB)
+// and joins them: every length around those boundaries, at every alignment, against the portable
+// table code and the single chain, whole and continued from a CRC of the bytes before.
+TEST(Crc32c, InterleavedChainsAgreeAtEveryBoundary) {
+  std::mt19937 rng(11);
+  std::string buf(3 * 98304 + 64, '\0');
+  for (char& c : buf) c = static_cast<char>(rng());
+  std::vector<size_t> lengths;
+  for (size_t base : {size_t{3 * 2048}, size_t{6 * 2048}, size_t{3 * 32768}, size_t{2 * 3 * 32768},
+                      size_t{3 * 32768 + 3 * 2048}}) {
+    for (size_t d = 0; d < 10; ++d) {
+      lengths.push_back(base + d);
+      lengths.push_back(base - 1 - d);
+    }
+  }
+  lengths.push_back(buf.size() - 8);
+  for (size_t len : lengths) {
+    for (size_t off : {0u, 1u, 5u, 8u}) {
+      const char* p = buf.data() + off;
+      const uint32_t expect = Crc32cPortable(p, len);
+      ASSERT_EQ(Crc32c(p, len), expect) << "length " << len << " offset " << off;
+      ASSERT_EQ(Crc32cOneChain(p, len), expect) << "length " << len << " offset " << off;
+      const size_t cut = len / 3 + off;
+      ASSERT_EQ(Crc32c(p + cut, len - cut, Crc32c(p, cut)), expect) << len;
+    }
+  }
+}
+
+TEST(Crc32c, ShiftEqualsExtendingOverZeros) {
+  const std::string zeros(70000, '\0');
+  for (uint32_t crc : {0u, 1u, 0xE3069283u, 0xffffffffu}) {
+    for (size_t n : {size_t{0}, size_t{1}, size_t{7}, size_t{8}, size_t{2048}, size_t{32768},
+                     size_t{65537}}) {
+      EXPECT_EQ(Crc32cShift(crc, n), Crc32cPortable(zeros.data(), n, crc)) << crc << " " << n;
+    }
+  }
 }
 
 TEST(Crc32c, MaskRoundTripAndSmdebugConstant) {
