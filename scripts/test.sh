@@ -8,10 +8,10 @@
 #      hooks (tests/frameworks: PyTorch, TensorFlow/Keras, XGBoost, MXNet, each framework set in
 #      its own scripts/frameworks/*.sh venv), the Python binding's and the interop suites again
 #      under numpy 2 (.venv-np2, scripts/numpy2-venv.sh), and the benchmarks once each at a tiny
-#      size (tests/bench: bench_rules, bench_writer, bench_reader, bench_codec, bench_histogram, bench_python,
-#      bench_s3, bench_frameworks), on a normal build; then tests/install/run.sh: smd used from
-#      programs outside the clone, from an installed prefix (C, Rust, Go, Java, Python, a portable
-#      wheel);
+#      size (tests/bench: bench_rules, bench_writer, bench_reader, bench_codec, bench_histogram,
+#      bench_python, bench_s3, bench_frameworks, bench_bindings), on a normal build; then
+#      tests/install/run.sh: smd used from programs outside the clone, from an installed prefix
+#      (C, Rust, Go, Java, Python, a portable wheel);
 #   2. the C/C++ tests again under AddressSanitizer + UndefinedBehaviorSanitizer;
 #   3. the C API, C++ unit and S3 tests (the hook's writer threads, concurrent reads, uploads) under
 #      ThreadSanitizer;
@@ -267,9 +267,11 @@ bench_ok bench_s3 '^S5 refresh after 10 new steps \(100\) +[0-9.]+ ' \
 # The framework hooks' table: frameworks/{keras,mxnet,torch}_bench.py, each in its venv made above.
 bench_ok bench_frameworks '^pytorch +.* smdebug every 100 ' \
   .venv/bin/python tests/bench/bench_frameworks.py --tiny
-# Not here: tests/bench/bench_bindings.sh (a release build of the Rust bench, and Go's and Java's
-# loops of fixed length: minutes); frameworks/gpu_bench.py --tiny runs in the PyTorch suite
-# (test_gpu_benchmark_runs_on_the_cpu).
+# The bindings' table: the Rust bench in the dev profile the Rust suite above compiled, the Go
+# package and the Java jar built above.
+bench_ok bench_bindings '^read one value +Java \(getDouble\) +[0-9.]+ ns +[0-9.]+ ns +[-+][0-9.]+ ns' \
+  tests/bench/bench_bindings.sh build --tiny
+# frameworks/gpu_bench.py --tiny runs in the PyTorch suite (test_gpu_benchmark_runs_on_the_cpu).
 
 echo "== using smd from a program outside the clone: C, Rust (path, git), Go, Java, Python, portable wheel"
 set +e

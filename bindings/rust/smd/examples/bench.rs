@@ -6,6 +6,9 @@
 //! Rows: save_tensor when nothing is due (ns per call), a 4 MiB float32 save_tensor that is due
 //! (µs per call, copy into the hook's buffer included), and reading one value
 //! (Tensor::value + as_slice, ns per value). Prints the best of 5 rounds of each.
+//! SMD_BENCH_TINY=1 (tests/bench/bench_bindings.sh --tiny): one round of each, iteration counts
+//! divided by 1000 (at least 1), so that the test command runs it in a moment; its figures mean
+//! nothing.
 use smd::{sys, Hook, HookOptions, Mode, SaveConfig, Trial};
 use std::ffi::CString;
 use std::hint::black_box;
@@ -38,6 +41,9 @@ fn main() -> smd::Result<()> {
     let name = CString::new("layer1/weight").unwrap();
     let shape = [64i64, 64];
     let small = vec![0.5f32; 64 * 64];
+    let tiny = std::env::var_os("SMD_BENCH_TINY").is_some_and(|v| v == "1");
+    let rounds = if tiny { 1 } else { 5 };
+    let n = |iters: usize| if tiny { (iters / 1000).max(1) } else { iters };
 
     // 1. Nothing due: step 1 of a hook saving every 1000 steps.
     let h = hook(&base.join("idle"), 1000)?;
@@ -47,8 +53,8 @@ fn main() -> smd::Result<()> {
         let e = sys::smd_hook_save_tensor(hook_ptr(h), name.as_ptr(), sys::SMD_DTYPE_FLOAT32, shape.as_ptr(), 2, small.as_ptr().cast(), small.len() * 4, ptr::null(), 0);
         assert!(e.is_null());
     };
-    let idle_c = best(5, 2_000_000, || raw(&h));
-    let idle_rust = best(5, 2_000_000, || h.save_tensor(black_box("layer1/weight"), &shape, &small, &[]).unwrap());
+    let idle_c = best(rounds, n(2_000_000), || raw(&h));
+    let idle_rust = best(rounds, n(2_000_000), || h.save_tensor(black_box("layer1/weight"), &shape, &small, &[]).unwrap());
     h.close()?;
 
     // 2. A 4 MiB save that is due, every step.
@@ -57,33 +63,35 @@ fn main() -> smd::Result<()> {
     let h = hook(&base.join("big"), 1)?;
     let mut step_c = 0.0;
     let mut step_rust = 0.0;
-    // The two batches alternate which goes first, and each starts with an empty queue.
-    for round in 0..12 {
+    // The two batches alternate which goes first, and each starts with an empty queue; the first
+    // two rounds are a warm-up (none when tiny: one round).
+    let (big_rounds, warm_up, batch) = if tiny { (1, 0, 1) } else { (12, 2, 8) };
+    for round in 0..big_rounds {
         h.begin_step()?;
         let c_batch = || -> smd::Result<f64> {
             let t = Instant::now();
-            for i in 0..8 {
+            for i in 0..batch {
                 let n = CString::new(format!("c{i}")).unwrap();
                 let e = unsafe { sys::smd_hook_save_tensor(hook_ptr(&h), n.as_ptr(), sys::SMD_DTYPE_FLOAT32, bshape.as_ptr(), 2, big.as_ptr().cast(), big.len() * 4, ptr::null(), 0) };
                 assert!(e.is_null());
             }
-            let us = t.elapsed().as_secs_f64() * 1e6 / 8.0;
+            let us = t.elapsed().as_secs_f64() * 1e6 / batch as f64;
             h.flush()?;
             Ok(us)
         };
         let c_first = round % 2 == 0;
         let c1 = if c_first { Some(c_batch()?) } else { None };
         let t = Instant::now();
-        for i in 0..8 {
+        for i in 0..batch {
             h.save_tensor(&format!("r{i}"), &bshape, &big, &[])?;
         }
-        let r = t.elapsed().as_secs_f64() * 1e6 / 8.0;
+        let r = t.elapsed().as_secs_f64() * 1e6 / batch as f64;
         h.flush()?;
         let c = match c1 {
             Some(c) => c,
             None => c_batch()?,
         };
-        if round >= 2 {
+        if round >= warm_up {
             step_c = if step_c == 0.0 { c } else { f64::min(step_c, c) };
             step_rust = if step_rust == 0.0 { r } else { f64::min(step_rust, r) };
         }
@@ -91,8 +99,9 @@ fn main() -> smd::Result<()> {
     h.close()?;
 
     // 3. Per-value read: 200 steps of a small tensor.
+    let steps = n(200) as i64;
     let h = hook(&base.join("read"), 1)?;
-    for s in 0..200 {
+    for s in 0..steps {
         h.begin_step()?;
         h.save_tensor("v", &[4], &[s as f32, 1.0, 2.0, 3.0], &[])?;
     }
@@ -101,8 +110,8 @@ fn main() -> smd::Result<()> {
     let tensor = trial.tensor("v")?;
     let _ = tensor.values(Mode::Global, None)?; // warm the cache
     let traw = tensor_ptr(&tensor);
-    let read_c = best(5, 20, || {
-        for s in 0..200 {
+    let read_c = best(rounds, n(20), || {
+        for s in 0..steps {
             unsafe {
                 let mut v = ptr::null_mut();
                 assert!(sys::smd_tensor_value(traw, s, sys::SMD_MODE_GLOBAL, ptr::null(), &mut v).is_null());
@@ -110,13 +119,13 @@ fn main() -> smd::Result<()> {
                 sys::smd_value_free(v);
             }
         }
-    }) / 200.0;
-    let read_rust = best(5, 20, || {
-        for s in 0..200 {
+    }) / steps as f64;
+    let read_rust = best(rounds, n(20), || {
+        for s in 0..steps {
             let v = tensor.value(s, Mode::Global, None).unwrap();
             black_box(v.as_slice::<f32>().unwrap()[0]);
         }
-    }) / 200.0;
+    }) / steps as f64;
     let _ = std::fs::remove_dir_all(&base);
 
     println!("{:<34} {:>12} {:>12} {:>12}", "operation", "C (via sys)", "Rust", "overhead");

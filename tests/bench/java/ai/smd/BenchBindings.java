@@ -15,7 +15,9 @@ import java.util.stream.Stream;
  *                                       (float[] and direct ByteBuffer; no copy by the binding)
  *   java_read_ns java_read_double_ns c_read_ns  one value read (Tensor.value + buffer view of
  *                                       element 0 + close; Tensor.value + getDouble + close)
- * Best of 5 rounds after a warm-up.
+ * Best of 5 rounds after a warm-up. SMD_BENCH_TINY=1 (bench_bindings.sh --tiny): one round of
+ * each, iteration counts divided by 1000 (at least 1), so that the test command runs it in a
+ * moment; its figures mean nothing.
  *
  *   java -cp smd.jar:classes -Djava.library.path=DIR ai.smd.BenchBindings [OUT_DIR]
  */
@@ -36,6 +38,14 @@ public final class BenchBindings {
       best = Math.min(best, (System.nanoTime() - t) / (double) iters);
     }
     return best;
+  }
+
+  static final boolean TINY = "1".equals(System.getenv("SMD_BENCH_TINY"));
+  static final int ROUNDS = TINY ? 1 : 5;
+
+  /** An iteration count: {@code iters}, or divided by 1000 (at least 1) when tiny. */
+  static long n(long iters) {
+    return TINY ? Math.max(1, iters / 1000) : iters;
   }
 
   static Hook hook(Path dir, long interval) throws SmdException {
@@ -64,51 +74,55 @@ public final class BenchBindings {
       h.beginStep();
       h.beginStep();
       long hp = smd_hook.getCPtr(h.p());
-      best(3, 1_000_000, () -> h.saveTensor("layer1/weight", shape, small));
-      idleJava = best(5, 2_000_000, () -> h.saveTensor("layer1/weight", shape, small));
-      check(cSaveNotDue(hp, smallC, 200_000));
+      best(TINY ? 1 : 3, n(1_000_000), () -> h.saveTensor("layer1/weight", shape, small));
+      idleJava = best(ROUNDS, n(2_000_000), () -> h.saveTensor("layer1/weight", shape, small));
+      check(cSaveNotDue(hp, smallC, n(200_000)));
       double c = Double.MAX_VALUE;
-      for (int r = 0; r < 5; ++r) {
+      for (int r = 0; r < ROUNDS; ++r) {
         long t = System.nanoTime();
-        check(cSaveNotDue(hp, smallC, 2_000_000));
-        c = Math.min(c, (System.nanoTime() - t) / 2e6);
+        check(cSaveNotDue(hp, smallC, n(2_000_000)));
+        c = Math.min(c, (System.nanoTime() - t) / (double) n(2_000_000));
       }
       idleC = c;
     }
 
     // 2. A 4 MiB save that is due, every step: batches of 8 saves alternating C, Java float[],
-    //    Java direct ByteBuffer, each starting with an empty queue (flush); best batch after 2.
+    //    Java direct ByteBuffer, each starting with an empty queue (flush); best batch after 2
+    //    (tiny: one round of batches of 1).
     float[] big = new float[1 << 20];
     java.util.Arrays.fill(big, 1.25f);
     ByteBuffer bigBuf = ByteBuffer.allocateDirect(4 << 20).order(ByteOrder.LITTLE_ENDIAN);
     for (int i = 0; i < big.length; ++i) bigBuf.putFloat(4 * i, 1.25f);
     long[] bshape = {1024, 1024};
     double bigC = 0, bigJava = 0, bigBufJava = 0;
-    String[] jn = new String[8];
-    String[] bn = new String[8];
-    for (int i = 0; i < 8; ++i) {
+    int batch = TINY ? 1 : 8;
+    int bigRounds = TINY ? 1 : 14;
+    int warmUp = TINY ? 0 : 2;
+    String[] jn = new String[batch];
+    String[] bn = new String[batch];
+    for (int i = 0; i < batch; ++i) {
       jn[i] = "j" + i;
       bn[i] = "b" + i;
     }
     try (Hook h = hook(base.resolve("big"), 1)) {
       long hp = smd_hook.getCPtr(h.p());
-      for (int round = 0; round < 14; ++round) {
+      for (int round = 0; round < bigRounds; ++round) {
         h.beginStep();
         double[] r = new double[3];
         for (int k = 0; k < 3; ++k) {
           int which = (k + round) % 3;
           long t = System.nanoTime();
           if (which == 0) {
-            check(cSaveBig(hp, bigBuf, 0, 8));
+            check(cSaveBig(hp, bigBuf, 0, batch));
           } else if (which == 1) {
-            for (int i = 0; i < 8; ++i) h.saveTensor(jn[i], bshape, big);
+            for (int i = 0; i < batch; ++i) h.saveTensor(jn[i], bshape, big);
           } else {
-            for (int i = 0; i < 8; ++i) h.saveTensor(bn[i], DType.FLOAT32, bshape, bigBuf);
+            for (int i = 0; i < batch; ++i) h.saveTensor(bn[i], DType.FLOAT32, bshape, bigBuf);
           }
-          r[which] = (System.nanoTime() - t) / 8e3;
+          r[which] = (System.nanoTime() - t) / (batch * 1e3);
           h.flush();
         }
-        if (round >= 2) {
+        if (round >= warmUp) {
           bigC = bigC == 0 ? r[0] : Math.min(bigC, r[0]);
           bigJava = bigJava == 0 ? r[1] : Math.min(bigJava, r[1]);
           bigBufJava = bigBufJava == 0 ? r[2] : Math.min(bigBufJava, r[2]);
@@ -117,8 +131,9 @@ public final class BenchBindings {
     }
 
     // 3. Per-value read: 200 steps of a small tensor, cached.
+    int steps = (int) n(200);
     try (Hook h = hook(base.resolve("read"), 1)) {
-      for (int s = 0; s < 200; ++s) {
+      for (int s = 0; s < steps; ++s) {
         h.beginStep();
         h.saveTensor("v", new long[] {4}, new float[] {s, 1, 2, 3});
       }
@@ -128,30 +143,30 @@ public final class BenchBindings {
       x.values(Mode.GLOBAL, null).values().forEach(Value::close); // warm the cache
       float[] sink = new float[1];
       Body javaRead = () -> {
-        for (int s = 0; s < 200; ++s) {
+        for (int s = 0; s < steps; ++s) {
           try (Value v = x.value(s)) {
             sink[0] += v.buffer().getFloat(0);
           }
         }
       };
       Body javaReadDouble = () -> {
-        for (int s = 0; s < 200; ++s) {
+        for (int s = 0; s < steps; ++s) {
           try (Value v = x.value(s)) {
             sink[0] += (float) v.getDouble(0);
           }
         }
       };
-      best(3, 2000, javaRead);
-      best(3, 2000, javaReadDouble);
-      readJava = best(5, 200, javaRead) / 200;
-      readJavaDouble = best(5, 200, javaReadDouble) / 200;
+      best(TINY ? 1 : 3, n(2000), javaRead);
+      best(TINY ? 1 : 3, n(2000), javaReadDouble);
+      readJava = best(ROUNDS, n(200), javaRead) / steps;
+      readJavaDouble = best(ROUNDS, n(200), javaReadDouble) / steps;
       long tp = smd_tensor.getCPtr(x.p());
-      check(cRead(tp, 200, 200));
+      check(cRead(tp, steps, n(200)));
       double c = Double.MAX_VALUE;
-      for (int r = 0; r < 5; ++r) {
+      for (int r = 0; r < ROUNDS; ++r) {
         long t0 = System.nanoTime();
-        check(cRead(tp, 200, 200));
-        c = Math.min(c, (System.nanoTime() - t0) / (200.0 * 200));
+        check(cRead(tp, steps, n(200)));
+        c = Math.min(c, (System.nanoTime() - t0) / ((double) steps * n(200)));
       }
       readC = c;
       if (sink[0] == 42) System.out.print("");
