@@ -60,7 +60,8 @@ SMD_API const char *smd_code_name(smd_code code) SMD_NOEXCEPT;
 
 /* ---------------------------------------------------------------------------------------------
  * Data types. The values are TensorFlow's DataType numbers (what the files store), so they never
- * change. smd_dtype_to_dlpack / smd_dtype_from_dlpack convert to and from DLDataType.
+ * change. DLPack's DLDataType is converted where tensors cross that ABI: smd_hook_save_dlpack
+ * (hook.h) and smd_value_to_dlpack (tensor.h).
  * ------------------------------------------------------------------------------------------- */
 typedef enum smd_dtype {
   SMD_DTYPE_INVALID = 0,

@@ -250,7 +250,7 @@ SMD_API SMD_MUST_USE smd_error *smd_rule_invoke_options_set_stop_training(
  * IssuesFound). Default false: evaluate every step (smdebug's invoke_rule). */
 SMD_API SMD_MUST_USE smd_error *smd_rule_invoke_options_set_stop_at_first(
     smd_rule_invoke_options *options, bool on) SMD_NOEXCEPT;
-/* Keep findings in the rule (smd_rule_finding_at). Default true. */
+/* Keep findings in the rule (smd_rule_findings_count, smd_rule_findings_at). Default true. */
 SMD_API SMD_MUST_USE smd_error *smd_rule_invoke_options_set_collect_findings(
     smd_rule_invoke_options *options, bool on) SMD_NOEXCEPT;
 /* Append each finding's line to this file (created if needed; NULL or "": none), the local
