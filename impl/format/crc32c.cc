@@ -58,6 +58,7 @@ uint32_t XPowModPoly(uint64_t n) {
   return result;
 }
 
+#ifdef SMD_CRC_X86
 // Multiplication by a fixed x^(8 * bytes), as four table lookups (it is linear in the state).
 struct Shift {
   uint32_t t[4][256];
@@ -73,7 +74,6 @@ struct Shift {
   }
 };
 
-#ifdef SMD_CRC_X86
 // Block sizes of the three-chain rounds: the large one for the bulk of big buffers, the small one
 // for what is left (a round of three small blocks costs about as much as the join).
 constexpr size_t kLargeBlock = 32 * 1024;

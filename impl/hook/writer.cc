@@ -497,7 +497,8 @@ Status AsyncWriter::EncodeTensor(TensorJob& job) {
       return rv.status();
     }
     const int64_t one = 1;
-    AddRecord(job, ReductionTag(job.name, r.op, r.abs, options_.keep_colon_index), rv->dtype, &one, 1,
+    AddRecord(job, ReductionTag(job.name, r.op, r.abs, options_.keep_colon_index), rv->dtype,
+              &one, 1,
               std::string_view(reinterpret_cast<const char*>(rv->bytes), DTypeSize(rv->dtype)));
   }
   if (job.tb_any() && tb_) {

@@ -28,8 +28,8 @@ from smd.hook import Collection, Hook
 from smd.modes import ModeKeys
 from smd.tensorflow import _reduce
 from smd.tensorflow._common import (LAYERS, gradient_name, include_defaults, is_keras3_object,
-                                    json_collections, set_wrapper, tf_options, to_numpy, variable_name,
-                                    wrapper_of)
+                                    json_collections, set_wrapper, tf_options, to_numpy,
+                                    variable_name, wrapper_of)
 
 _Callback = tf.keras.callbacks.Callback
 _GRADS, _LAYERS, _IO, _GRAD_REDUCTIONS = 0, 1, 2, 3
