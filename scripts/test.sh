@@ -286,11 +286,14 @@ if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then failed=$((failed + 1)); echo "tests/i
 
 if [ "${SMD_TEST_QUICK:-0}" != "1" ]; then
   echo "== C/C++ tests under AddressSanitizer + UndefinedBehaviorSanitizer"
-  build build-asan -DCMAKE_BUILD_TYPE=Debug -DSMD_SANITIZE=address,undefined -DSMD_BUILD_BENCH=OFF
+  # -g1: line tables only, enough for the sanitizers' symbolized reports (about 10% less compile).
+  build build-asan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS_DEBUG=-g1 -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
+    -DSMD_SANITIZE=address,undefined -DSMD_BUILD_BENCH=OFF
   ASAN_OPTIONS=detect_leaks=1 run_ctest build-asan -LE 'interop|abi'
   echo "== C API, unit and S3 tests (writer threads, uploads) under ThreadSanitizer"
   # -O1: TSan's advice, and half the compile time of -O2 (the build is most of this step).
   build build-tsan -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_FLAGS=-O1 -DCMAKE_CXX_FLAGS=-O1 \
+    -DCMAKE_C_FLAGS_DEBUG=-g1 -DCMAKE_CXX_FLAGS_DEBUG=-g1 \
     -DSMD_SANITIZE=thread -DSMD_BUILD_BENCH=OFF
   TSAN_OPTIONS=halt_on_error=1 run_ctest build-tsan -L 'capi|hook|impl|s3'
   echo "== fuzzing: every libFuzzer target for ${SMD_FUZZ_SECONDS:-60} s"

@@ -523,6 +523,14 @@ func (h *Hook) BeginStep() error {
 	return h.call(func(p *C.smd_hook) *C.smd_error { return C.smd_hook_begin_step(p) })
 }
 
+// EndStep ends the current step without beginning another: its files are completed (Flush waits
+// for them) so that a trial sees the step while the hook stays open. Saves made before the next
+// BeginStep are kept for the next step (Close begins one for them). Nothing to do when no step
+// is open.
+func (h *Hook) EndStep() error {
+	return h.call(func(p *C.smd_hook) *C.smd_error { return C.smd_hook_end_step(p) })
+}
+
 // GlobalStep is the current global step (-1 before the first BeginStep, or when closed).
 func (h *Hook) GlobalStep() int64 {
 	p, err := h.lock()

@@ -1340,3 +1340,34 @@ func TestScalarTimestampAndSaveBeforeTheFirstStep(t *testing.T) {
 	defer tr.Close()
 	checkValue(t, tr, "scalar/early", 0, []float64{2.5}, []int64{1})
 }
+
+// EndStep completes the step's files while the hook stays open (a trial sees the step); a save
+// made after it is kept for the step Close begins.
+func TestEndStepLeavesTheHookOpen(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "endstep")
+	h, err := NewHook(dir, nil)
+	must(t, err)
+	must(t, h.SetMode(ModeTrain))
+	must(t, h.BeginStep())
+	must(t, SaveScalarOf(h, "loss", float64(0.5)))
+	must(t, h.EndStep())
+	must(t, h.Flush())
+	if h.GlobalStep() != 0 {
+		t.Fatalf("global step after EndStep: %d", h.GlobalStep())
+	}
+	tr, err := OpenTrial(dir, nil)
+	must(t, err)
+	st, err := tr.HasPassedStep(0, ModeGlobal)
+	must(t, err)
+	if st != StepAvailable {
+		t.Fatalf("step 0 after EndStep: %v", st)
+	}
+	tr.Close()
+	must(t, SaveScalarOf(h, "after", float64(2)))
+	must(t, h.Close())
+	mustCode(t, h.EndStep(), ErrInvalidState)
+	tr, err = OpenTrial(dir, nil)
+	must(t, err)
+	defer tr.Close()
+	checkValue(t, tr, "scalar/after", 1, []float64{2}, []int64{1})
+}

@@ -38,11 +38,11 @@ using smd::capi::FillStrArray;
 using smd::capi::FromStatus;
 using smd::capi::MakeError;
 
-// A save refused because no step has begun: the C caller is told which function begins one (impl
+// A save refused because no step is open: the C caller is told which function begins one (impl
 // messages do not name C functions).
 smd_error* FromSaveStatus(const smd_hook* hook, const smd::Status& st) {
   if (st.ok()) return nullptr;
-  if (st.code() == smd::Code::kInvalidState && hook->hook->global_step() < 0 &&
+  if (st.code() == smd::Code::kInvalidState && !hook->hook->in_step() &&
       !hook->hook->closed()) {
     return MakeError(SMD_E_INVALID_STATE, st.message() + " (call smd_hook_begin_step first)");
   }
@@ -502,6 +502,14 @@ smd_error* smd_hook_begin_step(smd_hook* hook) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
   SMD_RETURN_STATUS(hook->hook->BeginStep());
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_hook_end_step(smd_hook* hook) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
+  SMD_RETURN_STATUS(hook->hook->EndStep());
   return nullptr;
   SMD_CAPI_END
 }

@@ -324,12 +324,12 @@ void Hook::EndStepLocked() {
 void Hook::AdvanceStepLocked() {
   step_with_data_.reset();
   ++step_;
-  started_.store(true, std::memory_order_relaxed);
+  in_step_.store(true, std::memory_order_relaxed);
   int64_t& ms = *mode_steps_[ModeIndex(mode_)];
   ++ms;
   if (mode_ != Mode::kGlobal) mode_steps_[ModeIndex(Mode::kGlobal)] = step_;
   RecomputeDueLocked();
-  // Scalars saved before the first step belong to it, with its mode and mode step.
+  // Scalars saved while no step was open belong to this one, with its mode and mode step.
   for (size_t i = 0; i < held_scalars_.size(); ++i) {
     TensorJob& job = held_scalars_[i];
     job.step = step_;
@@ -407,6 +407,25 @@ Status Hook::BeginStep() {
   return writer_->error();
 }
 
+Status Hook::EndStep() {
+  std::unique_lock<std::shared_mutex> g(gate_);
+  std::lock_guard<std::mutex> lock(mu_);
+  SMD_RETURN_IF_ERROR(CheckOpenLocked());
+  if (!in_step_.load(std::memory_order_relaxed)) return Status::Ok();
+  if (writer_) {
+    EndStepLocked();
+    step_with_data_.reset();
+    if (ever_saved_ && !collections_exported_) ExportCollectionsLocked();
+  }
+  in_step_.store(false, std::memory_order_relaxed);
+  RecomputeDueLocked();
+  return writer_ ? writer_->error() : Status::Ok();
+}
+
+std::string Hook::NoStepOpenLocked() const {
+  return step_ < 0 ? "no step has begun" : "step " + std::to_string(step_) + " was ended";
+}
+
 Status Hook::Flush() {
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -420,9 +439,9 @@ Status Hook::Close() {
   std::unique_lock<std::mutex> lock(mu_);
   if (closed_ || !initialized_) return Status::Ok();
   Status first;
-  if (step_ < 0 && (!held_saves_.empty() || !held_scalars_.empty())) {
-    // Saves made before any step began: step 0 takes them (smdebug writes them as step -1,
-    // which its own reader refuses).
+  if (!in_step_.load(std::memory_order_relaxed) && (!held_saves_.empty() || !held_scalars_.empty())) {
+    // Saves made while no step was open: a step begun for them takes them (before the first step,
+    // smdebug writes them as step -1, which its own reader refuses).
     AdvanceStepLocked();
     lock.unlock();
     first = ReplayHeldSaves();
@@ -483,7 +502,7 @@ const ReductionConfig& Hook::EffectiveReductionLocked(const Collection& c) const
 void Hook::RecomputeDueLocked() {
   due_.assign(collections_.size(), 0);
   bool any = false;
-  if (step_ >= 0) {
+  if (in_step_.load(std::memory_order_relaxed)) {
     const int64_t ms = mode_steps_[ModeIndex(mode_)].value_or(-1);
     const bool eval_like = mode_ == Mode::kEval || mode_ == Mode::kPredict;
     for (size_t i = 0; i < collections_.size(); ++i) {
@@ -540,7 +559,9 @@ Result<DuePlan> Hook::Plan(const std::string& name) {
   std::shared_lock<std::shared_mutex> g(gate_);
   std::lock_guard<std::mutex> lock(mu_);
   SMD_RETURN_IF_ERROR(CheckOpenLocked());
-  if (step_ < 0) return InvalidState("no step has begun: cannot plan '" + name + "'");
+  if (!in_step_.load(std::memory_order_relaxed)) {
+    return InvalidState(NoStepOpenLocked() + ": cannot plan '" + name + "'");
+  }
   if (!writes_ || !any_due_.load(std::memory_order_relaxed)) return plan;
   NameInfo& info = names_[name];
   const std::vector<uint32_t>& members = MembersLocked(name, info);
@@ -626,7 +647,7 @@ Status Hook::Save(SaveRequest& req) {
   }
   // Fast path: nothing at all is due at this step.
   if (req.n_collections == 0 && !any_due_.load(std::memory_order_relaxed) &&
-      started_.load(std::memory_order_relaxed)) {
+      in_step_.load(std::memory_order_relaxed)) {
     return closed_flag_.load(std::memory_order_relaxed) ? InvalidState("the hook is closed")
                                                         : Status::Ok();
   }
@@ -643,10 +664,11 @@ Status Hook::SaveUnderGate(SaveRequest& req, size_t count, DLManagedTensorVersio
   {
     std::lock_guard<std::mutex> lock(mu_);
     SMD_RETURN_IF_ERROR(CheckOpenLocked());
-    if (step_ < 0) {  // before the first step: held, with a copy of the data, for step 0
-      // Reductions the caller computed answer a plan, and plans need a step: nothing to hold.
+    if (!in_step_.load(std::memory_order_relaxed)) {
+      // No step is open (before the first, or after EndStep): held, with a copy of the data, for
+      // the next step. Reductions the caller computed answer a plan, and plans need a step.
       if (req.reductions_only) {
-        return InvalidState("no step has begun: reductions of '" + std::string(req.name) +
+        return InvalidState(NoStepOpenLocked() + ": reductions of '" + std::string(req.name) +
                             "' can be saved only in a step");
       }
       if (!writes_) return Status::Ok();
@@ -823,7 +845,7 @@ Status Hook::SaveScalar(const std::string& name, DType dtype, const void* value,
                   dtype != DType::kComplex128;
   job.data = writer_->pool().Acquire(info->size);
   std::memcpy(job.data.data(), value, info->size);
-  if (step_ < 0) {  // before the first step: held for step 0 (stamped when it begins)
+  if (!in_step_.load(std::memory_order_relaxed)) {  // held for the next step (stamped then)
     held_scalar_restamp_.push_back(timestamp == 0 && wall_time_base_ != 0);
     held_scalars_.push_back(std::move(job));
     return Status::Ok();

@@ -93,6 +93,11 @@ class Hook : public std::enable_shared_from_this<Hook> {
 
   Status SetMode(Mode mode);
   Status BeginStep();
+  // Ends the current step without beginning another: its files are completed in the background
+  // (Flush waits for them) and the collections file is written once something was saved. Until
+  // the next BeginStep the hook is between steps, where saves are held as before the first step
+  // and go to the next step (Close begins one for them). Nothing to do between steps.
+  Status EndStep();
   Status Flush();
   Status Close();
 
@@ -104,6 +109,8 @@ class Hook : public std::enable_shared_from_this<Hook> {
   // dry runs. Errors: kIO.
   Result<bool> StopRequested() const;
   bool closed() const;
+  // Whether a step is open (begun, and not ended by EndStep).
+  bool in_step() const { return in_step_.load(std::memory_order_relaxed); }
 
   bool IsDue(const std::string& name);
   bool AnyDue() const { return any_due_.load(std::memory_order_relaxed) && writes_; }
@@ -132,9 +139,9 @@ class Hook : public std::enable_shared_from_this<Hook> {
     const GivenReduction* given = nullptr;
     size_t n_given = 0;
   };
-  // Before the first step has begun, the save is held (its data copied) and offered to step 0
-  // when BeginStep (or Close, if no step ever began) starts it, as smdebug keeps such saves for
-  // its next step.
+  // While no step is open (before the first step has begun, or after EndStep), the save is held
+  // (its data copied) and offered to the next step when BeginStep (or Close, which then begins
+  // one) starts it, as smdebug keeps such saves for its next step.
   Status Save(SaveRequest& req);
   // What a save of `name` (with no extra collections) would write now; nothing due: an empty
   // plan. The TensorBoard part is decided without the tensor's shape and dtype, so `value` may
@@ -183,6 +190,8 @@ class Hook : public std::enable_shared_from_this<Hook> {
   double WallTime() const;
   void ExportCollectionsLocked();
   void EndStepLocked();
+  // Why a save or plan finds no step open: "no step has begun" or "step N was ended".
+  std::string NoStepOpenLocked() const;
   // Advances the step and mode counters (gate_ held exclusively, mu_ held).
   void AdvanceStepLocked();
   // Saves held before the first step, offered to the step just begun (gate_ held exclusively,
@@ -232,11 +241,13 @@ class Hook : public std::enable_shared_from_this<Hook> {
   std::unordered_map<std::string, NameInfo> names_;
   std::vector<char> due_;  // per collection index, for the current step and mode
   std::atomic<bool> any_due_{false};
-  std::atomic<bool> started_{false};      // the first step has begun
+  // A step is open: the first BeginStep opens one, EndStep closes it until the next BeginStep.
+  std::atomic<bool> in_step_{false};
   std::atomic<bool> closed_flag_{false};  // closed_, readable without the lock
   bool initialized_ = false;
   std::vector<TensorJob> pending_scalars_;
-  // Saves made before the first step (step_ < 0), with copies of their data, offered to step 0.
+  // Saves made while no step is open (before the first step, or after EndStep), with copies of
+  // their data, offered to the next step.
   struct HeldSave {
     std::string name;
     DType dtype = DType::kFloat32;
@@ -246,7 +257,7 @@ class Hook : public std::enable_shared_from_this<Hook> {
     std::vector<std::string> collections;
   };
   std::vector<HeldSave> held_saves_;
-  // Scalars saved before the first step: stamped with step 0 when it begins. A scalar whose wall
+  // Scalars saved while no step is open: stamped with the next step when it begins. A scalar whose wall
   // time is to come from the wall time base (no timestamp given) is restamped then.
   std::vector<TensorJob> held_scalars_;
   std::vector<bool> held_scalar_restamp_;

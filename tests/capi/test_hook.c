@@ -703,6 +703,93 @@ static void test_saves_before_the_first_step(void) {
   CHECK(file_exists(dir2, "training_job_end.ts"));
 }
 
+/* smd_hook_end_step: the step's files are complete (a trial sees the step) while the hook stays
+ * open; saves made after it are held for the next step, which smd_hook_begin_step or
+ * smd_hook_close begins. */
+static void test_end_step(void) {
+  const char *dir = scratch_path("endstep");
+  smd_hook_options *opts = options_every_step();
+  CHECK_OK(smd_hook_options_add_include_collection(opts, "weights"));
+  smd_hook *hook = make_hook(dir, opts);
+  smd_hook_options_free(opts);
+  float w[2] = {1, 2};
+  int64_t shape[1] = {2};
+  CHECK_OK(smd_hook_end_step(hook)); /* no step open yet: nothing to do */
+  CHECK(smd_hook_global_step(hook) == -1);
+  CHECK_OK(smd_hook_set_mode(hook, SMD_MODE_TRAIN));
+  CHECK_OK(smd_hook_begin_step(hook));
+  CHECK_OK(smd_hook_save_tensor(hook, "fc.weight", SMD_DTYPE_FLOAT32, shape, 1, w, sizeof w, NULL, 0));
+  CHECK_OK(smd_hook_begin_step(hook));
+  w[0] = 10;
+  CHECK_OK(smd_hook_save_tensor(hook, "fc.weight", SMD_DTYPE_FLOAT32, shape, 1, w, sizeof w, NULL, 0));
+  CHECK(smd_hook_is_due(hook, "fc.weight") && smd_hook_any_due(hook));
+  CHECK_OK(smd_hook_end_step(hook));
+  CHECK_OK(smd_hook_end_step(hook)); /* again: nothing to do */
+  CHECK_OK(smd_hook_flush(hook));
+  CHECK(smd_hook_global_step(hook) == 1 && smd_hook_mode_step(hook) == 1);
+  CHECK(!smd_hook_is_due(hook, "fc.weight") && !smd_hook_any_due(hook));
+  smd_strarray due = {0};
+  bool value = false;
+  CHECK_ERR(smd_hook_due_reductions(hook, "fc.weight", &due, &value), SMD_E_INVALID_STATE,
+            "step 1 was ended");
+  CHECK(file_exists(dir, "index/000000000/000000000001_worker_0.json"));
+  CHECK(file_exists(dir, "collections/000000000/worker_0_collections.json"));
+  CHECK(!file_exists(dir, "training_job_end.ts"));
+  smd_trial *trial = NULL;
+  CHECK_OK(smd_trial_open(dir, NULL, &trial));
+  if (trial != NULL) {
+    smd_step_state state = SMD_STEP_UNAVAILABLE;
+    CHECK_OK(smd_trial_has_passed_step(trial, 1, SMD_MODE_GLOBAL, &state));
+    CHECK(state == SMD_STEP_AVAILABLE);
+    smd_value *v = read_value(trial, "fc.weight", 1);
+    double d = 0;
+    if (v != NULL) CHECK_OK(smd_value_get_double(v, 0, &d));
+    CHECK(d == 10);
+    smd_value_free(v);
+    smd_trial_free(trial);
+  }
+  /* Held for the next step, which smd_hook_begin_step begins. */
+  CHECK_OK(smd_hook_save_scalar(hook, "between", 2.5));
+  CHECK_OK(smd_hook_begin_step(hook));
+  CHECK(smd_hook_global_step(hook) == 2 && smd_hook_is_due(hook, "fc.weight"));
+  CHECK_OK(smd_hook_end_step(hook));
+  /* Held for the step smd_hook_close begins, in the mode set meanwhile. */
+  w[0] = 100;
+  CHECK_OK(smd_hook_save_tensor(hook, "fc.weight", SMD_DTYPE_FLOAT32, shape, 1, w, sizeof w, NULL, 0));
+  w[0] = -1; /* the held save copied the data */
+  CHECK_OK(smd_hook_set_mode(hook, SMD_MODE_EVAL));
+  CHECK_OK(smd_hook_close(hook));
+  CHECK_ERR(smd_hook_end_step(hook), SMD_E_INVALID_STATE, "closed");
+  smd_hook_free(hook);
+  CHECK(file_exists(dir, "training_job_end.ts"));
+  trial = NULL;
+  CHECK_OK(smd_trial_open(dir, NULL, &trial));
+  if (trial != NULL) {
+    int64_t *steps = NULL;
+    size_t n = 0;
+    CHECK_OK(smd_trial_steps(trial, SMD_MODE_GLOBAL, false, &steps, &n));
+    CHECK(n == 4 && steps != NULL && steps[0] == 0 && steps[3] == 3);
+    smd_free(steps);
+    smd_mode m = SMD_MODE_GLOBAL;
+    int64_t ms = -1;
+    CHECK_OK(smd_trial_mode(trial, 3, &m));
+    CHECK_OK(smd_trial_mode_step(trial, 3, &ms));
+    CHECK(m == SMD_MODE_EVAL && ms == 0);
+    smd_value *v = read_value(trial, "scalar/between", 2);
+    double d = 0;
+    if (v != NULL) CHECK_OK(smd_value_get_double(v, 0, &d));
+    CHECK(d == 2.5);
+    smd_value_free(v);
+    v = read_value(trial, "fc.weight", 3);
+    d = 0;
+    if (v != NULL) CHECK_OK(smd_value_get_double(v, 0, &d));
+    CHECK(d == 100);
+    smd_value_free(v);
+    smd_trial_free(trial);
+  }
+  CHECK_ERR(smd_hook_end_step(NULL), SMD_E_INVALID_ARGUMENT, "NULL");
+}
+
 /* max_pending_steps: 0 writes each step before the next begins (its index file is there when
  * smd_hook_begin_step returns); below -1 is refused. */
 static void test_max_pending_steps(void) {
@@ -789,6 +876,7 @@ int main(int argc, char **argv) {
       TEST_ENTRY(test_strings_and_typed_scalars),
       TEST_ENTRY(test_max_pending_steps),
       TEST_ENTRY(test_saves_before_the_first_step),
+      TEST_ENTRY(test_end_step),
   };
   return capi_run(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

@@ -286,6 +286,15 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_set_mode(smd_hook *hook, smd_mode mode)
  * Errors: SMD_E_INVALID_STATE (closed), or the first error the writer met. */
 SMD_API SMD_MUST_USE smd_error *smd_hook_begin_step(smd_hook *hook) SMD_NOEXCEPT;
 
+/* Ends the current step without beginning another, for a program that must see its last step
+ * complete while the hook stays open (an XGBoost callback after training, say): the step's files
+ * are completed in the background (smd_hook_flush waits for them) and the collections file is
+ * written once anything was saved. Until the next smd_hook_begin_step no step is open: saves are
+ * held, as before the first step, and written in the next step (smd_hook_close begins one for
+ * them); smd_hook_global_step still gives the ended step. Does nothing when no step is open.
+ * Errors: SMD_E_INVALID_STATE (closed), or the first error the writer met. */
+SMD_API SMD_MUST_USE smd_error *smd_hook_end_step(smd_hook *hook) SMD_NOEXCEPT;
+
 /* The current global step (-1 before the first smd_hook_begin_step), mode and mode step. */
 SMD_API int64_t smd_hook_global_step(const smd_hook *hook) SMD_NOEXCEPT;
 SMD_API smd_mode smd_hook_mode(const smd_hook *hook) SMD_NOEXCEPT;
@@ -478,7 +487,7 @@ typedef struct smd_reduction_value {
  * may be exported for it: then save the tensor with smd_hook_save_tensor). Nothing due: no
  * reductions and false. Free the names with smd_strarray_free().
  * Errors: SMD_E_INVALID_ARGUMENT (NULL arguments, empty or non-UTF-8 name), SMD_E_INVALID_STATE
- * (closed, or before the first smd_hook_begin_step). */
+ * (closed, or no step open: before the first smd_hook_begin_step or after smd_hook_end_step). */
 SMD_API SMD_MUST_USE smd_error *smd_hook_due_reductions(const smd_hook *hook, const char *name,
                                                         smd_strarray *reductions_out,
                                                         bool *value_out) SMD_NOEXCEPT;
@@ -496,7 +505,8 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_due_reductions(const smd_hook *hook, co
  * a value, a value that the result dtype cannot hold, SMD_DTYPE_STRING, and the shape and name
  * errors of smd_hook_save_tensor), SMD_E_UNSUPPORTED (a complex tensor's non-abs reduction),
  * SMD_E_INVALID_STATE (the tensor's value is due at this step, see smd_hook_due_reductions: save
- * it with smd_hook_save_tensor instead; closed), or the first error the writer met. */
+ * it with smd_hook_save_tensor instead; closed; no step open), or the first error the writer
+ * met. */
 SMD_API SMD_MUST_USE smd_error *smd_hook_save_reductions(smd_hook *hook, const char *name,
                                                          smd_dtype dtype, const int64_t *shape,
                                                          size_t ndim,

@@ -296,3 +296,45 @@ def test_shap_tensors_as_smdebugs_test_hook_shap_expects(tmp_path):
     contribs = bst[:1].predict(dtrain, pred_contribs=True)
     np.testing.assert_allclose(trial.tensor("full_shap/f3").value(0), contribs, rtol=1e-6)
     assert trial.tensor("average_shap/f3").value(0)[0] == pytest.approx(contribs[:, 3].astype(np.float64).mean(), rel=1e-9)
+
+
+def test_hook_stays_open_after_training_as_smdebugs(tmp_path):
+    """smdebug's scripts save scalars after xgboost.train returns: the hook stays open, every
+    round is complete for a trial opened then, and what is saved afterwards lands in one more
+    step, written at close()."""
+    _, _, dtrain, dval = data()
+    out = str(tmp_path / "run")
+    hook = sx.Hook(out, save_config=sx.SaveConfig(save_interval=2), include_collections=["metrics"])
+    hook.save_scalar("before_train", 1.0, timestamp=1234.5)
+    hook.set_mode(sx.modes.TRAIN)
+    train(hook, dtrain, dval, 5)
+    trial = create_trial(out)
+    assert trial.steps() == [0, 2, 4]
+    assert not trial.loaded_all_steps  # not ended: the hook is open
+    assert trial.tensor("scalar/before_train").value(0)[0] == 1.0
+    assert trial.tensor("train-logloss").steps() == [0, 2, 4]
+    assert hook.step == 4
+    hook.save_scalar("after_train", 2.0)
+    hook.close()
+    trial = create_trial(out)
+    assert trial.steps() == [0, 2, 4, 5]
+    assert trial.tensor("scalar/after_train").steps() == [5]
+    assert trial.tensor("scalar/after_train").value(5)[0] == 2.0
+    assert trial.loaded_all_steps
+
+
+def test_hook_not_closed_by_the_script_is_closed_at_exit(tmp_path):
+    import subprocess
+    import sys
+
+    code = f"""
+import numpy as np, xgboost as xgb, smd.xgboost as sx
+X = np.random.default_rng(0).normal(size=(50, 3)); y = (X[:, 0] > 0).astype(float)
+hook = sx.Hook({str(tmp_path / "run")!r}, save_config=sx.SaveConfig(save_interval=1))
+xgb.train({{"objective": "binary:logistic"}}, xgb.DMatrix(X, label=y), 3, callbacks=[hook])
+hook.save_scalar("after_train", 2.0)
+"""
+    subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert (tmp_path / "run" / "training_job_end.ts").exists()
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.tensor("scalar/after_train").steps() == [3]

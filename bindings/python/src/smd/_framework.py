@@ -7,6 +7,8 @@ loaded model keeps callbacks of the same names that do nothing, so it runs as wi
 saves nothing (the original model and its hook are unchanged).
 
 smdebug's hook singleton (get_hook, set_hook, del_hook), one per process."""
+import atexit
+import sys
 import weakref
 
 import smd.hook as _core
@@ -92,10 +94,22 @@ _weak = None
 _strong = None
 
 
+def _close_at_exit(ref):
+    hook = ref()
+    if hook is not None:
+        try:
+            hook.close()
+        except Exception as e:  # noqa: BLE001 - the program is ending: say it, do not raise
+            sys.stderr.write(f"smd: closing the hook at interpreter exit failed: {e}\n")
+
+
 def hook_created(hook):
-    """Called by a framework hook's constructor: the newest hook is the singleton."""
+    """Called by a framework hook's constructor: the newest hook is the singleton, and it is
+    closed at interpreter exit if the program did not close it (as smdebug's hooks are); the
+    exit handler holds it weakly, so a hook dropped earlier is freed (and closed) then."""
     global _weak, _strong
     _weak, _strong = weakref.ref(hook), None
+    atexit.register(_close_at_exit, weakref.ref(hook))
 
 
 def get_hook(hook_class, json_config_path=None, create_if_not_exists=False):

@@ -393,6 +393,13 @@ class Hook:
         """Ends the current step and starts the next (the first call starts step 0)."""
         _smd.smd_hook_begin_step(self._hook)
 
+    def end_step(self):
+        """Ends the current step without beginning another: its files are completed (``flush``
+        waits for them), so that a trial sees the step while the hook stays open. Saves made
+        before the next ``begin_step`` are kept for the next step (``close`` begins one for
+        them). Nothing to do when no step is open."""
+        _smd.smd_hook_end_step(self._hook)
+
     @property
     def step(self):
         """The current global step (-1 before the first begin_step)."""

@@ -69,6 +69,7 @@ extern "C" {
     pub fn smd_hook_flush(hook: *mut smd_hook) -> *mut smd_error;
     pub fn smd_hook_set_mode(hook: *mut smd_hook, mode: smd_mode) -> *mut smd_error;
     pub fn smd_hook_begin_step(hook: *mut smd_hook) -> *mut smd_error;
+    pub fn smd_hook_end_step(hook: *mut smd_hook) -> *mut smd_error;
     pub fn smd_hook_global_step(hook: *const smd_hook) -> i64;
     pub fn smd_hook_mode(hook: *const smd_hook) -> smd_mode;
     pub fn smd_hook_mode_step(hook: *const smd_hook) -> i64;

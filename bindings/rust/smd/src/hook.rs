@@ -327,6 +327,14 @@ impl Hook {
         check(unsafe { sys::smd_hook_begin_step(self.raw) })
     }
 
+    /// Ends the current step without beginning another: its files are completed (`flush` waits
+    /// for them) so that a trial sees the step while the hook stays open. Saves made before the
+    /// next `begin_step` are kept for the next step (`close` begins one for them). Nothing to do
+    /// when no step is open.
+    pub fn end_step(&self) -> Result<()> {
+        check(unsafe { sys::smd_hook_end_step(self.raw) })
+    }
+
     /// The current global step (-1 before the first `begin_step`).
     pub fn global_step(&self) -> i64 {
         unsafe { sys::smd_hook_global_step(self.raw) }

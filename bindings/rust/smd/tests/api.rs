@@ -505,3 +505,25 @@ fn dlpack_export_and_save_without_copies_on_our_side() {
     assert_eq!(back.shape(), &[2, 2]);
     assert!(!hook.as_raw().is_null());
 }
+
+/// `end_step` completes the step's files while the hook stays open (a trial sees the step); a
+/// save made after it is kept for the step `close` begins.
+#[test]
+fn end_step_leaves_the_hook_open() {
+    let t = TempDir::new("end_step");
+    let hook = Hook::new(t.join("run"), Some(&every_step_options())).unwrap();
+    hook.begin_step().unwrap();
+    hook.save_scalar_at("loss", 0.5f64, 0.0).unwrap();
+    hook.end_step().unwrap();
+    hook.flush().unwrap();
+    assert_eq!(hook.global_step(), 0);
+    let trial = Trial::open(t.join("run"), None).unwrap();
+    assert_eq!(trial.has_passed_step(0, Mode::Global).unwrap(), StepState::Available);
+    drop(trial);
+    hook.save_scalar_at("after", 2.0f64, 0.0).unwrap();
+    hook.close().unwrap();
+    assert_eq!(hook.end_step().unwrap_err().kind(), ErrorKind::InvalidState);
+    let trial = Trial::open(t.join("run"), None).unwrap();
+    let v = trial.tensor("scalar/after").unwrap().value(1, Mode::Global, None).unwrap();
+    assert_eq!(v.as_slice::<f64>().unwrap(), &[2.0]);
+}

@@ -7,7 +7,6 @@ are saved when the NEXT step starts (or at close), so they are the values after 
 backward pass and update; block tensors are ``<block.name>_output_<i>`` / ``_input_<i>``, a loss
 block's output ``<loss.name>_output_0`` (e.g. ``softmaxcrossentropyloss0_output_0``).
 """
-import atexit
 import re
 import weakref
 
@@ -82,8 +81,6 @@ class Hook(_core.Hook):
         self._save_all = bool(save_all)
         self._closed = False
         _fw.hook_created(self)
-        ref = weakref.ref(self)
-        atexit.register(lambda: ref() is not None and ref().close())
 
     # -- registration ------------------------------------------------------------------------
     def register_block(self, block):

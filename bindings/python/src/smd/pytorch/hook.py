@@ -8,7 +8,6 @@ step's update), ``gradient/<Model>_<param>`` for gradients, ``<module>_output_<i
 ``<module>_input_<i>`` for module tensors, ``<Loss>_output_0`` for a loss module registered with
 ``register_loss``.
 """
-import atexit
 import re
 import weakref
 
@@ -123,8 +122,6 @@ class Hook(_core.Hook):
         # Tensors on a GPU: reductions computed there, values staged through pinned buffers.
         self._device = _device.DeviceCapture(self._hook, smd_options.get("memory_budget"))
         _fw.hook_created(self)
-        ref = weakref.ref(self)
-        atexit.register(lambda: ref() is not None and ref().close())
 
     @classmethod
     def _framework_options(cls, options):

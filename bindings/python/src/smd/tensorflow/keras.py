@@ -11,7 +11,6 @@ Gradients, weights and optimizer variables whose collections want only reduction
 reduced by TensorFlow where they live and only the numbers leave the device
 (smd/tensorflow/_reduce.py).
 """
-import atexit
 import functools
 import inspect
 import re
@@ -34,15 +33,6 @@ from smd.tensorflow._common import (LAYERS, gradient_name, include_defaults, is_
 _Callback = tf.keras.callbacks.Callback
 _GRADS, _LAYERS, _IO, _GRAD_REDUCTIONS = 0, 1, 2, 3
 _SKIPPED_LOG_KEYS = {"outputs", "batch", "size"}
-
-
-def _close_at_exit(ref):
-    hook = ref()
-    if hook is not None:
-        try:
-            hook.close()
-        except Exception:  # noqa: BLE001 - nothing left to report to at exit
-            pass
 
 
 class KerasCollection(Collection):
@@ -120,7 +110,6 @@ class KerasHook(_Callback, Hook):
         self._saved_now = set()        # names saved in this step outside the compiled function
         self._current_mode = None
         self._in_tape_step = False     # a wrapped tape began the current step
-        atexit.register(_close_at_exit, weakref.ref(self))
         _fw.hook_created(self)
 
     @classmethod

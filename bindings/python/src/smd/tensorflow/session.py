@@ -6,9 +6,7 @@ due losses and gradients as extra fetches of that same run; at after_run it save
 the due variables (weights, biases, optimizer variables) with one more run, so that they are the
 values after the step's update.
 """
-import atexit
 import functools
-import weakref
 
 import numpy as np
 import tensorflow as tf
@@ -21,15 +19,6 @@ from smd.tensorflow._common import (gradient_name, include_defaults, json_collec
                                     set_wrapper, tf_options, wrapper_of)
 
 _v1 = tf.compat.v1
-
-
-def _close_at_exit(ref):
-    hook = ref()
-    if hook is not None:
-        try:
-            hook.close()
-        except Exception:  # noqa: BLE001 - nothing left to report to at exit
-            pass
 
 
 class SessionHook(_v1.train.SessionRunHook, Hook):
@@ -57,7 +46,6 @@ class SessionHook(_v1.train.SessionRunHook, Hook):
         self._fetchable = {}      # name -> tensor fetched in the same run (losses, gradients)
         self._variables = {}      # name -> variable read after the run
         self._pending = None
-        atexit.register(_close_at_exit, weakref.ref(self))
         _fw.hook_created(self)
 
     @classmethod

@@ -190,9 +190,12 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
         return False
 
     def after_training(self, model):
-        """Closes the hook: the trial is complete (collections file, training_job_end.ts) when
-        xgboost.train returns."""
-        self.close()
+        """Ends the last round's step and waits until its files are written: a trial opened when
+        xgboost.train returns sees every round. The hook stays open, as smdebug's does: scalars
+        and tensors saved afterwards go to one more step, written at ``close()`` (or at
+        interpreter exit, which also writes training_job_end.ts)."""
+        self.end_step()
+        self.flush()
         return model
 
     # -- what is saved -------------------------------------------------------------------------

@@ -57,6 +57,16 @@ public final class Hook extends NativeObject<smd_hook> implements AutoCloseable 
     SmdNative.smd_hook_begin_step(p());
   }
 
+  /**
+   * Ends the current step without beginning another: its files are completed (flush() waits for
+   * them) so that a trial sees the step while the hook stays open. Saves made before the next
+   * beginStep() are kept for the next step (close() begins one for them). Nothing to do when no
+   * step is open.
+   */
+  public void endStep() throws SmdException {
+    SmdNative.smd_hook_end_step(p());
+  }
+
   /** Sets the current mode (a new mode starts at mode step -1). */
   public void setMode(Mode mode) throws SmdException {
     requireNonNull(mode, "mode");

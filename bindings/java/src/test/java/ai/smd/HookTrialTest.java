@@ -323,6 +323,27 @@ class HookTrialTest {
     }
   }
 
+  @Test
+  void endStepLeavesTheHookOpen() throws Exception {
+    Path out = tmp.resolve("endstep");
+    try (HookOptions o = new HookOptions().saveConfig(SaveConfig.every(1));
+         Hook hook = Hook.create(out.toString(), o)) {
+      hook.beginStep();
+      hook.saveScalar("loss", 0.5);
+      hook.endStep();
+      hook.flush();
+      assertEquals(0, hook.globalStep());
+      try (Trial t = Trial.open(out.toString())) {
+        assertEquals(StepState.AVAILABLE, t.hasPassedStep(0, Mode.GLOBAL));
+      }
+      hook.saveScalar("after", 2.0); // kept for the step close() begins
+    }
+    try (Trial t = Trial.open(out.toString());
+         Tensor x = t.tensor("scalar/after"); Value v = x.value(1)) {
+      assertEquals(2.0, v.getDouble(0));
+    }
+  }
+
   private static int indexOf(byte[] hay, byte[] needle) {
     outer:
     for (int i = 0; i + needle.length <= hay.length; ++i) {
