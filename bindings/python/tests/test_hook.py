@@ -227,3 +227,25 @@ def test_hook_takes_smd_options_keyword_only(tmp_path):
         smd.Hook(str(tmp_path / "z"), s3_endpoint="ftp://nowhere")
     with pytest.raises(TypeError):
         smd.Hook(str(tmp_path / "w"), s3_credentials=("only-one-key",))
+
+
+def test_end_step_completes_the_step_and_keeps_the_hook_open(tmp_path):
+    out = str(tmp_path / "run")
+    h = smd.Hook(out, save_config=smd.SaveConfig(save_interval=1), include_collections=["weights"])
+    h.begin_step()
+    h.save_tensor("w", np.arange(3, dtype=np.float32), "weights")
+    h.end_step()
+    h.flush()
+    assert h.step == 0
+    t = create_trial(out)
+    assert t.steps() == [0] and not t.has_ended()
+    # The real smdebug sees the step as complete too.
+    st = smdebug.trials.create_trial(out)
+    assert st.has_passed_step(0) == smdebug.core.tensor.StepState.AVAILABLE
+    h.save_scalar("after", 2.0)  # kept for the step close() begins
+    h.close()
+    t = create_trial(out)
+    assert t.steps() == [0, 1]
+    assert t.tensor("scalar/after").value(1)[0] == 2.0
+    with pytest.raises(E.SMDebugRuntimeError, match="closed"):
+        h.end_step()
