@@ -246,7 +246,7 @@ def test_smdebug_module_paths():
         "core.modes": ["ModeKeys"],
         "core.collection": ["Collection", "CollectionKeys"],
         "core.save_config": ["SaveConfig", "SaveConfigMode"],
-        "core.reduction_config": ["ReductionConfig"],
+        "core.reduction_config": ["ReductionConfig", "ALLOWED_REDUCTIONS", "ALLOWED_NORMS"],
         "core.tensor": ["StepState"],
         "analysis.utils": ["no_refresh", "refresh"],
         "rules": ["Rule", "invoke_rule", "RequiredTensors"],
@@ -265,6 +265,9 @@ def test_smdebug_module_paths():
                 if k.isupper()}
     mine_keys = {k: v for k, v in vars(smd.CollectionKeys).items() if k.isupper()}
     assert ref_keys.items() <= mine_keys.items()
+    for name in ("ALLOWED_REDUCTIONS", "ALLOWED_NORMS"):
+        assert getattr(importlib.import_module("smd.core.reduction_config"), name) == \
+            getattr(importlib.import_module("smdebug.core.reduction_config"), name)
 
 
 def test_local_trial(tmp_path):

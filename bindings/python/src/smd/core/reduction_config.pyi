@@ -1,1 +1,4 @@
 from smd.reduction_config import ReductionConfig as ReductionConfig
+
+ALLOWED_REDUCTIONS: list[str]
+ALLOWED_NORMS: list[str]
