@@ -319,6 +319,13 @@ void Hook::EndStepLocked() {
   }
   pending_scalars_.clear();
   if (step_with_data_) writer_->EndStep(*step_with_data_);
+  step_with_data_.reset();
+}
+
+void Hook::EndOpenStepLocked() {
+  if (!writer_) return;
+  EndStepLocked();
+  if (ever_saved_ && !collections_exported_) ExportCollectionsLocked();
 }
 
 void Hook::AdvanceStepLocked() {
@@ -390,10 +397,7 @@ Status Hook::BeginStep() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       SMD_RETURN_IF_ERROR(CheckOpenLocked());
-      if (writer_) {
-        EndStepLocked();
-        if (ever_saved_ && !collections_exported_) ExportCollectionsLocked();
-      }
+      EndOpenStepLocked();
       AdvanceStepLocked();
       replay = !held_saves_.empty();
     }
@@ -412,11 +416,7 @@ Status Hook::EndStep() {
   std::lock_guard<std::mutex> lock(mu_);
   SMD_RETURN_IF_ERROR(CheckOpenLocked());
   if (!in_step_.load(std::memory_order_relaxed)) return Status::Ok();
-  if (writer_) {
-    EndStepLocked();
-    step_with_data_.reset();
-    if (ever_saved_ && !collections_exported_) ExportCollectionsLocked();
-  }
+  EndOpenStepLocked();
   in_step_.store(false, std::memory_order_relaxed);
   RecomputeDueLocked();
   return writer_ ? writer_->error() : Status::Ok();
@@ -452,7 +452,6 @@ Status Hook::Close() {
   any_due_.store(false, std::memory_order_relaxed);
   if (writer_) {
     EndStepLocked();
-    step_with_data_.reset();
     ExportCollectionsLocked();
     lock.unlock();
     // The writer writes the end marker itself, and only while it holds its claim on the folder.

@@ -189,7 +189,11 @@ class Hook : public std::enable_shared_from_this<Hook> {
   Status CheckOpenLocked() const;
   double WallTime() const;
   void ExportCollectionsLocked();
+  // Hands the open step's scalars and end to the writer (mu_ held, writer_ set).
   void EndStepLocked();
+  // The step boundary's first half, shared by BeginStep and EndStep: ends the open step and
+  // writes the collections file once anything was saved (mu_ held; nothing without a writer).
+  void EndOpenStepLocked();
   // Why a save or plan finds no step open: "no step has begun" or "step N was ended".
   std::string NoStepOpenLocked() const;
   // Advances the step and mode counters (gate_ held exclusively, mu_ held).
