@@ -126,7 +126,8 @@ for step in range(3):
         loss = tf.reduce_mean(tf.square(model2(xb, training=True) - yb))
     grads = tape.gradient(loss, model2.trainable_variables)
     opt.apply_gradients(zip(grads, model2.trainable_variables))
-    opt_after.append({v.name: v.numpy().tolist() for v in opt.variables()})
+    own = [opt.iterations] + [v for v in opt._hyper.values() if isinstance(v, tf.Variable)]
+    opt_after.append({v.name: v.numpy().tolist() for v in own})
 hook2.close()
 np.savez(NPZ, **{f"after_{s}_{i}": w for s, ws in enumerate(after) for i, w in enumerate(ws)})
 print(json.dumps({"names": [w.name for w in model.weights], "fit_opt": [v.name for v in model.optimizer.variables()],
@@ -154,15 +155,62 @@ def test_keras2_legacy_optimizer_reductions_tape_and_save(tmp_path):
             t = fit.tensor(name)
             assert t.reduction_value(step, "min", mode=st.modes.TRAIN) == pytest.approx(w.min())
             assert t.reduction_value(step, "max", mode=st.modes.TRAIN) == pytest.approx(w.max())
-    # a legacy optimizer's variables (a method there) are saved
-    assert set(fit.tensor_names(collection="optimizer_variables")) == set(info["fit_opt"]) != set()
+    # a legacy optimizer's variables (a method there): as smdebug, the optimizer's own
+    # (add_weight) variables, not its slots ("Adam/dense/kernel/m:0", ".../v:0")
+    adam = {"Adam/iter:0", "Adam/beta_1:0", "Adam/beta_2:0", "Adam/decay:0", "Adam/learning_rate:0"}
+    assert set(fit.tensor_names(collection="optimizer_variables")) == adam
+    assert any("/m:0" in n for n in info["fit_opt"])  # the optimizer has slots, not saved
+    assert not any("/m:0" in n or "/v:0" in n for n in fit.tensor_names())
     # wrap_tape + wrap_optimizer: the optimizer variables after each step's update
     tape = create_trial(paths["OUT_TAPE"])
     assert tape.steps() == [0, 1, 2]
-    names = set(tape.tensor_names(collection="optimizer_variables"))
-    assert names == set(info["tape_opt"][0]) and "Adam/iter:0" in names
+    assert set(tape.tensor_names(collection="optimizer_variables")) == adam
     for step in range(3):
-        for name, value in info["tape_opt"][step].items():
-            np.testing.assert_allclose(tape.tensor(name).value(step), value, rtol=1e-6)
+        for name in adam:
+            np.testing.assert_allclose(tape.tensor(name).value(step), info["tape_opt"][step][name], rtol=1e-6)
     assert len(tape.tensor_names(collection="gradients")) == 4
     assert tape.tensor_names(collection="losses") == ["loss"]
+    # no slot of a bias lands in the biases collection
+    assert set(tape.tensor_names(collection="weights")) == {"dense_2/kernel:0", "dense_3/kernel:0"}
+    assert set(tape.tensor_names(collection="biases")) == {"dense_2/bias:0", "dense_3/bias:0"}
+
+
+SCRIPT_SAVEDMODEL = r"""
+import json
+import numpy as np
+import tensorflow as tf
+import smd.tensorflow as st
+keras = tf.keras
+rng = np.random.default_rng(0)
+x = rng.normal(size=(32, 4)).astype("float32")
+y = x[:, :1].copy()
+keras.utils.set_random_seed(0)
+model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation="relu"),
+                          keras.layers.Dropout(0.25), keras.layers.Dense(1)])
+model.compile(optimizer="adam", loss="mse")
+hook = st.KerasHook(OUT, save_config=st.SaveConfig(save_interval=1),
+                    include_collections=["layers", "inputs", "outputs", "gradients"])
+model.fit(x, y, batch_size=16, epochs=1, shuffle=False, verbose=0, callbacks=[hook])
+# the SavedModel export traces every layer's call (Dropout's with its training argument) while
+# the hook's wrappers are in place: nothing of the hook may go into it
+model.save(SAVED, save_format="tf")
+at_save = model.predict(x, verbose=0)
+model.fit(x, y, batch_size=16, epochs=1, shuffle=False, verbose=0, callbacks=[hook])
+hook.close()
+loaded = keras.models.load_model(SAVED)
+print(json.dumps({"same": bool(np.allclose(loaded.predict(x, verbose=0), at_save))}))
+"""
+
+
+def test_keras2_savedmodel_export_with_the_hook_in_place(tmp_path):
+    out, saved = str(tmp_path / "run"), str(tmp_path / "saved")
+    script = SCRIPT_SAVEDMODEL.replace("OUT", repr(out)).replace("SAVED", repr(saved))
+    info = run_script(script, env={"TF_USE_LEGACY_KERAS": "1"})
+    assert info["same"]
+    trial = create_trial(out)
+    assert trial.steps() == [0, 1, 2, 3]  # training went on after the export, still saved
+    layers = set(trial.tensor_names(collection="layers"))
+    assert {"dropout/inputs", "dropout/outputs", "dense/outputs"} <= layers
+    for step in (1, 3):
+        assert trial.tensor("dropout/outputs").value(step).shape == (16, 8)
+        assert len(trial.tensor_names(collection="gradients")) == 4

@@ -73,7 +73,8 @@ def test_fit_saves_weights_gradients_losses_metrics_as_tensorflow_computed(tmp_p
         "sequential/dense/bias", "sequential/dense_1/bias"}
     grads = {f"gradients/{n}Grad" for n in names(model)}
     assert set(trial.tensor_names(collection="gradients")) == grads
-    assert {"sgd/iteration", "sgd/learning_rate"} <= set(trial.tensor_names(collection="optimizer_variables"))
+    # the optimizer's own variables (scalars), not the state it keeps per weight
+    assert set(trial.tensor_names(collection="optimizer_variables")) == {"sgd/iteration", "sgd/learning_rate"}
     for step in range(8):
         xb, yb = x[(step % 4) * 16:(step % 4 + 1) * 16], y[(step % 4) * 16:(step % 4 + 1) * 16]
         # weights after step N are those Keras holds at that batch's end
@@ -248,6 +249,25 @@ def test_zero_script_change_from_json(tmp_path, monkeypatch):
     assert set(trial.tensor_names()) == {"loss", "mae"} | {f"gradients/{n}Grad" for n in names(model)}
 
 
+def test_optimizer_variables_are_the_optimizers_own_not_its_per_weight_state(tmp_path):
+    x, y = dataset()
+    model = mlp()
+    model.compile(optimizer=keras.optimizers.Adam(0.01), loss="mse")
+    out = str(tmp_path / "run")
+    hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1),
+                        include_collections=["optimizer_variables", "biases"])
+    model.fit(x, y, batch_size=16, epochs=1, shuffle=False, verbose=0, callbacks=[hook])
+    hook.close()
+    paths = [v.path for v in model.optimizer.variables]
+    assert any("momentum" in p for p in paths) and any("velocity" in p for p in paths)
+    trial = create_trial(out)
+    # as smdebug's optimizer_variables: iteration and learning rate, not Adam's momentums and
+    # velocities (which also match the biases collection's pattern)
+    assert set(trial.tensor_names(collection="optimizer_variables")) == {"adam/iteration", "adam/learning_rate"}
+    assert set(trial.tensor_names(collection="biases")) == {"sequential/dense/bias", "sequential/dense_1/bias"}
+    assert trial.tensor("adam/iteration").value(3) == 4
+
+
 def test_gradient_tape_loop(tmp_path):
     x, y = dataset()
     model = mlp()
@@ -268,6 +288,10 @@ def test_gradient_tape_loop(tmp_path):
     hook.close()
     trial = create_trial(out)
     assert trial.steps(mode=st.modes.TRAIN) == [0, 1, 2]
+    assert set(trial.tensor_names(collection="weights")) == {
+        "sequential/dense/kernel", "sequential/dense_1/kernel"}
+    assert set(trial.tensor_names(collection="biases")) == {
+        "sequential/dense/bias", "sequential/dense_1/bias"}
     for step, (loss, weights, grads) in enumerate(expect):
         assert trial.tensor("loss").value(step)[0] == pytest.approx(loss, rel=1e-6)
         for name, w, g in zip(names(model), weights, grads):

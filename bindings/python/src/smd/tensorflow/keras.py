@@ -14,6 +14,7 @@ reduced by TensorFlow where they live and only the numbers leave the device
 import functools
 import inspect
 import re
+import types
 import warnings
 import weakref
 
@@ -29,6 +30,12 @@ from smd.tensorflow import _reduce
 from smd.tensorflow._common import (LAYERS, gradient_name, include_defaults, is_keras3_object,
                                     json_collections, set_wrapper, tf_options, to_numpy,
                                     variable_name, wrapper_of)
+
+try:  # TensorFlow's SavedModel export (model.save in the "tf" format, tf.saved_model.save)
+    from tensorflow.python.saved_model.save_context import in_save_context as _exporting
+except ImportError:  # pragma: no cover - every TensorFlow 2 has it
+    def _exporting():
+        return False
 
 _Callback = tf.keras.callbacks.Callback
 _GRADS, _LAYERS, _IO, _GRAD_REDUCTIONS = 0, 1, 2, 3
@@ -249,14 +256,24 @@ class KerasHook(_Callback, Hook):
         original = layer.call
         name = layer.name
 
-        @functools.wraps(original)
-        def call(*args, **kwargs):
+        def capture(*args, **kwargs):
             outputs = original(*args, **kwargs)
             if args and not _symbolic(args[0]):
                 self._capture(_LAYERS, [(f"{name}/inputs", args[0]), (f"{name}/outputs", outputs)])
             return outputs
 
-        layer.call = call
+        function = getattr(original, "__func__", None)
+        if function is None:
+            layer.call = functools.wraps(original)(capture)
+        else:
+            # a bound method again, as Keras expects: Keras 2's SavedModel export (model.save in
+            # the "tf" format) describes call by the layer's argument spec, which starts with
+            # self, and skips that argument only for methods
+            @functools.wraps(function)
+            def call(layer_self, *args, **kwargs):
+                return capture(*args, **kwargs)
+
+            layer.call = types.MethodType(call, layer)
         self._patched[id(layer)] = layer
         self._layer_names.append(name)
 
@@ -296,6 +313,8 @@ class KerasHook(_Callback, Hook):
     def _capture(self, which, named):
         """Saves (name, tensor or nested tensors) pairs now (eager) or, inside a traced function,
         through a numpy_function run when flag `which` is set."""
+        if _exporting():
+            return  # a SavedModel traces the model's calls: nothing of the hook goes into it
         names, tensors = [], []
         for name, value in named:
             flat = tf.nest.flatten(value)
@@ -312,6 +331,8 @@ class KerasHook(_Callback, Hook):
         names = [n for n, _ in keep]
         tensors = [tf.convert_to_tensor(t) for _, t in keep]
         if tf.executing_eagerly():
+            if self._in_batch is None and not self._in_tape_step:
+                return  # the model called outside the hook's batches (a predict without the hook)
             for n, t in zip(names, tensors):
                 self._save_value(n, t)
             return
@@ -324,6 +345,10 @@ class KerasHook(_Callback, Hook):
             reduced = self._reduce_gradients_in_step(names, tensors, flags)
 
         def save(*arrays):
+            if self._in_batch is None:
+                # the same function run outside the hook's batches (the model called on its own
+                # after a due step): not part of the step
+                return np.int32(0)
             for n, a in zip(names, arrays):
                 if n in reduced and self._grad_reduced_now and \
                         _reduce.reductions_only(self._hook, n) is not None:
@@ -437,12 +462,25 @@ class KerasHook(_Callback, Hook):
                 self._colls[CollectionKeys.OPTIMIZER_VARIABLES].add_tensor_name(name)
 
     def _optimizer_variables(self):
+        """The optimizer's own variables, as smdebug's optimizer_variables: its iteration count,
+        learning rate and hyperparameters (Adam: iter, learning_rate, beta_1, beta_2, decay), not
+        the state it keeps per weight (slots: momentums, velocities)."""
         model = self.model
         opt = self._optimizer or (getattr(model, "optimizer", None) if model is not None else None)
         variables = getattr(opt, "variables", None) if opt is not None else None
         if callable(variables):  # tf.keras.optimizers.legacy (Keras 2): a method
             variables = variables()
-        return list(variables or [])
+        variables = list(variables or [])
+        hyper = getattr(opt, "_hyper", None)
+        if isinstance(hyper, dict):
+            # Keras 2's OptimizerV2: its iterations and the hyperparameters it made variables of
+            # (add_weight, which smdebug intercepts); variables() lists only iterations and slots
+            own = [opt.iterations] if getattr(opt, "iterations", None) is not None else []
+            own += [v for _, v in sorted(hyper.items()) if isinstance(v, tf.Variable)]
+            return own
+        # Keras 3 and TF 2.11+'s optimizers list their slots with their own variables; those
+        # have their weight's shape, the optimizer's own variables are scalars
+        return [v for v in variables if len(getattr(v, "shape", ())) == 0]
 
     def _save_optimizer_variables(self):
         """Registers and saves the optimizer's variables (when that collection is wanted)."""
