@@ -95,6 +95,11 @@ def test_fit_saves_weights_gradients_losses_metrics_as_tensorflow_computed(tmp_p
     assert trial.tensor("mae").value(7)[0] == pytest.approx(hist.history["mae"][1], rel=1e-6)
     assert trial.tensor_names(collection="losses") == ["loss"]
     assert "mae" in trial.tensor_names(collection="metrics")
+    # smdebug's metric "batch": the batch's index in its epoch, an int64
+    assert "batch" in trial.tensor_names(collection="metrics")
+    for step in range(8):
+        value = trial.tensor("batch").value(step)
+        assert value.dtype == np.int64 and value.tolist() == [step % 4]
 
 
 def test_modes_from_fit_evaluate_predict(tmp_path):
@@ -133,7 +138,8 @@ def test_default_config_saves_losses_and_metrics_every_500_steps(tmp_path):
     hook.close()
     trial = create_trial(out)
     assert trial.steps() == [0, 500, 1000]
-    assert set(trial.tensor_names()) == {"loss", "mae"}
+    assert set(trial.tensor_names()) == {"loss", "mae", "batch"}
+    assert [trial.tensor("batch").value(s)[0] for s in (0, 500, 1000)] == [0, 500, 488]
 
 
 def test_save_interval_and_collection_config(tmp_path):
@@ -246,7 +252,7 @@ def test_zero_script_change_from_json(tmp_path, monkeypatch):
     hook.close()
     trial = create_trial(str(out))
     assert trial.steps() == [0, 2]
-    assert set(trial.tensor_names()) == {"loss", "mae"} | {f"gradients/{n}Grad" for n in names(model)}
+    assert set(trial.tensor_names()) == {"loss", "mae", "batch"} | {f"gradients/{n}Grad" for n in names(model)}
 
 
 def test_optimizer_variables_are_the_optimizers_own_not_its_per_weight_state(tmp_path):
@@ -345,7 +351,7 @@ def test_model_without_weights_saves_losses_only(tmp_path):
     model.evaluate(x, y, batch_size=32, verbose=0, callbacks=[hook])
     hook.close()
     trial = create_trial(out)
-    assert trial.tensor_names() == ["loss"]
+    assert trial.tensor_names() == ["batch", "loss"]
     assert trial.steps(mode=st.modes.EVAL) == [0, 1]
 
 

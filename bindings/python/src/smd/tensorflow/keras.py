@@ -39,7 +39,7 @@ except ImportError:  # pragma: no cover - every TensorFlow 2 has it
 
 _Callback = tf.keras.callbacks.Callback
 _GRADS, _LAYERS, _IO, _GRAD_REDUCTIONS = 0, 1, 2, 3
-_SKIPPED_LOG_KEYS = {"outputs", "batch", "size"}
+_SKIPPED_LOG_KEYS = {"outputs", "batch", "size"}  # "batch": saved from the callback's argument
 
 
 class KerasCollection(Collection):
@@ -492,13 +492,15 @@ class KerasHook(_Callback, Hook):
         for v in self._optimizer_variables():
             self._save_value(variable_name(v), v)
 
-    def _end(self, mode, logs):
+    def _end(self, mode, batch, logs):
         self._in_batch = None
         if not _smd.smd_hook_any_due(self._hook):
             return
         if self._grad_reduced_now:
             self._save_gradient_statistics()
         self._save_logs(logs)
+        # smdebug saves the batch's index in its epoch as the metric "batch" (an int64)
+        self._save_log_value("batch", np.array([batch], dtype=np.int64))
         if mode is ModeKeys.PREDICT and logs and "outputs" in logs:
             for name, value in _flat_named("predictions", logs["outputs"]):
                 self._save_value(name, value)
@@ -521,15 +523,17 @@ class KerasHook(_Callback, Hook):
                 continue  # not numeric: Keras logs numbers for losses and metrics
             if flat.size != 1:
                 continue
-            number = flat[0]
-            if key not in self._registered:
-                self._registered.add(key)
-                coll = CollectionKeys.LOSSES if key in ("loss", "val_loss") else CollectionKeys.METRICS
-                Hook.get_collection(self, coll).add_tensor_name(key)
-            if key in self._saved_now or not _smd.smd_hook_is_due(self._hook, key):
-                continue
-            self._saved_now.add(key)
-            self.save_tensor(key, np.array([number], dtype=np.float64), [])
+            self._save_log_value(key, np.array([flat[0]], dtype=np.float64))
+
+    def _save_log_value(self, key, value):
+        if key not in self._registered:
+            self._registered.add(key)
+            coll = CollectionKeys.LOSSES if key in ("loss", "val_loss") else CollectionKeys.METRICS
+            Hook.get_collection(self, coll).add_tensor_name(key)
+        if key in self._saved_now or not _smd.smd_hook_is_due(self._hook, key):
+            return
+        self._saved_now.add(key)
+        self.save_tensor(key, value, [])
 
     # -- Keras callback methods ----------------------------------------------------------------
     def _any_begin(self):
@@ -554,13 +558,13 @@ class KerasHook(_Callback, Hook):
         self._begin(ModeKeys.PREDICT)
 
     def on_train_batch_end(self, batch, logs=None):
-        self._end(ModeKeys.TRAIN, logs)
+        self._end(ModeKeys.TRAIN, batch, logs)
 
     def on_test_batch_end(self, batch, logs=None):
-        self._end(ModeKeys.EVAL, logs)
+        self._end(ModeKeys.EVAL, batch, logs)
 
     def on_predict_batch_end(self, batch, logs=None):
-        self._end(ModeKeys.PREDICT, logs)
+        self._end(ModeKeys.PREDICT, batch, logs)
 
     def on_epoch_end(self, epoch, logs=None):
         # the epoch's validation results (val_loss, val_<metric>) at the current step
