@@ -145,7 +145,11 @@ TEST(WriterMemory, FastLoopOfTinyStepsIsHeldBackByTheBudget) {
   const int total = begun.load();
   std::printf("tiny steps queued behind a blocked storage with a 1 MiB budget: %d (limit %d)\n",
               queued, kLimit);
-  EXPECT_LT(queued, 4000) << "the budget did not hold back a fast loop of tiny steps";
+  // A queued step holds between ~180 bytes (its event file written, its index entry waiting) and
+  // a few hundred (nothing written yet), depending on how far the writer got before the index
+  // write blocked: 1 MiB holds at most ~5,800 steps (seen: 1,800-3,000 on a release build,
+  // 5,732 under AddressSanitizer on a loaded machine). Without the budget all 20,000 queue.
+  EXPECT_LT(queued, 8000) << "the budget did not hold back a fast loop of tiny steps";
   EXPECT_GT(queued, 50) << "the budget held back far more than it needed to";
   ASSERT_TRUE(h->Close().ok());
   auto t = trial::Trial::Open(dir, trial::TrialOptions());
