@@ -274,6 +274,23 @@ def test_optimizer_variables_are_the_optimizers_own_not_its_per_weight_state(tmp
     assert trial.tensor("adam/iteration").value(3) == 4
 
 
+def test_custom_collection_regex_saves_optimizer_variables(tmp_path):
+    # smdebug's test_include_only_custom_collection: a collection of its own that matches the
+    # optimizer's variables by name saves them, optimizer_variables not being included
+    x, y = dataset()
+    model = mlp()
+    model.compile(optimizer=keras.optimizers.Adam(0.01), loss="mse")
+    out = str(tmp_path / "run")
+    hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=2), include_collections=["custom_opt"])
+    hook.get_collection("custom_opt").include("^adam/")
+    model.fit(x, y, batch_size=16, epochs=1, shuffle=False, verbose=0, callbacks=[hook])
+    hook.close()
+    trial = create_trial(out)
+    assert set(trial.tensor_names(collection="custom_opt")) == {"adam/iteration", "adam/learning_rate"}
+    assert trial.steps() == [0, 2]
+    assert [trial.tensor("adam/iteration").value(s) for s in (0, 2)] == [1, 3]
+
+
 def test_gradient_tape_loop(tmp_path):
     x, y = dataset()
     model = mlp()

@@ -483,11 +483,8 @@ class KerasHook(_Callback, Hook):
         return [v for v in variables if len(getattr(v, "shape", ())) == 0]
 
     def _save_optimizer_variables(self):
-        """Registers and saves the optimizer's variables (when that collection is wanted)."""
-        if not self._wants(CollectionKeys.OPTIMIZER_VARIABLES):
-            return
-        # offered only when wanted: slot names like "SGD/m/dense/bias:0" also match the biases
-        # regex, which must not save them on its own
+        """Registers and offers the optimizer's own variables: saved where the
+        optimizer_variables collection or another one (a custom collection's regex) is due."""
         self._register_variables()
         for v in self._optimizer_variables():
             self._save_value(variable_name(v), v)
