@@ -28,6 +28,7 @@
  *   strings  NAME  HEX,HEX,...|-                (a 1-D string tensor: each element UTF-8 in hex;
  *                                                "-" for none)
  *   sleep  MILLISECONDS                         (paces a writer that a reader follows)
+ *   await  PATH                                 (waits up to 120 s for the file PATH to exist)
  *   close
  *
  * Exit status 0 on success; any failing call prints its error and exits 1.
@@ -221,6 +222,19 @@ int main(int argc, char **argv) {
       const long ms = strtol(f[1], NULL, 10);
       struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
       nanosleep(&ts, NULL);
+    } else if (strcmp(cmd, "await") == 0 && nf >= 2) {
+      FILE *gate;
+      int waited_ms = 0;
+      while ((gate = fopen(f[1], "r")) == NULL) {
+        if (waited_ms >= 120000) {
+          fprintf(stderr, "smd_scenario: line %d: %s did not appear within 120 s\n", line_no, f[1]);
+          return 1;
+        }
+        struct timespec ts = {0, 20 * 1000000L};
+        nanosleep(&ts, NULL);
+        waited_ms += 20;
+      }
+      fclose(gate);
     } else if (strcmp(cmd, "tensor") == 0 && nf >= 5) {
       smd_dtype dt;
       CALL(smd_dtype_from_name(f[2], &dt));

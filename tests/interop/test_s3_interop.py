@@ -130,6 +130,10 @@ def test_many_workers_one_prefix_while_a_reader_follows(s3, smd_scenario_bin, sm
     def value(rank, step):
         return np.arange(6, dtype=np.float32) + np.float32(rank * 1000 + step)
 
+    # Every worker writes the end marker when it closes (as smdebug's): a reader that opens the
+    # job after one worker closed and before another saved its collections file is told that the
+    # job ended without all of them. The workers close only once the reader has opened the job.
+    gate = tmp_path / "reader-opened"
     procs = []
     for rank in range(n_workers):
         lines = ["option\tsave_config\tall\t1\t0\t-\t-", "option\tsave_all\t1",
@@ -137,6 +141,7 @@ def test_many_workers_one_prefix_while_a_reader_follows(s3, smd_scenario_bin, sm
         for step in range(n_steps):
             lines.append("step")
             lines.append("tensor\tw\tfloat32\t2x3\t" + value(rank, step).tobytes().hex())
+        lines.append(f"await\t{gate}")
         lines.append("close")
         script = tmp_path / f"rank{rank}.script"
         script.write_text("\n".join(lines) + "\n")
@@ -148,6 +153,7 @@ def test_many_workers_one_prefix_while_a_reader_follows(s3, smd_scenario_bin, sm
     # every step is complete, by polling (S3 cannot notify).
     lib = smdlib.Lib(LIBSMD)
     with lib.open(uri, collection_wait_ms=60000) as t:
+        gate.touch()
         t.wait_for_steps(list(range(n_steps)), timeout_ms=120000)
         for p in procs:
             assert p.wait(timeout=120) == 0, p.stderr.read()
@@ -192,6 +198,7 @@ def test_many_workers_under_mpirun_while_a_reader_follows(s3, smd_scenario_bin, 
     def value(rank, step):
         return np.arange(6, dtype=np.float32) + np.float32(rank * 1000 + step)
 
+    gate = tmp_path / "reader-followed"
     for rank in range(n_workers):
         lines = ["option\tsave_config\tall\t1\t0\t-\t-", "option\tsave_all\t1",
                  "option\tinclude_workers\tall", f"create\t{uri}"]
@@ -199,6 +206,7 @@ def test_many_workers_under_mpirun_while_a_reader_follows(s3, smd_scenario_bin, 
             lines.append("step")
             lines.append("tensor\tw\tfloat32\t2x3\t" + value(rank, step).tobytes().hex())
             lines.append(f"sleep\t{pace_ms}")
+        lines.append(f"await\t{gate}")  # close (and its end marker) once the reader has followed
         lines.append("close")
         (tmp_path / f"rank{rank}.script").write_text("\n".join(lines) + "\n")
     # Each process runs the script of its rank; the hook takes its worker name and the worker
@@ -221,6 +229,8 @@ def test_many_workers_under_mpirun_while_a_reader_follows(s3, smd_scenario_bin, 
     try:
         with lib.open(uri, collection_wait_ms=60000) as t:
             for step in range(n_steps):
+                if step == n_steps - 1:
+                    gate.touch()  # the last step is complete when the workers end the job
                 t.wait_for_steps([step], timeout_ms=120000)
                 seen_while_writing.append(proc.poll() is None)
             out, _ = proc.communicate(timeout=120)
