@@ -455,7 +455,10 @@ class KerasHook(_Callback, Hook):
                 self._registered.add(name)
                 coll = CollectionKeys.BIASES if "bias" in name else CollectionKeys.WEIGHTS
                 self._colls[coll].add_tensor_name(name)
-        for v in self._optimizer_variables():
+        self._register_optimizer_variables(self._optimizer_variables())
+
+    def _register_optimizer_variables(self, variables):
+        for v in variables:
             name = variable_name(v)
             if name not in self._registered:
                 self._registered.add(name)
@@ -467,10 +470,6 @@ class KerasHook(_Callback, Hook):
         the state it keeps per weight (slots: momentums, velocities)."""
         model = self.model
         opt = self._optimizer or (getattr(model, "optimizer", None) if model is not None else None)
-        variables = getattr(opt, "variables", None) if opt is not None else None
-        if callable(variables):  # tf.keras.optimizers.legacy (Keras 2): a method
-            variables = variables()
-        variables = list(variables or [])
         hyper = getattr(opt, "_hyper", None)
         if isinstance(hyper, dict):
             # Keras 2's OptimizerV2: its iterations and the hyperparameters it made variables of
@@ -478,15 +477,19 @@ class KerasHook(_Callback, Hook):
             own = [opt.iterations] if getattr(opt, "iterations", None) is not None else []
             own += [v for _, v in sorted(hyper.items()) if isinstance(v, tf.Variable)]
             return own
+        variables = getattr(opt, "variables", None) if opt is not None else None
+        if callable(variables):  # a method in Keras 2's optimizers, a property in Keras 3's
+            variables = variables()
         # Keras 3 and TF 2.11+'s optimizers list their slots with their own variables; those
         # have their weight's shape, the optimizer's own variables are scalars
-        return [v for v in variables if len(getattr(v, "shape", ())) == 0]
+        return [v for v in list(variables or []) if len(getattr(v, "shape", ())) == 0]
 
     def _save_optimizer_variables(self):
         """Registers and offers the optimizer's own variables: saved where the
         optimizer_variables collection or another one (a custom collection's regex) is due."""
-        self._register_variables()
-        for v in self._optimizer_variables():
+        variables = self._optimizer_variables()
+        self._register_optimizer_variables(variables)
+        for v in variables:
             self._save_value(variable_name(v), v)
 
     def _end(self, mode, batch, logs):
