@@ -843,6 +843,18 @@ func (h *Hook) IncludeCollection(name string) error {
 	return h.call(func(p *C.smd_hook) *C.smd_error { return C.smd_hook_include_collection(p, cs) })
 }
 
+// MakeDue saves an included collection for the rest of the current step whatever its save
+// configuration says (the tensors saved into it until the step ends are written); the next
+// BeginStep or EndStep ends it. Errors: ErrNotFound (no such collection), ErrInvalidState
+// (closed, or no step open).
+func (h *Hook) MakeDue(collection string) error {
+	cs, err := cstr("collection name", collection)
+	if err != nil {
+		return err
+	}
+	return h.call(func(p *C.smd_hook) *C.smd_error { return C.smd_hook_make_due(p, cs) })
+}
+
 // Collection is a named group of tensors with its own configuration. Safe for concurrent use;
 // once the hook is closed, changes fail with ErrInvalidState.
 type Collection struct {

@@ -1371,3 +1371,45 @@ func TestEndStepLeavesTheHookOpen(t *testing.T) {
 	defer tr.Close()
 	checkValue(t, tr, "scalar/after", 1, []float64{2}, []int64{1})
 }
+
+// MakeDue saves an included collection for the rest of the step whatever its save configuration
+// says; the next step is back to the configuration.
+func TestMakeDueSavesACollectionForTheRestOfTheStep(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "makedue")
+	opts, err := NewHookOptions()
+	must(t, err)
+	defer opts.Close()
+	sc, err := NewSaveConfig()
+	must(t, err)
+	must(t, sc.Set(ModeAll, 100, 0, -1))
+	must(t, opts.SetSaveConfig(sc))
+	must(t, opts.AddIncludeCollection("metrics"))
+	h, err := NewHook(dir, opts)
+	must(t, err)
+	metrics, err := h.Collection("metrics")
+	must(t, err)
+	must(t, metrics.AddTensorName("acc"))
+	metrics.Close()
+	mustCode(t, h.MakeDue("metrics"), ErrInvalidState)
+	must(t, h.SetMode(ModeTrain))
+	must(t, h.BeginStep())
+	must(t, h.BeginStep())
+	if h.IsDue("acc") {
+		t.Fatal("acc due at step 1 with interval 100")
+	}
+	mustCode(t, h.MakeDue("nope"), ErrNotFound)
+	must(t, h.MakeDue("metrics"))
+	if !h.IsDue("acc") {
+		t.Fatal("acc not due after MakeDue")
+	}
+	must(t, Save(h, "acc", []int64{1}, []float64{0.5}))
+	must(t, h.BeginStep())
+	if h.IsDue("acc") {
+		t.Fatal("MakeDue outlived its step")
+	}
+	must(t, h.Close())
+	tr, err := OpenTrial(dir, nil)
+	must(t, err)
+	defer tr.Close()
+	checkValue(t, tr, "acc", 1, []float64{0.5}, []int64{1})
+}

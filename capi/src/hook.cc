@@ -832,6 +832,14 @@ smd_error* smd_hook_include_collection(smd_hook* hook, const char* name) noexcep
   SMD_CAPI_END
 }
 
+smd_error* smd_hook_make_due(smd_hook* hook, const char* collection) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
+  SMD_CHECK_ARG(collection != nullptr, "collection is NULL");
+  return FromSaveStatus(hook, hook->hook->MakeDue(collection));
+  SMD_CAPI_END
+}
+
 void smd_collection_free(smd_collection* collection) noexcept { delete collection; }
 
 const char* smd_collection_name(const smd_collection* collection) noexcept {

@@ -1,5 +1,6 @@
 #include "impl/hook/hook.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -330,6 +331,7 @@ void Hook::EndOpenStepLocked() {
 
 void Hook::AdvanceStepLocked() {
   step_with_data_.reset();
+  made_due_.clear();
   ++step_;
   in_step_.store(true, std::memory_order_relaxed);
   int64_t& ms = *mode_steps_[ModeIndex(mode_)];
@@ -418,6 +420,7 @@ Status Hook::EndStep() {
   if (!in_step_.load(std::memory_order_relaxed)) return Status::Ok();
   EndOpenStepLocked();
   in_step_.store(false, std::memory_order_relaxed);
+  made_due_.clear();
   RecomputeDueLocked();
   return writer_ ? writer_->error() : Status::Ok();
 }
@@ -507,6 +510,11 @@ void Hook::RecomputeDueLocked() {
     for (size_t i = 0; i < collections_.size(); ++i) {
       const Collection& c = collections_[i];
       if (!IsIncludedLocked(c)) continue;
+      if (i < made_due_.size() && made_due_[i]) {
+        due_[i] = 1;
+        any = true;
+        continue;
+      }
       if (eval_like && IsTrainOnlyCollection(c.name)) continue;
       if (EffectiveSaveLocked(c, mode_).ShouldSave(ms)) {
         due_[i] = 1;
@@ -900,6 +908,21 @@ Status Hook::IncludeCollection(const std::string& name) {
   GetOrCreateLocked(name);
   include_names_.insert(name);
   InvalidateLocked();
+  return Status::Ok();
+}
+
+Status Hook::MakeDue(const std::string& name) {
+  std::unique_lock<std::shared_mutex> g(gate_);
+  std::lock_guard<std::mutex> lock(mu_);
+  SMD_RETURN_IF_ERROR(CheckOpenLocked());
+  if (!in_step_.load(std::memory_order_relaxed)) return InvalidState(NoStepOpenLocked());
+  auto it = std::find_if(collections_.begin(), collections_.end(),
+                         [&](const Collection& c) { return c.name == name; });
+  if (it == collections_.end()) return NotFound("no collection named '" + name + "'");
+  const size_t idx = static_cast<size_t>(it - collections_.begin());
+  if (made_due_.size() <= idx) made_due_.resize(collections_.size(), 0);
+  made_due_[idx] = 1;
+  RecomputeDueLocked();
   return Status::Ok();
 }
 

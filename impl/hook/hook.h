@@ -162,6 +162,11 @@ class Hook : public std::enable_shared_from_this<Hook> {
   std::string CollectionName(size_t idx) const;
   std::vector<std::string> CollectionNames() const;
   Status IncludeCollection(const std::string& name);
+  // Makes an included collection due for the rest of the current step, whatever its save
+  // configuration says (smdebug's "force save": its Keras hook writes an epoch's logs this way).
+  // The next BeginStep or EndStep ends it. Errors: kNotFound (no such collection), kInvalidState
+  // (closed; no step open).
+  Status MakeDue(const std::string& name);
   Status CollectionIncludeRegex(size_t idx, const std::string& regex);
   Status CollectionAddTensorName(size_t idx, const std::string& name);
   Status CollectionSetSaveConfig(size_t idx, const std::optional<SaveConfig>& cfg);
@@ -244,6 +249,7 @@ class Hook : public std::enable_shared_from_this<Hook> {
   };
   std::unordered_map<std::string, NameInfo> names_;
   std::vector<char> due_;  // per collection index, for the current step and mode
+  std::vector<char> made_due_;  // per collection index: MakeDue in the current step
   std::atomic<bool> any_due_{false};
   // A step is open: the first BeginStep opens one, EndStep closes it until the next BeginStep.
   std::atomic<bool> in_step_{false};

@@ -21,7 +21,7 @@ decls=$(cat "$headers"/*.h | awk '/^SMD_API/ { d = $0; while (d !~ /;/) { getlin
   sed -E 's/SMD_API |SMD_MUST_USE |SMD_NOEXCEPT//g; s/[[:space:]]+/ /g; s/\( /(/g')
 [ -n "$decls" ] || { echo "no declarations found under $headers"; exit 1; }
 count=0
-verbs='_(create|clone|free|set|unset|add|parse|close|flush|begin_step|end_step|save|get_collection|include_collection|report|require_tensor|end_rule|fail|invoke|refresh|wait_for_steps|clear)'
+verbs='_(create|clone|free|set|unset|add|parse|close|flush|begin_step|end_step|make_due|save|get_collection|include_collection|report|require_tensor|end_rule|fail|invoke|refresh|wait_for_steps|clear)'
 while IFS= read -r d; do
   count=$((count + 1))
   [[ $d =~ (smd_[a-z0-9_]+)\( ]] && name=${BASH_REMATCH[1]} || { bad "cannot parse: $d"; continue; }

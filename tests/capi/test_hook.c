@@ -790,6 +790,69 @@ static void test_end_step(void) {
   CHECK_ERR(smd_hook_end_step(NULL), SMD_E_INVALID_ARGUMENT, "NULL");
 }
 
+/* smd_hook_make_due: an included collection is saved for the rest of the current step whatever
+ * its save configuration says (smdebug's force save of an epoch's logs); the next step, or
+ * smd_hook_end_step, ends it; other collections are unaffected. */
+static void test_make_due(void) {
+  const char *dir = scratch_path("makedue");
+  smd_hook_options *opts = NULL;
+  CHECK_OK(smd_hook_options_create(&opts));
+  smd_save_config *sc = NULL;
+  CHECK_OK(smd_save_config_create(&sc));
+  CHECK_OK(smd_save_config_set(sc, SMD_MODE_ALL, 100, 0, -1, NULL, 0));
+  CHECK_OK(smd_hook_options_set_save_config(opts, sc));
+  smd_save_config_free(sc);
+  CHECK_OK(smd_hook_options_add_include_collection(opts, "metrics"));
+  CHECK_OK(smd_hook_options_add_include_collection(opts, "weights"));
+  smd_hook *hook = make_hook(dir, opts);
+  smd_hook_options_free(opts);
+  smd_collection *metrics = NULL;
+  CHECK_OK(smd_hook_get_collection(hook, "metrics", &metrics));
+  CHECK_OK(smd_collection_add_tensor_name(metrics, "accuracy"));
+  smd_collection_free(metrics);
+  CHECK_ERR(smd_hook_make_due(hook, "metrics"), SMD_E_INVALID_STATE, "no step has begun");
+  double acc = 0.5;
+  float w = 1;
+  int64_t one[1] = {1};
+  CHECK_OK(smd_hook_begin_step(hook)); /* step 0: due */
+  CHECK_OK(smd_hook_begin_step(hook)); /* step 1: not due */
+  CHECK(!smd_hook_is_due(hook, "accuracy") && !smd_hook_any_due(hook));
+  CHECK_ERR(smd_hook_make_due(hook, "no_such_collection"), SMD_E_NOT_FOUND, "no_such_collection");
+  CHECK_OK(smd_hook_make_due(hook, "metrics"));
+  CHECK(smd_hook_is_due(hook, "accuracy") && smd_hook_any_due(hook));
+  CHECK(!smd_hook_is_due(hook, "fc.weight"));
+  CHECK_OK(smd_hook_save_tensor(hook, "accuracy", SMD_DTYPE_FLOAT64, one, 1, &acc, sizeof acc, NULL, 0));
+  CHECK_OK(smd_hook_save_tensor(hook, "fc.weight", SMD_DTYPE_FLOAT32, one, 1, &w, sizeof w, NULL, 0));
+  CHECK_OK(smd_hook_begin_step(hook)); /* step 2: not due, and no longer made due */
+  CHECK(!smd_hook_is_due(hook, "accuracy"));
+  acc = 0.75;
+  CHECK_OK(smd_hook_save_tensor(hook, "accuracy", SMD_DTYPE_FLOAT64, one, 1, &acc, sizeof acc, NULL, 0));
+  CHECK_OK(smd_hook_make_due(hook, "metrics"));
+  CHECK_OK(smd_hook_end_step(hook));
+  CHECK(!smd_hook_is_due(hook, "accuracy"));
+  CHECK_ERR(smd_hook_make_due(hook, "metrics"), SMD_E_INVALID_STATE, "step 2 was ended");
+  CHECK_OK(smd_hook_close(hook));
+  CHECK_ERR(smd_hook_make_due(hook, "metrics"), SMD_E_INVALID_STATE, "closed");
+  CHECK_ERR(smd_hook_make_due(hook, NULL), SMD_E_INVALID_ARGUMENT, "NULL");
+  CHECK_ERR(smd_hook_make_due(NULL, "metrics"), SMD_E_INVALID_ARGUMENT, "NULL");
+  smd_hook_free(hook);
+  smd_trial *trial = NULL;
+  CHECK_OK(smd_trial_open(dir, NULL, &trial));
+  if (trial != NULL) {
+    int64_t *steps = NULL;
+    size_t n = 0;
+    CHECK_OK(smd_trial_steps(trial, SMD_MODE_GLOBAL, false, &steps, &n));
+    CHECK(n == 1 && steps != NULL && steps[0] == 1);
+    smd_free(steps);
+    smd_value *v = read_value(trial, "accuracy", 1);
+    double d = 0;
+    if (v != NULL) CHECK_OK(smd_value_get_double(v, 0, &d));
+    CHECK(d == 0.5);
+    smd_value_free(v);
+    smd_trial_free(trial);
+  }
+}
+
 /* max_pending_steps: 0 writes each step before the next begins (its index file is there when
  * smd_hook_begin_step returns); below -1 is refused. */
 static void test_max_pending_steps(void) {
@@ -877,6 +940,7 @@ int main(int argc, char **argv) {
       TEST_ENTRY(test_max_pending_steps),
       TEST_ENTRY(test_saves_before_the_first_step),
       TEST_ENTRY(test_end_step),
+      TEST_ENTRY(test_make_due),
   };
   return capi_run(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

@@ -229,6 +229,28 @@ def test_hook_takes_smd_options_keyword_only(tmp_path):
         smd.Hook(str(tmp_path / "w"), s3_credentials=("only-one-key",))
 
 
+def test_make_due_saves_a_collection_for_the_rest_of_the_step(tmp_path):
+    out = str(tmp_path / "run")
+    h = smd.Hook(out, save_config=smd.SaveConfig(save_interval=100), include_collections=["metrics"])
+    h.get_collection("metrics").add_tensor_name("acc")
+    with pytest.raises(E.SMDebugRuntimeError, match="no step has begun"):
+        h.make_due("metrics")
+    h.begin_step()
+    h.begin_step()
+    with pytest.raises(E.FileNotFoundSMDebugError, match="nope"):
+        h.make_due("nope")
+    h.make_due("metrics")
+    h.save_tensor("acc", np.array([0.5]), "metrics")
+    h.save_tensor("other", np.array([1.0]), "weights")  # another collection: not made due
+    h.begin_step()
+    h.save_tensor("acc", np.array([0.75]), "metrics")  # the next step follows the configuration
+    h.close()
+    t = create_trial(out)
+    assert t.steps() == [1]
+    assert t.tensor_names() == ["acc"]
+    assert t.tensor("acc").value(1)[0] == 0.5
+
+
 def test_end_step_completes_the_step_and_keeps_the_hook_open(tmp_path):
     out = str(tmp_path / "run")
     h = smd.Hook(out, save_config=smd.SaveConfig(save_interval=1), include_collections=["weights"])

@@ -439,6 +439,13 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_collection_names(const smd_hook *hook,
 /* Adds a collection to the saved ones (as smd_hook_options_add_include_collection). */
 SMD_API SMD_MUST_USE smd_error *smd_hook_include_collection(smd_hook *hook,
                                                             const char *name) SMD_NOEXCEPT;
+/* Makes an included collection due for the rest of the current step, whatever its save
+ * configuration says: the tensors saved into it until the step ends are written (smdebug's Keras
+ * hook writes an epoch's logs at the epoch's end this way). The next smd_hook_begin_step or
+ * smd_hook_end_step ends it. A collection the hook does not include stays unsaved.
+ * Errors: SMD_E_INVALID_ARGUMENT (NULL arguments), SMD_E_NOT_FOUND (no collection of that name),
+ * SMD_E_INVALID_STATE (closed; no step open). */
+SMD_API SMD_MUST_USE smd_error *smd_hook_make_due(smd_hook *hook, const char *collection) SMD_NOEXCEPT;
 SMD_API void smd_collection_free(smd_collection *collection) SMD_NOEXCEPT;
 /* The name, borrowed for the handle's lifetime. */
 SMD_API const char *smd_collection_name(const smd_collection *collection) SMD_NOEXCEPT;

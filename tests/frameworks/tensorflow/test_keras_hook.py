@@ -95,11 +95,12 @@ def test_fit_saves_weights_gradients_losses_metrics_as_tensorflow_computed(tmp_p
     assert trial.tensor("mae").value(7)[0] == pytest.approx(hist.history["mae"][1], rel=1e-6)
     assert trial.tensor_names(collection="losses") == ["loss"]
     assert "mae" in trial.tensor_names(collection="metrics")
-    # smdebug's metric "batch": the batch's index in its epoch, an int64
+    # smdebug's metric "batch": the batch's index in its epoch, an int64; at the epoch's last
+    # batch the epoch's end writes the epoch's index over it, as smdebug's does
     assert "batch" in trial.tensor_names(collection="metrics")
     for step in range(8):
         value = trial.tensor("batch").value(step)
-        assert value.dtype == np.int64 and value.tolist() == [step % 4]
+        assert value.dtype == np.int64 and value.tolist() == [step // 4 if step % 4 == 3 else step % 4]
 
 
 def test_modes_from_fit_evaluate_predict(tmp_path):
@@ -137,9 +138,38 @@ def test_default_config_saves_losses_and_metrics_every_500_steps(tmp_path):
     model.fit(x, y, batch_size=1, epochs=2, verbose=0, callbacks=[hook])
     hook.close()
     trial = create_trial(out)
-    assert trial.steps() == [0, 500, 1000]
+    # every 500 steps, and each epoch's logs at its last step whatever the save configuration
+    # (smdebug's Keras hook force-saves them): steps 511 and 1023, "batch" the epoch's index there
+    assert trial.steps() == [0, 500, 511, 1000, 1023]
     assert set(trial.tensor_names()) == {"loss", "mae", "batch"}
-    assert [trial.tensor("batch").value(s)[0] for s in (0, 500, 1000)] == [0, 500, 488]
+    assert [trial.tensor("batch").value(s)[0] for s in (0, 500, 511, 1000, 1023)] == [0, 500, 0, 488, 1]
+    assert trial.tensor("loss").steps() == [0, 500, 511, 1000, 1023]
+
+
+def test_epoch_logs_are_saved_at_the_epochs_end_whatever_the_save_config(tmp_path):
+    # smdebug's Keras hook force-saves each epoch's logs into the current step at the epoch's end
+    # (after the validation run: its last EVAL step), "batch" being the epoch's index; where the
+    # step saved the same names, the epoch's values are read back (smdebug's file has both)
+    x, y = dataset(n=40)
+    model = mlp()
+    out = str(tmp_path / "run")
+    hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=3), include_collections=["weights"])
+    hist = model.fit(x, y, batch_size=8, epochs=2, shuffle=False, verbose=0, callbacks=[hook],
+                     validation_data=(x[:16], y[:16]))
+    hook.close()
+    trial = create_trial(out)
+    # per epoch: 5 train batches then 2 validation batches; due: TRAIN 0, 3, 8, 11 and EVAL 5, 13
+    assert trial.steps() == [0, 3, 5, 6, 8, 11, 13]
+    assert trial.mode(6) == st.modes.EVAL and trial.mode(13) == st.modes.EVAL
+    assert trial.tensor_names(step=6) == ["batch", "loss", "mae", "val_loss", "val_mae"]
+    assert "sequential/dense/kernel" in trial.tensor_names(step=13)
+    for epoch, step in enumerate((6, 13)):
+        assert trial.tensor("batch").value(step).tolist() == [epoch]
+        for key in ("loss", "mae", "val_loss", "val_mae"):
+            assert trial.tensor(key).value(step)[0] == pytest.approx(hist.history[key][epoch], rel=1e-6)
+    assert trial.tensor_names(collection="losses") == ["loss", "val_loss"]
+    # the epoch's forced save does not carry over to the next step
+    assert trial.tensor("loss").steps() == [0, 3, 5, 6, 8, 11, 13]
 
 
 def test_save_interval_and_collection_config(tmp_path):
@@ -152,8 +182,9 @@ def test_save_interval_and_collection_config(tmp_path):
     model.fit(x, y, batch_size=8, epochs=1, verbose=0, callbacks=[hook])
     hook.close()
     trial = create_trial(out)
-    assert trial.steps() == [0, 1, 3, 6]
+    assert trial.steps() == [0, 1, 3, 6, 7]  # 7: the epoch's logs (its last step)
     assert trial.tensor("sequential/dense/kernel").steps() == [0, 3, 6]
+    assert trial.tensor_names(step=7) == ["batch", "loss", "mae"]
     # gradients every 500 from 0 (the collection's own config) plus step 1
     assert trial.tensor("gradients/sequential/dense/kernelGrad").steps() == [0, 1]
 
@@ -251,8 +282,9 @@ def test_zero_script_change_from_json(tmp_path, monkeypatch):
     model.fit(x, y, batch_size=16, epochs=1, verbose=0, callbacks=[hook])
     hook.close()
     trial = create_trial(str(out))
-    assert trial.steps() == [0, 2]
+    assert trial.steps() == [0, 2, 3]  # 3: the epoch's logs
     assert set(trial.tensor_names()) == {"loss", "mae", "batch"} | {f"gradients/{n}Grad" for n in names(model)}
+    assert trial.tensor_names(step=3) == ["batch", "loss", "mae"]
 
 
 def test_optimizer_variables_are_the_optimizers_own_not_its_per_weight_state(tmp_path):
@@ -287,7 +319,8 @@ def test_custom_collection_regex_saves_optimizer_variables(tmp_path):
     hook.close()
     trial = create_trial(out)
     assert set(trial.tensor_names(collection="custom_opt")) == {"adam/iteration", "adam/learning_rate"}
-    assert trial.steps() == [0, 2]
+    assert trial.steps() == [0, 2, 3]  # 3: the epoch's logs
+    assert trial.tensor("adam/iteration").steps() == [0, 2]
     assert [trial.tensor("adam/iteration").value(s) for s in (0, 2)] == [1, 3]
 
 

@@ -400,6 +400,13 @@ class Hook:
         them). Nothing to do when no step is open."""
         _smd.smd_hook_end_step(self._hook)
 
+    def make_due(self, collection_name):
+        """Saves an included collection for the rest of the current step whatever its save
+        configuration says: the tensors saved into it until the step ends are written (smdebug's
+        Keras hook writes an epoch's logs this way). The next ``begin_step`` or ``end_step`` ends
+        it. Raises NotFound for an unknown collection, InvalidState when no step is open."""
+        _smd.smd_hook_make_due(self._hook, collection_name)
+
     @property
     def step(self):
         """The current global step (-1 before the first begin_step)."""

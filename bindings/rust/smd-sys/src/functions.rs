@@ -88,6 +88,7 @@ extern "C" {
     pub fn smd_hook_get_collection(hook: *mut smd_hook, name: *const c_char, out: *mut *mut smd_collection) -> *mut smd_error;
     pub fn smd_hook_collection_names(hook: *const smd_hook, out: *mut smd_strarray) -> *mut smd_error;
     pub fn smd_hook_include_collection(hook: *mut smd_hook, name: *const c_char) -> *mut smd_error;
+    pub fn smd_hook_make_due(hook: *mut smd_hook, collection: *const c_char) -> *mut smd_error;
     pub fn smd_collection_free(collection: *mut smd_collection);
     pub fn smd_collection_name(collection: *const smd_collection) -> *const c_char;
     pub fn smd_collection_add_include_regex(collection: *mut smd_collection, regex: *const c_char) -> *mut smd_error;

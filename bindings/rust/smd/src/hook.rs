@@ -496,6 +496,15 @@ impl Hook {
         let c = cstring(name, "collection name")?;
         check(unsafe { sys::smd_hook_include_collection(self.raw, c.as_ptr()) })
     }
+
+    /// Saves an included collection for the rest of the current step whatever its save
+    /// configuration says (the tensors saved into it until the step ends are written); the next
+    /// `begin_step` or `end_step` ends it. Errors: `NotFound` (no such collection),
+    /// `InvalidState` (closed, or no step open).
+    pub fn make_due(&self, collection: &str) -> Result<()> {
+        let c = cstring(collection, "collection name")?;
+        check(unsafe { sys::smd_hook_make_due(self.raw, c.as_ptr()) })
+    }
 }
 
 owned_handle!(

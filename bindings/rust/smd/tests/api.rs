@@ -527,3 +527,30 @@ fn end_step_leaves_the_hook_open() {
     let v = trial.tensor("scalar/after").unwrap().value(1, Mode::Global, None).unwrap();
     assert_eq!(v.as_slice::<f64>().unwrap(), &[2.0]);
 }
+
+/// `make_due` saves an included collection for the rest of the step whatever its save
+/// configuration says; the next step is back to the configuration.
+#[test]
+fn make_due_saves_a_collection_for_the_rest_of_the_step() {
+    let t = TempDir::new("make_due");
+    let mut opts = HookOptions::new().unwrap();
+    let mut sparse = SaveConfig::new().unwrap();
+    sparse.set(Mode::All, 100, 0, -1, &[]).unwrap();
+    opts.set_save_config(&sparse).unwrap().add_include_collection("metrics").unwrap();
+    let hook = Hook::new(t.join("run"), Some(&opts)).unwrap();
+    hook.collection("metrics").unwrap().add_tensor_name("acc").unwrap();
+    assert_eq!(hook.make_due("metrics").unwrap_err().kind(), ErrorKind::InvalidState);
+    hook.begin_step().unwrap();
+    hook.begin_step().unwrap();
+    assert!(!hook.is_due("acc"));
+    assert_eq!(hook.make_due("nope").unwrap_err().kind(), ErrorKind::NotFound);
+    hook.make_due("metrics").unwrap();
+    assert!(hook.is_due("acc"));
+    hook.save_tensor("acc", &[1], &[0.5f64], &[]).unwrap();
+    hook.begin_step().unwrap();
+    assert!(!hook.is_due("acc"));
+    hook.close().unwrap();
+    let trial = Trial::open(t.join("run"), None).unwrap();
+    let v = trial.tensor("acc").unwrap().value(1, Mode::Global, None).unwrap();
+    assert_eq!(v.as_slice::<f64>().unwrap(), &[0.5]);
+}

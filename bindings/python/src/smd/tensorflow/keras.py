@@ -567,9 +567,18 @@ class KerasHook(_Callback, Hook):
         self._end(ModeKeys.PREDICT, batch, logs)
 
     def on_epoch_end(self, epoch, logs=None):
-        # the epoch's validation results (val_loss, val_<metric>) at the current step
-        if _smd.smd_hook_any_due(self._hook):
-            self._save_logs(logs, only_prefix="val_")
+        # As smdebug's: the epoch's logs (its losses and metrics, validation results included, and
+        # "batch" = the epoch's index) go into the current step (the epoch's last batch, or the
+        # last validation batch) whatever the save configuration; where the batch saved the same
+        # name in that step, both are written and readers give the epoch's (the later) value.
+        if self.step < 0 or self._in_batch is not None or logs is None:
+            return
+        for coll in (CollectionKeys.METRICS, CollectionKeys.LOSSES):
+            self.make_due(coll)
+        self._saved_now.difference_update(logs)
+        self._saved_now.discard("batch")
+        self._save_logs(logs)
+        self._save_log_value("batch", np.array([epoch], dtype=np.int64))
 
     # -- GradientTape loops --------------------------------------------------------------------
     def _tape_begin(self):

@@ -289,6 +289,17 @@ public final class Hook extends NativeObject<smd_hook> implements AutoCloseable 
     SmdNative.smd_hook_include_collection(p(), name);
   }
 
+  /**
+   * Saves an included collection for the rest of the current step whatever its save
+   * configuration says (the tensors saved into it until the step ends are written); the next
+   * beginStep() or endStep() ends it. Throws NOT_FOUND (no such collection) or INVALID_STATE
+   * (closed, or no step open).
+   */
+  public void makeDue(String collection) throws SmdException {
+    requireNonNull(collection, "collection name");
+    SmdNative.smd_hook_make_due(p(), collection);
+  }
+
   /** Waits until everything queued so far is written; throws the first error met so far. */
   public void flush() throws SmdException {
     SmdNative.smd_hook_flush(p());

@@ -344,6 +344,32 @@ class HookTrialTest {
     }
   }
 
+  @Test
+  void makeDueSavesACollectionForTheRestOfTheStep() throws Exception {
+    Path out = tmp.resolve("makedue");
+    try (HookOptions o = new HookOptions().saveConfig(SaveConfig.every(100)).includeCollection("metrics");
+         Hook hook = Hook.create(out.toString(), o)) {
+      try (Collection c = hook.collection("metrics")) {
+        c.addTensorName("acc");
+      }
+      SmdException early = assertThrows(SmdException.class, () -> hook.makeDue("metrics"));
+      assertEquals(SmdException.INVALID_STATE, early.code());
+      hook.beginStep();
+      hook.beginStep();
+      assertFalse(hook.isDue("acc"));
+      SmdException nf = assertThrows(SmdException.class, () -> hook.makeDue("nope"));
+      assertEquals(SmdException.NOT_FOUND, nf.code());
+      hook.makeDue("metrics");
+      assertTrue(hook.isDue("acc"));
+      hook.saveTensor("acc", new long[] {1}, new double[] {0.5});
+      hook.beginStep();
+      assertFalse(hook.isDue("acc"));
+    }
+    try (Trial t = Trial.open(out.toString()); Tensor x = t.tensor("acc"); Value v = x.value(1)) {
+      assertEquals(0.5, v.getDouble(0));
+    }
+  }
+
   private static int indexOf(byte[] hay, byte[] needle) {
     outer:
     for (int i = 0; i + needle.length <= hay.length; ++i) {
