@@ -901,6 +901,12 @@ func (c *Collection) AddIncludeRegex(regex string) error {
 	return c.call(func(p *C.smd_collection) *C.smd_error { return C.smd_collection_add_include_regex(p, cs) })
 }
 
+// ClearIncludeRegex takes every include regex out of the collection, its built-in one too; the
+// tensor names added to it, and those it already holds, stay.
+func (c *Collection) ClearIncludeRegex() error {
+	return c.call(func(p *C.smd_collection) *C.smd_error { return C.smd_collection_clear_include_regex(p) })
+}
+
 // AddTensorName adds an exact tensor name.
 func (c *Collection) AddTensorName(name string) error {
 	cs, err := cstr("tensor name", name)

@@ -1413,3 +1413,26 @@ func TestMakeDueSavesACollectionForTheRestOfTheStep(t *testing.T) {
 	defer tr.Close()
 	checkValue(t, tr, "acc", 1, []float64{0.5}, []int64{1})
 }
+
+// ClearIncludeRegex takes out the built-in pattern too; the names added stay.
+func TestClearIncludeRegex(t *testing.T) {
+	opts, err := NewHookOptions()
+	must(t, err)
+	defer opts.Close()
+	must(t, opts.AddIncludeCollection("weights"))
+	h, err := NewHook(filepath.Join(t.TempDir(), "clear"), opts)
+	must(t, err)
+	defer h.Close()
+	w, err := h.Collection("weights")
+	must(t, err)
+	defer w.Close()
+	must(t, h.BeginStep())
+	if !h.IsDue("fc.weight") {
+		t.Fatal("the built-in weights pattern does not match fc.weight")
+	}
+	must(t, w.AddTensorName("kernel"))
+	must(t, w.ClearIncludeRegex())
+	if h.IsDue("conv.weight") || !h.IsDue("kernel") {
+		t.Fatal("after ClearIncludeRegex: the pattern still matches, or the name added was dropped")
+	}
+}

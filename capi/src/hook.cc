@@ -855,6 +855,14 @@ smd_error* smd_collection_add_include_regex(smd_collection* c, const char* regex
   SMD_CAPI_END
 }
 
+smd_error* smd_collection_clear_include_regex(smd_collection* c) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(c != nullptr, "collection is NULL");
+  SMD_RETURN_STATUS(c->hook->CollectionClearIncludeRegex(c->index));
+  return nullptr;
+  SMD_CAPI_END
+}
+
 smd_error* smd_collection_add_tensor_name(smd_collection* c, const char* name) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(c != nullptr, "collection is NULL");

@@ -935,6 +935,14 @@ Status Hook::CollectionIncludeRegex(size_t idx, const std::string& regex) {
   return Status::Ok();
 }
 
+Status Hook::CollectionClearIncludeRegex(size_t idx) {
+  std::lock_guard<std::mutex> lock(mu_);
+  SMD_RETURN_IF_ERROR(CheckOpenLocked());
+  collections_.at(idx).regexes.clear();
+  InvalidateLocked();
+  return Status::Ok();
+}
+
 Status Hook::CollectionAddTensorName(size_t idx, const std::string& name) {
   if (name.empty()) return InvalidArgument("tensor name is empty");
   if (!IsValidUtf8(name)) return InvalidArgument("tensor name is not valid UTF-8");

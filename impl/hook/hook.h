@@ -168,6 +168,9 @@ class Hook : public std::enable_shared_from_this<Hook> {
   // (closed; no step open).
   Status MakeDue(const std::string& name);
   Status CollectionIncludeRegex(size_t idx, const std::string& regex);
+  // Takes every include regex out of the collection (its built-in one too); the tensor names
+  // added to it, and those it already holds, stay.
+  Status CollectionClearIncludeRegex(size_t idx);
   Status CollectionAddTensorName(size_t idx, const std::string& name);
   Status CollectionSetSaveConfig(size_t idx, const std::optional<SaveConfig>& cfg);
   Status CollectionSetReductionConfig(size_t idx, const std::optional<ReductionConfig>& cfg);

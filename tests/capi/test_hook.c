@@ -853,6 +853,31 @@ static void test_make_due(void) {
   }
 }
 
+/* smd_collection_clear_include_regex: the built-in pattern goes too; names added stay. */
+static void test_clear_include_regex(void) {
+  const char *dir = scratch_path("clearregex");
+  smd_hook_options *opts = options_every_step();
+  CHECK_OK(smd_hook_options_add_include_collection(opts, "weights"));
+  smd_hook *hook = make_hook(dir, opts);
+  smd_hook_options_free(opts);
+  smd_collection *w = NULL;
+  CHECK_OK(smd_hook_get_collection(hook, "weights", &w));
+  CHECK_OK(smd_hook_begin_step(hook));
+  CHECK(smd_hook_is_due(hook, "fc.weight")); /* the built-in ^(?!gradient).*weight */
+  CHECK_OK(smd_collection_add_tensor_name(w, "kernel"));
+  CHECK_OK(smd_collection_add_include_regex(w, "^mine"));
+  CHECK_OK(smd_collection_clear_include_regex(w));
+  CHECK(!smd_hook_is_due(hook, "conv.weight") && !smd_hook_is_due(hook, "mine.x"));
+  CHECK(smd_hook_is_due(hook, "kernel"));
+  CHECK_OK(smd_collection_add_include_regex(w, "^mine"));
+  CHECK(smd_hook_is_due(hook, "mine.x") && !smd_hook_is_due(hook, "conv.weight"));
+  CHECK_OK(smd_hook_close(hook));
+  CHECK_ERR(smd_collection_clear_include_regex(w), SMD_E_INVALID_STATE, "closed");
+  CHECK_ERR(smd_collection_clear_include_regex(NULL), SMD_E_INVALID_ARGUMENT, "NULL");
+  smd_collection_free(w);
+  smd_hook_free(hook);
+}
+
 /* max_pending_steps: 0 writes each step before the next begins (its index file is there when
  * smd_hook_begin_step returns); below -1 is refused. */
 static void test_max_pending_steps(void) {
@@ -941,6 +966,7 @@ int main(int argc, char **argv) {
       TEST_ENTRY(test_saves_before_the_first_step),
       TEST_ENTRY(test_end_step),
       TEST_ENTRY(test_make_due),
+      TEST_ENTRY(test_clear_include_regex),
   };
   return capi_run(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }

@@ -251,6 +251,26 @@ def test_make_due_saves_a_collection_for_the_rest_of_the_step(tmp_path):
     assert t.tensor("acc").value(1)[0] == 0.5
 
 
+def test_assigning_include_regex_replaces_the_builtin_pattern(tmp_path):
+    # smdebug's Collection.include_regex is a list the script assigns; the built-in pattern of a
+    # built-in collection goes with it
+    out = str(tmp_path / "run")
+    h = smd.Hook(out, save_config=smd.SaveConfig(save_interval=1), include_collections=["weights"])
+    w = h.get_collection("weights")
+    w.add_tensor_name("kernel")
+    w.include_regex = ["^mine"]
+    assert w.include_regex == ["^mine"]
+    h.begin_step()
+    for name in ("fc.weight", "kernel", "mine.x"):
+        h.save_tensor(name, np.array([1.0], dtype=np.float32))
+    w.clear_include_regex()
+    assert w.include_regex == []
+    h.save_tensor("mine.y", np.array([1.0], dtype=np.float32))
+    assert w.tensor_names == {"kernel", "mine.x"}
+    h.close()
+    assert create_trial(out).tensor_names(collection="weights") == ["kernel", "mine.x"]
+
+
 def test_end_step_completes_the_step_and_keeps_the_hook_open(tmp_path):
     out = str(tmp_path / "run")
     h = smd.Hook(out, save_config=smd.SaveConfig(save_interval=1), include_collections=["weights"])

@@ -453,6 +453,10 @@ SMD_API const char *smd_collection_name(const smd_collection *collection) SMD_NO
  * regex error. */
 SMD_API SMD_MUST_USE smd_error *smd_collection_add_include_regex(smd_collection *collection,
                                                                  const char *regex) SMD_NOEXCEPT;
+/* Takes every include regex out of the collection, its built-in one too (a framework whose names
+ * the built-in patterns do not fit starts from none); the tensor names added to it, and those it
+ * already holds, stay. Errors: SMD_E_INVALID_ARGUMENT (NULL), SMD_E_INVALID_STATE (closed). */
+SMD_API SMD_MUST_USE smd_error *smd_collection_clear_include_regex(smd_collection *collection) SMD_NOEXCEPT;
 /* Adds an exact tensor name. */
 SMD_API SMD_MUST_USE smd_error *smd_collection_add_tensor_name(smd_collection *collection,
                                                                const char *name) SMD_NOEXCEPT;

@@ -37,7 +37,10 @@ def test_monitored_session_saves_losses_gradients_and_weights(tmp_path, read_wit
     assert set(trial.tensor_names(collection="gradients")) == {"gradients/dense/kernelGrad",
                                                                "gradients/dense/biasGrad"}
     assert trial.tensor_names(collection="weights") == ["dense/kernel:0"]
-    assert trial.tensor_names(collection="biases") == ["dense/bias:0"]
+    # as smdebug's graph hook: biases are the variables and graph tensors whose name holds "bias"
+    assert trial.tensor_names(collection="biases") == [
+        "dense/bias/Initializer/zeros:0", "dense/bias/IsInitialized/VarIsInitializedOp:0",
+        "dense/bias/Read/ReadVariableOp:0", "dense/bias:0", "gradients/dense/biasGrad"]
     wn, bn = np.full((4, 1), 0.5, np.float64), np.zeros(1)
     for step in range(5):
         err = xs @ wn + bn - ys
@@ -52,6 +55,39 @@ def test_monitored_session_saves_losses_gradients_and_weights(tmp_path, read_wit
     doc = read_with_smdebug(out)
     assert doc["modes"]["TRAIN"] == [0, 2, 4]
     assert "mean_squared_error/value:0" in doc["collections"]["losses"]
+
+
+def test_save_all_fetches_the_graphs_tensors_with_the_run(tmp_path):
+    # smdebug's SessionHook with save_all saves every fetchable tensor of the graph (not variable
+    # handles), each with the value of the run it was fetched with; a run that does not feed a
+    # placeholder saves what does not need it
+    rng = np.random.default_rng(1)
+    xs = rng.normal(size=(8, 4)).astype("float32")
+    out = str(tmp_path / "run")
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [None, 4], name="x")
+        w = v1.get_variable("dense/kernel", [4, 1], initializer=v1.constant_initializer(0.5))
+        pred = tf.matmul(x, w, name="pred")
+        loss = tf.reduce_mean(tf.square(pred), name="objective")
+        v1.losses.add_loss(loss)
+        hook = st.SessionHook(out, save_config=st.SaveConfig(save_interval=1), save_all=True)
+        train = v1.train.GradientDescentOptimizer(LR).minimize(loss)
+        hook.set_mode(st.modes.TRAIN)
+        with v1.train.MonitoredTrainingSession(hooks=[hook]) as sess:
+            sess.run(train, feed_dict={x: xs})
+            sess.run(w)  # step 1: x is not fed
+    hook.close()
+    trial = create_trial(out)
+    names = trial.tensor_names()
+    assert {"pred:0", "objective:0", "x:0", "dense/kernel:0"} <= set(names)
+    assert len(names) > 20
+    np.testing.assert_allclose(trial.tensor("pred:0").value(0), xs @ np.full((4, 1), 0.5), rtol=1e-5)
+    np.testing.assert_array_equal(trial.tensor("x:0").value(0), xs)
+    assert trial.tensor_names(collection="losses") == ["objective:0"]
+    assert trial.tensor_names(collection="weights") == ["dense/kernel:0"]
+    step1 = trial.tensor_names(step=1)
+    assert "dense/kernel:0" in step1 and "pred:0" not in step1 and "x:0" not in step1
 
 
 def test_session_hook_bad_input(tmp_path):

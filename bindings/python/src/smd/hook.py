@@ -76,13 +76,21 @@ class Collection:
 
     @property
     def include_regex(self):
-        """The include regexes (a list). Assigning a list adds the regexes not yet included
-        (smd cannot take regexes out of a collection)."""
+        """The include regexes added to it (a list). Assigning a list replaces them, and takes
+        out the built-in pattern of a built-in collection, as in smdebug."""
         return list(self._state["include_regex"])
 
     @include_regex.setter
     def include_regex(self, regexes):
+        self.clear_include_regex()
         self.include(regexes)
+
+    def clear_include_regex(self):
+        """Takes every include regex out of the collection, its built-in one too (tensor names
+        added to it, and those it already holds, stay)."""
+        if self._c is not None:
+            _smd.smd_collection_clear_include_regex(self._c)
+        self._state["include_regex"] = []
 
     @property
     def save_config(self):

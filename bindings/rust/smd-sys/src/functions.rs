@@ -93,6 +93,7 @@ extern "C" {
     pub fn smd_collection_name(collection: *const smd_collection) -> *const c_char;
     pub fn smd_collection_add_include_regex(collection: *mut smd_collection, regex: *const c_char) -> *mut smd_error;
     pub fn smd_collection_add_tensor_name(collection: *mut smd_collection, name: *const c_char) -> *mut smd_error;
+    pub fn smd_collection_clear_include_regex(collection: *mut smd_collection) -> *mut smd_error;
     pub fn smd_collection_set_save_config(collection: *mut smd_collection, config: *const smd_save_config) -> *mut smd_error;
     pub fn smd_collection_set_reduction_config(collection: *mut smd_collection, config: *const smd_reduction_config) -> *mut smd_error;
     pub fn smd_collection_set_save_histogram(collection: *mut smd_collection, save: bool) -> *mut smd_error;

@@ -527,6 +527,12 @@ impl Collection {
         check(unsafe { sys::smd_collection_add_include_regex(self.raw, c.as_ptr()) })
     }
 
+    /// Takes every include regex out of the collection, its built-in one too; the tensor names
+    /// added to it, and those it already holds, stay.
+    pub fn clear_include_regex(&self) -> Result<()> {
+        check(unsafe { sys::smd_collection_clear_include_regex(self.raw) })
+    }
+
     /// Adds a tensor by name.
     pub fn add_tensor_name(&self, name: &str) -> Result<()> {
         let c = cstring(name, "tensor name")?;

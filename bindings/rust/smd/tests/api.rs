@@ -554,3 +554,20 @@ fn make_due_saves_a_collection_for_the_rest_of_the_step() {
     let v = trial.tensor("acc").unwrap().value(1, Mode::Global, None).unwrap();
     assert_eq!(v.as_slice::<f64>().unwrap(), &[0.5]);
 }
+
+/// `clear_include_regex` takes out the built-in pattern too; the names added stay.
+#[test]
+fn clear_include_regex_takes_out_the_builtin_pattern() {
+    let t = TempDir::new("clear_regex");
+    let mut opts = HookOptions::new().unwrap();
+    opts.add_include_collection("weights").unwrap();
+    let hook = Hook::new(t.join("run"), Some(&opts)).unwrap();
+    let w = hook.collection("weights").unwrap();
+    hook.begin_step().unwrap();
+    assert!(hook.is_due("fc.weight"));
+    w.add_tensor_name("kernel").unwrap();
+    w.clear_include_regex().unwrap();
+    assert!(!hook.is_due("conv.weight"));
+    assert!(hook.is_due("kernel"));
+    hook.close().unwrap();
+}

@@ -4,8 +4,15 @@
 Every session.run of the monitored session is one step. At before_run the hook asks for the
 due losses and gradients as extra fetches of that same run; at after_run it saves them, and reads
 the due variables (weights, biases, optimizer variables) with one more run, so that they are the
-values after the step's update.
+values after the step's update. Any other tensor of the graph that a saved collection's pattern
+names (``save_all``, ``include_regex``, ``collection.include(...)``) is fetched with the run as
+well, as smdebug's hook does, unless it needs a placeholder the run does not feed.
+
+The built-in collections follow smdebug's TensorFlow graph hook: weights, gradients and losses
+are the graph's trainable variables, the wrapped optimizer's gradients and the graph's losses (no
+name patterns); biases are the trainable variables and graph tensors whose name holds "bias".
 """
+import collections
 import functools
 
 import numpy as np
@@ -40,11 +47,18 @@ class SessionHook(_v1.train.SessionRunHook, Hook):
         else:
             Hook.__init__(self, None, _handle=_handle)
         include_defaults(self._hook)
+        for name in (CollectionKeys.WEIGHTS, CollectionKeys.GRADIENTS, CollectionKeys.LOSSES,
+                     CollectionKeys.BIASES):
+            Hook.get_collection(self, name).clear_include_regex()
+        Hook.get_collection(self, CollectionKeys.BIASES).include("bias")
         self._grads = []          # (name, gradient tensor) from the wrapped optimizer
         self._optimizer = None
         self._extra = {}          # name -> tensor added with add_to_collection
         self._fetchable = {}      # name -> tensor fetched in the same run (losses, gradients)
         self._variables = {}      # name -> variable read after the run
+        self._graph_tensors = {}  # name -> any other fetchable tensor of the graph
+        self._placeholders = frozenset()
+        self._needs_cache = {}    # (tensor name, unfed placeholders) -> whether it reads one
         self._pending = None
         _fw.hook_created(self)
 
@@ -111,22 +125,64 @@ class SessionHook(_v1.train.SessionRunHook, Hook):
         for t in graph.get_collection(_v1.GraphKeys.LOSSES):
             losses.add_tensor_name(t.name)
             fetchable[t.name] = t
+        grads = Hook.get_collection(self, CollectionKeys.GRADIENTS)
         for name, g in self._grads:
             if g.graph is graph:
+                grads.add_tensor_name(name)
                 fetchable[name] = g
         for name, t in self._extra.items():
             if t.graph is graph:
                 (variables if isinstance(t, tf.Variable) else fetchable)[name] = t
+        # every other tensor a collection's pattern may name (smdebug's save_all saves them all);
+        # variable handles (resource), variants and strings are not values to save
+        others, placeholders = {}, set()
+        for op in graph.get_operations():
+            if op.type in ("Placeholder", "PlaceholderV2"):
+                placeholders.add(op)
+            if not graph.is_fetchable(op):
+                continue
+            for t in op.outputs:
+                if t.dtype in (tf.resource, tf.variant, tf.string):
+                    continue
+                if t.name not in fetchable and t.name not in variables:
+                    others[t.name] = t
         self._fetchable, self._variables = fetchable, variables
+        self._graph_tensors, self._placeholders = others, frozenset(placeholders)
+        self._needs_cache = {}
 
     def before_run(self, run_context):
         self.begin_step()
         self._pending = None
         if not _smd.smd_hook_any_due(self._hook):
             return None
-        due = {n: t for n, t in self._fetchable.items() if _smd.smd_hook_is_due(self._hook, n)}
+        h = self._hook
+        due = {n: t for n, t in self._fetchable.items() if _smd.smd_hook_is_due(h, n)}
+        due.update((n, t) for n, t in self._graph_tensors.items() if _smd.smd_hook_is_due(h, n))
+        feeds = (run_context.original_args.feed_dict or {}) if run_context is not None else {}
+        fed = {getattr(k, "name", k) for k in feeds}
+        unfed = frozenset(p for p in self._placeholders if p.outputs[0].name not in fed)
+        if unfed:  # what needs a placeholder this run does not feed cannot be fetched with it
+            due = {n: t for n, t in due.items() if not self._reads(t, unfed)}
         self._pending = due
         return _v1.train.SessionRunArgs(due) if due else None
+
+    def _reads(self, tensor, placeholders):
+        """Whether computing the tensor runs one of the placeholder ops (through its inputs or
+        control dependencies)."""
+        key = (tensor.name, placeholders)
+        found = self._needs_cache.get(key)
+        if found is None:
+            found = False
+            seen, queue = {tensor.op}, collections.deque([tensor.op])
+            while queue and not found:
+                op = queue.popleft()
+                found = op in placeholders
+                for o in [i.op for i in op.inputs] + list(op.control_inputs):
+                    if o not in seen:
+                        seen.add(o)
+                        queue.append(o)
+            self._needs_cache[key] = found
+        return found
 
     def after_run(self, run_context, run_values):
         if self._pending is None:

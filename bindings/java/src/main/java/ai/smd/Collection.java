@@ -22,6 +22,15 @@ public final class Collection extends NativeObject<smd_collection> implements Au
     return this;
   }
 
+  /**
+   * Takes every include regex out of the collection, its built-in one too; the tensor names added
+   * to it, and those it already holds, stay.
+   */
+  public Collection clearIncludeRegex() throws SmdException {
+    SmdNative.smd_collection_clear_include_regex(p());
+    return this;
+  }
+
   /** Adds an exact tensor name. */
   public Collection addTensorName(String name) throws SmdException {
     requireNonNull(name, "tensor name");

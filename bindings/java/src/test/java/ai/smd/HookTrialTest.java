@@ -370,6 +370,19 @@ class HookTrialTest {
     }
   }
 
+  @Test
+  void clearIncludeRegexTakesOutTheBuiltinPattern() throws Exception {
+    try (HookOptions o = new HookOptions().includeCollection("weights");
+         Hook hook = Hook.create(tmp.resolve("clear").toString(), o);
+         Collection w = hook.collection("weights")) {
+      hook.beginStep();
+      assertTrue(hook.isDue("fc.weight"));
+      w.addTensorName("kernel").clearIncludeRegex();
+      assertFalse(hook.isDue("conv.weight"));
+      assertTrue(hook.isDue("kernel"));
+    }
+  }
+
   private static int indexOf(byte[] hay, byte[] needle) {
     outer:
     for (int i = 0; i + needle.length <= hay.length; ++i) {
