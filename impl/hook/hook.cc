@@ -1,6 +1,5 @@
 #include "impl/hook/hook.h"
 
-#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -916,12 +915,10 @@ Status Hook::MakeDue(const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
   SMD_RETURN_IF_ERROR(CheckOpenLocked());
   if (!in_step_.load(std::memory_order_relaxed)) return InvalidState(NoStepOpenLocked());
-  auto it = std::find_if(collections_.begin(), collections_.end(),
-                         [&](const Collection& c) { return c.name == name; });
-  if (it == collections_.end()) return NotFound("no collection named '" + name + "'");
-  const size_t idx = static_cast<size_t>(it - collections_.begin());
-  if (made_due_.size() <= idx) made_due_.resize(collections_.size(), 0);
-  made_due_[idx] = 1;
+  auto it = by_name_.find(name);
+  if (it == by_name_.end()) return NotFound("no collection named '" + name + "'");
+  made_due_.resize(collections_.size(), 0);  // collections created since the step began
+  made_due_[it->second] = 1;
   RecomputeDueLocked();
   return Status::Ok();
 }
