@@ -347,6 +347,12 @@ func TestHookTrialRoundTrip(t *testing.T) {
 	if tr.Path() != dir || tr.NumWorkers() != 1 {
 		t.Fatalf("path %q workers %d", tr.Path(), tr.NumWorkers())
 	}
+	cursor, err := tr.IndexCursor()
+	must(t, err)
+	// writeTrial's last step is 3 (the one after its loop).
+	if tr.LastCompleteStep() != 3 || cursor != "index/000000000/000000000003_worker_0.json" {
+		t.Fatalf("last complete step %d, index cursor %q", tr.LastCompleteStep(), cursor)
+	}
 	ended, err := tr.HasEnded()
 	must(t, err)
 	if !ended {
@@ -634,8 +640,62 @@ func TestHookTrialRoundTrip(t *testing.T) {
 	mustCode(t, err, ErrClosed)
 	_, err = tr.Tensor("t_f32")
 	mustCode(t, err, ErrClosed)
-	if tr.Path() != "" || tr.NumWorkers() != 0 || ts.Name() != "" {
+	_, err = tr.IndexCursor()
+	mustCode(t, err, ErrClosed)
+	if tr.Path() != "" || tr.NumWorkers() != 0 || tr.LastCompleteStep() != -1 || ts.Name() != "" {
 		t.Fatal("closed trial answers")
+	}
+}
+
+// The reader's position: the last step every worker wrote and the index file after which the
+// next refresh lists new ones (smdebug's last_complete_step and last_index_token).
+func TestLastCompleteStepAndIndexCursor(t *testing.T) {
+	fixtures := filepath.Join("..", "..", "tests", "data", "trials")
+	for _, c := range []struct {
+		name   string
+		last   int64
+		cursor string
+	}{
+		{"workers3_running", 3, "index/000000000/000000000003_worker_2.json"}, // 3 workers, all wrote steps 0-3
+		{"modes_reentry", 9, "index/000000000/000000000009_worker_0.json"},
+	} {
+		tr, err := OpenTrial(filepath.Join(fixtures, c.name), nil)
+		must(t, err)
+		cursor, err := tr.IndexCursor()
+		must(t, err)
+		if tr.LastCompleteStep() != c.last || cursor != c.cursor {
+			t.Errorf("%s: last complete step %d, index cursor %q", c.name, tr.LastCompleteStep(), cursor)
+		}
+		tr.Close()
+	}
+
+	// Before any step is complete (worker_1 of 2 has written nothing): -1 and "".
+	dir := filepath.Join(t.TempDir(), "partial")
+	o, err := NewHookOptions()
+	must(t, err)
+	defer o.Close()
+	sc, err := NewSaveConfig()
+	must(t, err)
+	must(t, sc.Set(ModeAll, 1, 0, -1))
+	must(t, o.SetSaveConfig(sc))
+	must(t, o.SetSaveAll(true))
+	must(t, o.SetIncludeWorkers(IncludeWorkersAll))
+	must(t, o.SetNumWorkers(2))
+	must(t, o.SetWriteEndMarker(false))
+	h, err := NewHook(dir, o)
+	must(t, err)
+	must(t, h.BeginStep())
+	must(t, Save(h, "w", []int64{1}, []float32{1}))
+	must(t, h.Close())
+	tr, err := OpenTrial(dir, nil)
+	must(t, err)
+	defer tr.Close()
+	steps, err := tr.Steps(ModeGlobal, true)
+	must(t, err)
+	cursor, err := tr.IndexCursor()
+	must(t, err)
+	if tr.NumWorkers() != 2 || !reflect.DeepEqual(steps, []int64{0}) || tr.LastCompleteStep() != -1 || cursor != "" {
+		t.Fatalf("workers %d, steps %v, last complete step %d, index cursor %q", tr.NumWorkers(), steps, tr.LastCompleteStep(), cursor)
 	}
 }
 

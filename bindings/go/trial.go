@@ -160,6 +160,33 @@ func (t *Trial) NumWorkers() int64 {
 	return int64(C.smd_trial_num_workers(t.p))
 }
 
+// LastCompleteStep is the last global step that every worker has written, as smdebug's
+// trial.last_complete_step (-1 before any, and when closed).
+func (t *Trial) LastCompleteStep() int64 {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.p == nil {
+		return -1
+	}
+	return int64(C.smd_trial_last_complete_step(t.p))
+}
+
+// IndexCursor is the index file after which the next refresh lists new ones, relative to the
+// trial ("index/000000000/000000000070_worker_0.json"), or "" before any step is complete.
+// smdebug's trial.last_index_token is this joined to the trial's path.
+func (t *Trial) IndexCursor() (string, error) {
+	var out *C.char
+	if err := t.call(func(p *C.smd_trial) *C.smd_error { return C.smd_trial_index_cursor(p, &out) }); err != nil {
+		return "", err
+	}
+	if out == nil {
+		return "", nil
+	}
+	s := C.GoString(out)
+	C.smd_free(unsafe.Pointer(out))
+	return s, nil
+}
+
 // Refresh loads what was written since the last refresh.
 func (t *Trial) Refresh() error {
 	return t.call(func(p *C.smd_trial) *C.smd_error { return C.smd_trial_refresh(p) })

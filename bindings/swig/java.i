@@ -368,6 +368,25 @@ SMD_JAVA_OBJ_HOLDER(smd_strarray *out, String[][])
 %typemap(freearg) smd_strarray *out %{ smd_strarray_free(&tmp$argnum); %}
 %apply smd_strarray *out { smd_strarray *names_out, smd_strarray *defaults_out, smd_strarray *help_out };
 
+/* A string the caller frees with smd_free: String[1], null for NULL. */
+SMD_JAVA_OBJ_HOLDER(char **out, String[])
+%typemap(in) char **out (char *tmp = NULL) %{
+  if (!smd_java_holder_ok(jenv, $input)) return $null;
+  $1 = &tmp;
+%}
+%typemap(argout) char **out %{
+  if (tmp$argnum) {
+    jstring s = smd_java_string(jenv, tmp$argnum);
+    if (s) {
+      (*jenv)->SetObjectArrayElement(jenv, $input, 0, s);
+      (*jenv)->DeleteLocalRef(jenv, s);
+    }
+  } else {
+    (*jenv)->SetObjectArrayElement(jenv, $input, 0, NULL);
+  }
+%}
+%typemap(freearg) char **out %{ smd_free(tmp$argnum); %}
+
 /* int64 arrays: long[1][]. */
 %define SMD_JAVA_INT64S_OUT(P, N)
 SMD_JAVA_OBJ_HOLDER((int64_t **P, size_t *N), long[][])

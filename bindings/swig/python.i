@@ -159,6 +159,20 @@ SMD_SCALAR_OUT(smd_dtype, dtype_out, PyLong_FromLong((long)*$1))
 }
 %typemap(freearg) smd_strarray *out { smd_strarray_free($1); }
 
+/* A string the caller frees with smd_free: a str, or None for NULL. */
+%typemap(in, numinputs=0) char **out (char *tmp = NULL) { $1 = &tmp; }
+%typemap(argout) char **out {
+  PyObject *o = Py_None;
+  if (*$1) {
+    o = PyUnicode_DecodeUTF8(*$1, (Py_ssize_t)strlen(*$1), "surrogateescape");
+    if (!o) SWIG_fail;
+  } else {
+    Py_INCREF(o);
+  }
+  $result = SWIG_Python_AppendOutput($result, o);
+}
+%typemap(freearg) char **out { smd_free(*$1); }
+
 /* Number arrays: a list of int (dimensions: a tuple). */
 %typemap(in, numinputs=0) (int64_t **steps_out, size_t *n_out) (int64_t *xs = NULL, size_t n = 0) {
   $1 = &xs; $2 = &n;

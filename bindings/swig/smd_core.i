@@ -68,7 +68,6 @@ struct smd_rule_context {};
 %ignore smd_hook_options_free;
 %ignore smd_hook_free;
 %ignore smd_collection_free;
-%ignore smd_reduction_config_to_string; /* a char ** freed with smd_free: not bound yet */
 %ignore smd_hook_save_dlpack;
 %ignore smd_hook_save_dlpack_managed;
 %ignore smd_hook_save_strings;

@@ -195,6 +195,21 @@ int64_t smd_trial_num_workers(const smd_trial* trial) noexcept {
   return trial ? trial->trial->num_workers() : 0;
 }
 
+int64_t smd_trial_last_complete_step(const smd_trial* trial) noexcept {
+  return trial ? trial->trial->last_complete_step() : -1;
+}
+
+smd_error* smd_trial_index_cursor(const smd_trial* trial, char** out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  *out = nullptr;
+  SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
+  std::string cursor = trial->trial->index_cursor();
+  if (!cursor.empty()) *out = smd::capi::DupString(cursor);
+  return nullptr;
+  SMD_CAPI_END
+}
+
 smd_error* smd_trial_steps(const smd_trial* trial, smd_mode mode, bool show_incomplete,
                            int64_t** steps_out, size_t* n_out) noexcept {
   SMD_CAPI_BEGIN

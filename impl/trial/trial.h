@@ -110,6 +110,9 @@ class Trial : public std::enable_shared_from_this<Trial> {
   bool loaded_all_steps() const;
   int64_t num_workers() const { return num_workers_; }
   int64_t last_complete_step() const;
+  // The index file (relative to the trial) that the next refresh lists after; empty before any
+  // step is complete (BEHAVIOR.md §6.7: smdebug's last_index_token).
+  std::string index_cursor() const;
 
   Result<std::vector<std::string>> Workers();
   std::vector<Mode> Modes() const;

@@ -50,6 +50,11 @@ int64_t Trial::last_complete_step() const {
   return last_complete_step_;
 }
 
+std::string Trial::index_cursor() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);  // UpdateCursor writes it with mu_ held
+  return cursor_;
+}
+
 Result<bool> Trial::HasEnded() const { return storage_->Exists(io::kEndOfJobFile); }
 
 Status Trial::Refresh() {

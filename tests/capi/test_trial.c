@@ -99,6 +99,12 @@ static void test_null_safety(void) {
   CHECK_CODE(smd_tensor_filter_add_regex(NULL, "x"), SMD_E_INVALID_ARGUMENT);
   CHECK(smd_trial_path(NULL) == NULL);
   CHECK(smd_trial_num_workers(NULL) == 0);
+  CHECK(smd_trial_last_complete_step(NULL) == -1);
+  {
+    char *cursor = (char *)"unchanged";
+    CHECK_CODE(smd_trial_index_cursor(NULL, &cursor), SMD_E_INVALID_ARGUMENT);
+    CHECK(cursor == NULL);
+  }
   CHECK_CODE(smd_trial_set_auto_refresh(NULL, true, NULL), SMD_E_INVALID_ARGUMENT);
   CHECK(smd_collection_info_name(NULL) == NULL);
   CHECK(smd_collection_info_reductions(NULL) == NULL);
@@ -293,6 +299,14 @@ static void test_running_multiworker(void) {
   CHECK_OK(smd_trial_open(capi_fixture("workers3_running"), NULL, &t));
   if (t == NULL) return;
   CHECK(smd_trial_num_workers(t) == 3);
+  /* steps 0-3 have all three workers: the reader's position is step 3 of the last worker */
+  CHECK(smd_trial_last_complete_step(t) == 3);
+  {
+    char *cursor = NULL;
+    CHECK_OK(smd_trial_index_cursor(t, &cursor));
+    CHECK(cursor != NULL && strcmp(cursor, "index/000000000/000000000003_worker_2.json") == 0);
+    smd_free(cursor);
+  }
   CHECK_OK(smd_trial_workers(t, &a));
   CHECK(a.count == 3);
   smd_strarray_free(&a);
@@ -332,11 +346,25 @@ static void test_live_copies(void) {
   CHECK_OK(smd_trial_steps(t, SMD_MODE_GLOBAL, false, &steps, &n));
   CHECK_STEPS(steps, n, 0);
   smd_free(steps);
+  CHECK(smd_trial_last_complete_step(t) == 0);
+  {
+    char *cursor = NULL;
+    CHECK_OK(smd_trial_index_cursor(t, &cursor));
+    CHECK(cursor != NULL && strcmp(cursor, "index/000000000/000000000000_worker_0.json") == 0);
+    smd_free(cursor);
+  }
   CHECK_OK(smd_trial_has_passed_step(t, 1, SMD_MODE_GLOBAL, &state));
   CHECK(state == SMD_STEP_NOT_YET_AVAILABLE);
   copy_step(src, dst, 1);
   copy_step(src, dst, 2);
   CHECK_OK(smd_trial_wait_for_steps(t, want, 1, SMD_MODE_GLOBAL, 5000));
+  CHECK(smd_trial_last_complete_step(t) == 2);
+  {
+    char *cursor = NULL;
+    CHECK_OK(smd_trial_index_cursor(t, &cursor));
+    CHECK(cursor != NULL && strcmp(cursor, "index/000000000/000000000002_worker_0.json") == 0);
+    smd_free(cursor);
+  }
   CHECK_OK(smd_trial_steps(t, SMD_MODE_TRAIN, false, &steps, &n));
   CHECK_STEPS(steps, n, 0, 1, 2);
   smd_free(steps);

@@ -48,6 +48,10 @@ def test_hook_and_trial_on_s3_with_keyword_settings(s3, monkeypatch):
             h.save_scalar("loss", float(10 - s))
     trial = create_trial(uri, **_opts(s3))
     assert trial.steps() == [0, 1, 2] and trial.has_ended()
+    # smdebug's S3 index token is the object's key (no bucket)
+    key_prefix = uri[len("s3://"):].partition("/")[2]
+    assert trial.last_complete_step == 2
+    assert trial.last_index_token == f"{key_prefix}/index/000000000/000000000002_worker_0.json"
     assert np.array_equal(trial.tensor("w").value(2), data * 2)
     assert trial.tensor("scalar/loss").value(1).tolist() == [9.0]
     wrong = dict(_opts(s3), s3_credentials=(s3["SMD_S3_ACCESS_KEY"], "not-the-secret"))

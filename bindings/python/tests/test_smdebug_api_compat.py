@@ -180,6 +180,10 @@ def _dummy_trial(path, entries):
     (path / "collections" / "000000000").mkdir(parents=True)
     with open(path / "collections" / "000000000" / "worker_0_collections.json", "w") as f:
         json.dump({"collections": {}, "_meta": {"num_workers": 1}}, f)
+    _dummy_trial_add(path, entries)
+
+
+def _dummy_trial_add(path, entries):
     for step, mode, mode_step in entries:
         d = path / "index" / "000000000"
         d.mkdir(parents=True, exist_ok=True)
@@ -222,6 +226,29 @@ def test_loaded_all_steps_follows_the_end_of_the_job(tmp_path):
     # Ended before the trial was opened: True at once.
     (tmp_path / "t" / "training_job_end.ts").touch()
     assert smd.trials.create_trial(str(tmp_path / "t")).loaded_all_steps is True
+
+
+def test_reader_position_last_complete_step_and_last_index_token(tmp_path):
+    """smdebug's trial.last_complete_step and trial.last_index_token (its analysis tests assert
+    them) after each refresh of a growing trial, opened by a path with a trailing slash."""
+    answers = {}
+    for lib in LIBS:
+        root = tmp_path / lib
+        _dummy_trial(root, [])
+        t = _lib(lib)["trials"].create_trial(str(root) + "/")
+        seen = [(t.steps(), t.last_complete_step, t.last_index_token)]
+        _dummy_trial_add(root, [(0, "TRAIN", 0), (1, "TRAIN", 1)])
+        t.refresh_data() if lib == "smd" else t.maybe_refresh()
+        seen.append((t.steps(), t.last_complete_step, t.last_index_token))
+        _dummy_trial_add(root, [(2, "EVAL", 0), (3, "TRAIN", 2)])
+        (root / "training_job_end.ts").touch()
+        t.refresh_data() if lib == "smd" else t.maybe_refresh()
+        seen.append((t.steps(), t.last_complete_step, t.last_index_token))
+        answers[lib] = [(s, c, tok and os.path.relpath(tok, root)) for s, c, tok in seen]
+    assert answers["smd"] == answers["smdebug"]
+    assert answers["smd"][0] == ([], -1, None)
+    assert answers["smd"][1][1:] == (1, "index/000000000/000000000001_worker_0.json")
+    assert answers["smd"][2][1:] == (3, "index/000000000/000000000003_worker_0.json")
 
 
 def test_smdebug_modekeys_are_accepted_and_compare_equal(tmp_path):

@@ -54,6 +54,8 @@ def walk(lib, path):
         out["global_step", g] = t.global_step(t.mode(g), t.mode_step(g))
         out["names_at", g] = sorted(t.tensor_names(step=g))
         out["passed", g] = t.has_passed_step(g).name
+    out["last_complete_step"] = t.last_complete_step  # the reader's position (index token)
+    out["last_index_token"] = t.last_index_token
     colls = t.collections()
     out["collections"] = sorted(colls)
     for c in colls:

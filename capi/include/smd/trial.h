@@ -163,6 +163,19 @@ SMD_API SMD_MUST_USE smd_error *smd_trial_has_ended(const smd_trial *trial, bool
  * NULL. */
 SMD_API int64_t smd_trial_num_workers(const smd_trial *trial) SMD_NOEXCEPT;
 
+/* The reader's position, as smdebug's trial.last_complete_step and trial.last_index_token.
+ * smd_trial_last_complete_step: the last global step that every worker has written (-1 before
+ * any; once the job has ended and a refresh loaded everything, the last step). When more than the
+ * incomplete-step window (1000 steps, SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW) are incomplete, it
+ * moves forward by half the window, as smdebug's does. -1 for NULL.
+ * smd_trial_index_cursor: the index file after which the next refresh lists new ones, relative to
+ * the trial ("index/000000000/000000000070_worker_0.json": the last complete step's file of the
+ * last worker), or NULL in *out before any step is complete; freed with smd_free(). smdebug's
+ * last_index_token is this joined to the trial's path (its key prefix on S3). */
+SMD_API int64_t smd_trial_last_complete_step(const smd_trial *trial) SMD_NOEXCEPT;
+SMD_API SMD_MUST_USE smd_error *smd_trial_index_cursor(const smd_trial *trial,
+                                                       char **out) SMD_NOEXCEPT;
+
 /* ---------------------------------------------------------------------------------------------
  * Steps, modes, workers.
  * ------------------------------------------------------------------------------------------- */

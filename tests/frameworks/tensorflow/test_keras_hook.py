@@ -219,6 +219,26 @@ def test_all_layers_with_the_layers_collection(tmp_path):
         "dense/inputs", "dense/outputs", "dense_1/inputs", "dense_1/outputs"}
 
 
+def test_custom_collection_regex_saves_layers_weights_and_gradients(tmp_path):
+    # smdebug's test_include_regex (as it passes where smdebug can capture: TF 2.2-2.5): a
+    # collection of the script's own, its pattern added after the hook was made, saves every
+    # tensor the pattern names: the layer's inputs and outputs, its weights and their gradients
+    x, y = dataset()
+    model = mlp()
+    out = str(tmp_path / "run")
+    hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1), include_collections=["custom"])
+    hook.get_collection("custom").include("dense_1")
+    model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0, callbacks=[hook])
+    hook.close()
+    trial = create_trial(out)
+    assert set(trial.tensor_names(collection="custom")) == {
+        "dense_1/inputs", "dense_1/outputs", "sequential/dense_1/kernel", "sequential/dense_1/bias",
+        "gradients/sequential/dense_1/kernelGrad", "gradients/sequential/dense_1/biasGrad"}
+    assert "dense/outputs" not in trial.tensor_names()
+    for name in trial.tensor_names(collection="custom"):
+        assert trial.tensor(name).steps() == [0, 1], name
+
+
 def test_the_real_smdebug_reads_the_trial(tmp_path, read_with_smdebug):
     x, y = dataset()
     model = mlp()

@@ -92,8 +92,8 @@ extern "C" {
     pub fn smd_collection_free(collection: *mut smd_collection);
     pub fn smd_collection_name(collection: *const smd_collection) -> *const c_char;
     pub fn smd_collection_add_include_regex(collection: *mut smd_collection, regex: *const c_char) -> *mut smd_error;
-    pub fn smd_collection_add_tensor_name(collection: *mut smd_collection, name: *const c_char) -> *mut smd_error;
     pub fn smd_collection_clear_include_regex(collection: *mut smd_collection) -> *mut smd_error;
+    pub fn smd_collection_add_tensor_name(collection: *mut smd_collection, name: *const c_char) -> *mut smd_error;
     pub fn smd_collection_set_save_config(collection: *mut smd_collection, config: *const smd_save_config) -> *mut smd_error;
     pub fn smd_collection_set_reduction_config(collection: *mut smd_collection, config: *const smd_reduction_config) -> *mut smd_error;
     pub fn smd_collection_set_save_histogram(collection: *mut smd_collection, save: bool) -> *mut smd_error;
@@ -195,6 +195,7 @@ extern "C" {
     pub fn smd_trial_options_set_s3_ca_bundle(options: *mut smd_trial_options, path: *const c_char) -> *mut smd_error;
     pub fn smd_trial_options_set_s3_credentials(options: *mut smd_trial_options, access_key_id: *const c_char, secret_access_key: *const c_char, session_token: *const c_char) -> *mut smd_error;
     pub fn smd_trial_open(path: *const c_char, options: *const smd_trial_options, out: *mut *mut smd_trial) -> *mut smd_error;
+    pub fn smd_s3_uploads_in_progress(uri: *const c_char, options: *const smd_trial_options, abort_them: bool, out: *mut smd_strarray) -> *mut smd_error;
     pub fn smd_trial_free(trial: *mut smd_trial);
     pub fn smd_trial_path(trial: *const smd_trial) -> *const c_char;
     pub fn smd_trial_refresh(trial: *mut smd_trial) -> *mut smd_error;
@@ -202,12 +203,13 @@ extern "C" {
     pub fn smd_trial_warnings(trial: *const smd_trial, out: *mut smd_strarray) -> *mut smd_error;
     pub fn smd_trial_has_ended(trial: *const smd_trial, out: *mut bool) -> *mut smd_error;
     pub fn smd_trial_num_workers(trial: *const smd_trial) -> i64;
+    pub fn smd_trial_last_complete_step(trial: *const smd_trial) -> i64;
+    pub fn smd_trial_index_cursor(trial: *const smd_trial, out: *mut *mut c_char) -> *mut smd_error;
     pub fn smd_trial_steps(trial: *const smd_trial, mode: smd_mode, show_incomplete: bool, steps_out: *mut *mut i64, n_out: *mut usize) -> *mut smd_error;
     pub fn smd_trial_modes(trial: *const smd_trial, modes_out: *mut *mut smd_mode, n_out: *mut usize) -> *mut smd_error;
     pub fn smd_trial_mode(trial: *const smd_trial, global_step: i64, out: *mut smd_mode) -> *mut smd_error;
     pub fn smd_trial_mode_step(trial: *const smd_trial, global_step: i64, out: *mut i64) -> *mut smd_error;
     pub fn smd_trial_global_step(trial: *const smd_trial, mode_step: i64, mode: smd_mode, out: *mut i64) -> *mut smd_error;
-    pub fn smd_s3_uploads_in_progress(uri: *const c_char, options: *const smd_trial_options, abort_them: bool, out: *mut smd_strarray) -> *mut smd_error;
     pub fn smd_trial_workers(trial: *const smd_trial, out: *mut smd_strarray) -> *mut smd_error;
     pub fn smd_trial_has_passed_step(trial: *const smd_trial, step: i64, mode: smd_mode, out: *mut smd_step_state) -> *mut smd_error;
     pub fn smd_trial_wait_for_steps(trial: *mut smd_trial, steps: *const i64, n: usize, mode: smd_mode, timeout_ms: i64) -> *mut smd_error;

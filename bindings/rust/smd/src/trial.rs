@@ -4,7 +4,7 @@ use crate::hook::{create, owned_handle, path_str};
 use crate::types::{DType, Element, Mode};
 use crate::util::{borrowed_str, cstring, opt_cstring, opt_ptr, strarray, take_array};
 use smd_sys as sys;
-use std::ffi::c_char;
+use std::ffi::{c_char, CStr};
 use std::path::Path;
 use std::ptr;
 
@@ -162,6 +162,26 @@ impl Trial {
     /// The number of workers.
     pub fn num_workers(&self) -> i64 {
         unsafe { sys::smd_trial_num_workers(self.raw) }
+    }
+
+    /// The last global step that every worker has written (-1 before any), as smdebug's
+    /// `trial.last_complete_step`.
+    pub fn last_complete_step(&self) -> i64 {
+        unsafe { sys::smd_trial_last_complete_step(self.raw) }
+    }
+
+    /// The index file after which the next refresh lists new ones, relative to the trial
+    /// ("index/000000000/000000000070_worker_0.json"); None before any step is complete.
+    /// smdebug's `trial.last_index_token` is this joined to the trial's path.
+    pub fn index_cursor(&self) -> Result<Option<String>> {
+        let mut out: *mut c_char = ptr::null_mut();
+        check(unsafe { sys::smd_trial_index_cursor(self.raw, &mut out) })?;
+        if out.is_null() {
+            return Ok(None);
+        }
+        let s = unsafe { CStr::from_ptr(out) }.to_string_lossy().into_owned();
+        unsafe { sys::smd_free(out.cast()) };
+        Ok(Some(s))
     }
 
     /// The steps of `mode` (global steps for `Mode::Global`), ascending.

@@ -288,6 +288,8 @@ fn hook_state_collections_and_trial_queries() {
     assert!(trial.warnings().unwrap().is_empty());
     assert!(trial.has_ended().unwrap());
     assert_eq!(trial.num_workers(), 1);
+    assert_eq!(trial.last_complete_step(), 3);
+    assert_eq!(trial.index_cursor().unwrap().as_deref(), Some("index/000000000/000000000003_worker_0.json"));
     assert_eq!(trial.workers().unwrap(), vec!["worker_0"]);
     assert_eq!(trial.steps(Mode::Global, false).unwrap(), vec![0, 1, 2, 3]);
     assert_eq!(trial.steps(Mode::Train, false).unwrap(), vec![0, 1, 2]);
@@ -570,4 +572,35 @@ fn clear_include_regex_takes_out_the_builtin_pattern() {
     assert!(!hook.is_due("conv.weight"));
     assert!(hook.is_due("kernel"));
     hook.close().unwrap();
+}
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../tests/data/trials").join(name)
+}
+
+/// The reader's position: the last step every worker wrote and the index file after which the
+/// next refresh lists new ones (smdebug's last_complete_step and last_index_token).
+#[test]
+fn last_complete_step_and_index_cursor() {
+    // 3 workers wrote steps 0-5, all three only steps 0-3.
+    let running = Trial::open(fixture("workers3_running"), None).unwrap();
+    assert_eq!(running.num_workers(), 3);
+    assert_eq!(running.last_complete_step(), 3);
+    assert_eq!(running.index_cursor().unwrap().as_deref(), Some("index/000000000/000000000003_worker_2.json"));
+    let reentry = Trial::open(fixture("modes_reentry"), None).unwrap();
+    assert_eq!(reentry.last_complete_step(), 9);
+    assert_eq!(reentry.index_cursor().unwrap().as_deref(), Some("index/000000000/000000000009_worker_0.json"));
+    // Before any step is complete (worker_1 of 2 has written nothing): -1 and no cursor.
+    let t = TempDir::new("cursor");
+    let mut o = every_step_options();
+    o.set_include_workers(IncludeWorkers::All).unwrap().set_num_workers(2).unwrap().set_write_end_marker(false).unwrap();
+    let hook = Hook::new(t.join("run"), Some(&o)).unwrap();
+    hook.begin_step().unwrap();
+    hook.save_tensor("w", &[1], &[1.0f32], &[]).unwrap();
+    hook.close().unwrap();
+    let partial = Trial::open(t.join("run"), None).unwrap();
+    assert_eq!(partial.num_workers(), 2);
+    assert_eq!(partial.steps(Mode::Global, true).unwrap(), vec![0]);
+    assert_eq!(partial.last_complete_step(), -1);
+    assert_eq!(partial.index_cursor().unwrap(), None);
 }

@@ -39,6 +39,9 @@ except ImportError:  # pragma: no cover - every TensorFlow 2 has it
 
 _Callback = tf.keras.callbacks.Callback
 _GRADS, _LAYERS, _IO, _GRAD_REDUCTIONS = 0, 1, 2, 3
+# Built-in collections whose members the hook decides ("all" holds every name, so it is not one).
+_BUILT_IN = frozenset(v for k, v in vars(CollectionKeys).items()
+                      if k.isupper() and v != CollectionKeys.ALL)
 _SKIPPED_LOG_KEYS = {"outputs", "batch", "size"}  # "batch": saved from the callback's argument
 
 
@@ -71,7 +74,8 @@ class KerasHook(_Callback, Hook):
 
     Constructor arguments are smdebug's (seed 002). As in smdebug, the losses, metrics and
     sm_metrics collections are always saved; weights, biases, gradients, optimizer_variables,
-    inputs, outputs and layers when include_collections names them (or save_all). Gradients come
+    inputs, outputs and layers when include_collections names them (or save_all); an included
+    collection of the script's own saves whatever its patterns name. Gradients come
     from the model's optimizer, which the hook wraps itself when the model is set (calling
     ``wrap_optimizer`` yourself, as smdebug asks, works too).
     """
@@ -150,7 +154,11 @@ class KerasHook(_Callback, Hook):
         self._custom[name] = variable
 
     def _wants(self, *names):
-        return self._save_all or self._any_regex or any(n in self._wanted for n in names)
+        """Whether a collection the hook saves may hold these collections' tensors: they are
+        included, or everything is saved, or a regex may name them (the hook's include_regex, or a
+        collection not built in, whose patterns the script may add after the hook is made)."""
+        return (self._save_all or self._any_regex or any(n in self._wanted for n in names)
+                or any(n not in _BUILT_IN for n in self._wanted))
 
     # -- wiring into the model -----------------------------------------------------------------
     def set_model(self, model):

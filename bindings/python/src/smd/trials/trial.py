@@ -1,4 +1,5 @@
 """The Trial: smdebug's trial API over smd's C library."""
+import os
 from enum import Enum
 
 from smd import smdc as _smd
@@ -236,6 +237,27 @@ class Trial:
     def num_workers(self):
         """The number of workers of the training job."""
         return _smd.smd_trial_num_workers(self._trial)
+
+    @property
+    def last_complete_step(self):
+        """smdebug's attribute: the last global step every worker has written (-1 before any);
+        once the job has ended and everything is loaded, the last step. When more steps than the
+        incomplete-step window (SMDEBUG_INCOMPLETE_STEP_WAIT_WINDOW, 1000) are incomplete, it
+        moves forward by half the window, as smdebug's does."""
+        return _smd.smd_trial_last_complete_step(self._trial)
+
+    @property
+    def last_index_token(self):
+        """smdebug's attribute: the index file after which the next refresh lists new ones (the
+        last complete step's file of the last worker), as a path under the trial's folder, or on
+        S3 the object's key; None before any step is complete."""
+        rel = _smd.smd_trial_index_cursor(self._trial)
+        if rel is None:
+            return None
+        if self.path.startswith("s3://"):
+            prefix = self.path[len("s3://"):].partition("/")[2].strip("/")
+            return f"{prefix}/{rel}" if prefix else rel
+        return os.path.join(self.path.rstrip("/") or "/", rel)
 
     def warnings(self):
         """Messages about the files skipped so far (malformed index files, unusable file names, a

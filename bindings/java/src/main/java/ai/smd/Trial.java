@@ -2,6 +2,7 @@ package ai.smd;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * A trial: the output of a finished or running training job, read as smdebug's Trial does
@@ -68,6 +69,25 @@ public final class Trial extends NativeObject<smd_trial> implements AutoCloseabl
 
   public long numWorkers() {
     return SmdNative.smd_trial_num_workers(p());
+  }
+
+  /**
+   * The last global step that every worker has written (-1 before any), as smdebug's
+   * {@code trial.last_complete_step}.
+   */
+  public long lastCompleteStep() {
+    return SmdNative.smd_trial_last_complete_step(p());
+  }
+
+  /**
+   * The index file after which the next refresh lists new ones, relative to the trial
+   * ("index/000000000/000000000070_worker_0.json"); empty before any step is complete. smdebug's
+   * {@code trial.last_index_token} is this joined to the trial's path.
+   */
+  public Optional<String> indexCursor() throws SmdException {
+    String[] out = new String[1];
+    SmdNative.smd_trial_index_cursor(p(), out);
+    return Optional.ofNullable(out[0]);
   }
 
   /** The complete global steps. */

@@ -8,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.SortedMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -68,6 +69,8 @@ class HookTrialTest {
       assertEquals(out.toString(), t.path());
       assertTrue(t.hasEnded());
       assertEquals(1, t.numWorkers());
+      assertEquals(5, t.lastCompleteStep());
+      assertEquals(Optional.of("index/000000000/000000000005_worker_0.json"), t.indexCursor());
       assertEquals(List.of("worker_0"), t.workers());
       assertArrayEquals(new long[] {0, 1, 2, 3, 4, 5}, t.steps());
       assertArrayEquals(new long[] {0, 1, 2, 3}, t.steps(Mode.TRAIN));
@@ -185,6 +188,39 @@ class HookTrialTest {
         assertEquals(SmdException.UNSUPPORTED, e.code());
       }
     }
+  }
+
+  /** The reader's position: smdebug's last_complete_step and last_index_token. */
+  @Test
+  void lastCompleteStepAndIndexCursor() throws Exception {
+    Path fixtures = Path.of("..", "..", "tests", "data", "trials").toAbsolutePath();
+    // 3 workers wrote steps 0-5, all three only steps 0-3.
+    try (Trial t = Trial.open(fixtures.resolve("workers3_running").toString())) {
+      assertEquals(3, t.numWorkers());
+      assertEquals(3, t.lastCompleteStep());
+      assertEquals(Optional.of("index/000000000/000000000003_worker_2.json"), t.indexCursor());
+    }
+    try (Trial t = Trial.open(fixtures.resolve("modes_reentry").toString())) {
+      assertEquals(9, t.lastCompleteStep());
+      assertEquals(Optional.of("index/000000000/000000000009_worker_0.json"), t.indexCursor());
+    }
+    // Before any step is complete (worker_1 of 2 has written nothing): -1 and empty.
+    Path out = tmp.resolve("partial");
+    try (SaveConfig sc = SaveConfig.every(1);
+         HookOptions o = new HookOptions().saveConfig(sc).saveAll(true).includeAllWorkers(true)
+             .numWorkers(2).writeEndMarker(false);
+         Hook hook = Hook.create(out.toString(), o)) {
+      hook.beginStep();
+      hook.saveTensor("w", new long[] {1}, new float[] {1});
+    }
+    Trial t = Trial.open(out.toString());
+    assertEquals(2, t.numWorkers());
+    assertArrayEquals(new long[] {0}, t.steps(Mode.GLOBAL, true));
+    assertEquals(-1, t.lastCompleteStep());
+    assertEquals(Optional.empty(), t.indexCursor());
+    t.close();
+    assertThrows(IllegalStateException.class, t::lastCompleteStep);
+    assertThrows(IllegalStateException.class, t::indexCursor);
   }
 
   @Test
