@@ -58,6 +58,11 @@ const (
 // String is the code's stable name, e.g. "SMD_E_NOT_FOUND".
 func (c Code) String() string { return C.GoString(C.smd_code_name(C.smd_code(c))) }
 
+// SkipsRuleStep reports whether a custom rule failing with this code skips the step (the data is
+// absent: CodeTensorUnavailableForStep, CodeTensorUnavailable, CodeStepUnavailable) instead of
+// ending the invocation; the C library's policy.
+func (c Code) SkipsRuleStep() bool { return bool(C.smd_code_skips_rule_step(C.smd_code(c))) }
+
 // Error is an error reported by smd: a code and a message naming what was wrong.
 type Error struct {
 	Code    Code

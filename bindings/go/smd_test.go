@@ -66,6 +66,12 @@ func TestVersionDTypesModesCodes(t *testing.T) {
 	if CodeNotFound.String() != "SMD_E_NOT_FOUND" || CodeAuth.String() != "SMD_E_AUTH" {
 		t.Fatal("code names")
 	}
+	for c := Code(0); c <= CodeAuth+1; c++ {
+		want := c == CodeTensorUnavailableForStep || c == CodeTensorUnavailable || c == CodeStepUnavailable
+		if c.SkipsRuleStep() != want {
+			t.Fatalf("%v.SkipsRuleStep() = %v", c, !want)
+		}
+	}
 	names, err := ReductionNames()
 	must(t, err)
 	if !contains(names, "l2_norm") || !contains(names, "mean") {

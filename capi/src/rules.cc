@@ -245,6 +245,10 @@ int smd_rule_context_fail_with(smd_rule_context* ctx, smd_code code, const char*
   return 1;
 }
 
+bool smd_code_skips_rule_step(smd_code code) noexcept {
+  return code != SMD_OK && smd::rules::SkipsStep(static_cast<Code>(code));
+}
+
 // ---- built-in rules ---------------------------------------------------------------------------
 
 smd_error* smd_rule_create_builtin(const char* name, smd_trial* base, smd_trial* const* others,

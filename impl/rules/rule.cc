@@ -72,12 +72,12 @@ Status RuleContext::Require(size_t trial_index, const std::string& name, bool re
 // ---------------------------------------------------------------------------------------------
 // Invoker
 
-namespace {
-
 bool SkipsStep(Code c) {
   return c == Code::kTensorUnavailableForStep || c == Code::kStepUnavailable ||
          c == Code::kTensorUnavailable;
 }
+
+namespace {
 
 // smdebug's no_refresh, restoring what it found even when the block fails.
 class NoRefresh {

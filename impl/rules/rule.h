@@ -196,4 +196,8 @@ Status WriteStopSignal(const Trial& trial, const Finding& finding);
 // "Evaluation of the rule <rule> at step <step> resulted in the condition being met".
 Status RuleConditionMetError(const std::string& rule, int64_t step, const std::string& detail);
 
+// Whether a rule failing with this code skips the step instead of ending the invocation
+// (smdebug's TensorUnavailableForStep, TensorUnavailable, StepUnavailable): the data is absent.
+bool SkipsStep(Code c);
+
 }  // namespace smd::rules

@@ -7,15 +7,13 @@
 
 #include "impl/core/dtype.h"
 #include "impl/core/text.h"
+#include "impl/rules/rule.h"
 
 namespace smd::rules {
 
 namespace {
 
-bool Absent(Code c) {
-  return c == Code::kTensorUnavailable || c == Code::kTensorUnavailableForStep ||
-         c == Code::kStepUnavailable;
-}
+bool Absent(Code c) { return SkipsStep(c); }  // the data a rule would skip the step for
 
 template <typename T>
 void Widen(const void* data, size_t n, double* out) {

@@ -210,6 +210,13 @@ static void test_callback_errors(void) {
   /* The rule hands over STEP_UNAVAILABLE (step 5 was not saved): step 4 is skipped. */
   CHECK_OK(smd_rule_invoke(rule, 0, -1, false, NULL));
   CHECK(smd_rule_steps_evaluated(rule) == 4 && smd_rule_steps_skipped(rule) == 5);
+  /* the codes that skip a step, as the bindings ask for them; every other code ends the run */
+  for (int c = 0; c <= SMD_E_AUTH + 1; ++c) {
+    bool skips = c == SMD_E_TENSOR_UNAVAILABLE_FOR_STEP || c == SMD_E_TENSOR_UNAVAILABLE ||
+                 c == SMD_E_STEP_UNAVAILABLE;
+    CHECK(smd_code_skips_rule_step((smd_code)c) == skips);
+  }
+  CHECK(!smd_code_skips_rule_step((smd_code)-1));
   payload.fail_mode = 2;
   CHECK_ERR(smd_rule_invoke(rule, 0, -1, false, NULL), SMD_E_CORRUPT, "my own failure");
   CHECK(smd_rule_end_reason(rule) == SMD_RULE_END_ERROR);

@@ -14,14 +14,25 @@ from smd.trials import create_trial
 NUMPY_MAX_NDIM = 64 if int(np.__version__.split(".")[0]) >= 2 else 32
 
 
-@pytest.mark.parametrize("code", sorted(E._CODE_CLASSES))
-def test_every_error_code_raises_its_class_with_smds_message(code):
+_CODES = sorted((getattr(_smd, n), n) for n in dir(_smd) if n.startswith("SMD_E_"))
+
+
+@pytest.mark.parametrize("code,name", _CODES)
+def test_every_error_code_raises_its_class_with_smds_message(code, name):
     with pytest.raises(E.SMDebugError) as info:
         E._raise_from_code(code, f"message of code {code}")
     exc = info.value
-    assert type(exc) is E._CODE_CLASSES[code]
+    assert type(exc) is E._CODE_CLASSES.get(code, E.SMDebugRuntimeError)
     assert str(exc) == f"message of code {code}"
-    assert exc.code == E._CODE_NAMES[code]
+    assert exc.code == name  # the C library's name, the constant's own
+
+
+def test_every_code_is_known_and_an_unknown_one_says_its_number():
+    assert [c for c, _ in _CODES] == list(range(1, len(_CODES) + 1))
+    assert len(_CODES) >= 21 and set(E._CODE_CLASSES) <= {c for c, _ in _CODES}
+    with pytest.raises(E.SMDebugRuntimeError) as info:
+        E._raise_from_code(999, "from a newer library")
+    assert info.value.code == "SMD_E_UNKNOWN(999)"
 
 
 def test_out_of_memory_is_a_memory_error():

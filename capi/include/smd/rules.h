@@ -110,6 +110,11 @@ SMD_API int smd_rule_context_fail(smd_rule_context *ctx, smd_error *err) SMD_NOE
  * smdebug's InsufficientInformationForRuleInvocation). Returns 1. */
 SMD_API int smd_rule_context_fail_with(smd_rule_context *ctx, smd_code code,
                                        const char *message) SMD_NOEXCEPT;
+/* Whether a callback failing with this code makes the invoker skip the step (the data is absent:
+ * SMD_E_TENSOR_UNAVAILABLE_FOR_STEP, SMD_E_TENSOR_UNAVAILABLE, SMD_E_STEP_UNAVAILABLE, as smdebug
+ * skips on those exceptions) instead of ending the invocation with the error. Bindings ask this
+ * rather than keep their own list. */
+SMD_API bool smd_code_skips_rule_step(smd_code code) SMD_NOEXCEPT;
 
 /* ---------------------------------------------------------------------------------------------
  * Built-in rules (docs/rules.md).

@@ -14,15 +14,15 @@ from smd.exceptions import SMDebugValueError
 # The most dimensions a numpy array can have (NPY_MAXDIMS): 32 before numpy 2, 64 since.
 _NUMPY_MAX_NDIM = 64 if int(np.__version__.split(".")[0]) >= 2 else 32
 
-# smd_dtype (TensorFlow DataType numbers) -> numpy dtype.
+_STRING = _smd.SMD_DTYPE_STRING
+_BFLOAT16 = _smd.SMD_DTYPE_BFLOAT16
+# smd_dtype -> numpy dtype (little-endian, as the files store them), by the C library's names of
+# its dtypes; strings and bfloat16 (which numpy lacks) are read their own way.
 _NUMPY_DTYPES = {
-    1: np.dtype("<f4"), 2: np.dtype("<f8"), 3: np.dtype("<i4"), 4: np.dtype("u1"),
-    5: np.dtype("<i2"), 6: np.dtype("i1"), 8: np.dtype("<c8"), 9: np.dtype("<i8"),
-    10: np.dtype("?"), 17: np.dtype("<u2"), 18: np.dtype("<c16"), 19: np.dtype("<f2"),
-    22: np.dtype("<u4"), 23: np.dtype("<u8"),
+    code: np.dtype(_smd.smd_dtype_name(code)).newbyteorder("<")
+    for code in (getattr(_smd, n) for n in dir(_smd) if n.startswith("SMD_DTYPE_"))
+    if _smd.smd_dtype_name(code) is not None and code not in (_STRING, _BFLOAT16)
 }
-_STRING = 7
-_BFLOAT16 = 14
 
 
 def _bfloat16_dtype():

@@ -6,6 +6,7 @@ exceptions for the codes that carry their meaning, and ``SMDebugValueError``,
 exception's message is smd's message; ``code`` is smd's error code name (e.g.
 ``"SMD_E_TENSOR_UNAVAILABLE"``), or None for exceptions raised by Python code.
 """
+from smd import smdc as _smd
 from smd.modes import GLOBAL
 
 
@@ -149,18 +150,6 @@ class InsufficientInformationForRuleInvocation(SMDebugError):
         self.rule_name = rule_name
 
 
-# smd's C error codes (smd/common.h) -> the class raised for them.
-_CODE_NAMES = {
-    1: "SMD_E_INTERNAL", 2: "SMD_E_INVALID_ARGUMENT", 3: "SMD_E_NOT_FOUND", 4: "SMD_E_IO",
-    5: "SMD_E_CORRUPT", 6: "SMD_E_OUT_OF_MEMORY", 7: "SMD_E_UNSUPPORTED", 8: "SMD_E_INVALID_STATE",
-    9: "SMD_E_ALREADY_EXISTS", 10: "SMD_E_CANCELLED", 11: "SMD_E_TENSOR_UNAVAILABLE_FOR_STEP",
-    12: "SMD_E_TENSOR_UNAVAILABLE", 13: "SMD_E_STEP_UNAVAILABLE", 14: "SMD_E_STEP_NOT_YET_AVAILABLE",
-    15: "SMD_E_NO_MORE_DATA", 16: "SMD_E_MISSING_COLLECTION_FILES",
-    17: "SMD_E_SHAPE_UNAVAILABLE_FOR_STEP", 18: "SMD_E_INVALID_WORKER",
-    19: "SMD_E_RULE_CONDITION_MET", 20: "SMD_E_HTTP", 21: "SMD_E_AUTH",
-}
-
-
 class FileNotFoundSMDebugError(SMDebugError, FileNotFoundError):
     """smd's SMD_E_NOT_FOUND: a folder, file or collection that does not exist."""
 
@@ -174,14 +163,23 @@ class OutOfMemorySMDebugError(SMDebugError, MemoryError):
         return BaseException.__new__(cls, *args)
 
 
+# smd's C error codes (smd/common.h, the C library's constants) -> the class raised for them;
+# codes not listed raise SMDebugRuntimeError.
 _CODE_CLASSES = {
-    1: SMDebugRuntimeError, 2: SMDebugValueError, 3: FileNotFoundSMDebugError,
-    4: SMDebugRuntimeError, 5: IndexReaderException, 6: OutOfMemorySMDebugError,
-    7: SMDebugNotImplementedError, 8: SMDebugRuntimeError, 9: SMDebugRuntimeError,
-    10: SMDebugRuntimeError, 11: TensorUnavailableForStep, 12: TensorUnavailable,
-    13: StepUnavailable, 14: StepNotYetAvailable, 15: NoMoreData, 16: MissingCollectionFiles,
-    17: ShapeUnavailableForStep, 18: InvalidWorker, 19: RuleEvaluationConditionMet,
-    20: SMDebugRuntimeError, 21: SMDebugRuntimeError,
+    _smd.SMD_E_INVALID_ARGUMENT: SMDebugValueError,
+    _smd.SMD_E_NOT_FOUND: FileNotFoundSMDebugError,
+    _smd.SMD_E_CORRUPT: IndexReaderException,
+    _smd.SMD_E_OUT_OF_MEMORY: OutOfMemorySMDebugError,
+    _smd.SMD_E_UNSUPPORTED: SMDebugNotImplementedError,
+    _smd.SMD_E_TENSOR_UNAVAILABLE_FOR_STEP: TensorUnavailableForStep,
+    _smd.SMD_E_TENSOR_UNAVAILABLE: TensorUnavailable,
+    _smd.SMD_E_STEP_UNAVAILABLE: StepUnavailable,
+    _smd.SMD_E_STEP_NOT_YET_AVAILABLE: StepNotYetAvailable,
+    _smd.SMD_E_NO_MORE_DATA: NoMoreData,
+    _smd.SMD_E_MISSING_COLLECTION_FILES: MissingCollectionFiles,
+    _smd.SMD_E_SHAPE_UNAVAILABLE_FOR_STEP: ShapeUnavailableForStep,
+    _smd.SMD_E_INVALID_WORKER: InvalidWorker,
+    _smd.SMD_E_RULE_CONDITION_MET: RuleEvaluationConditionMet,
 }
 
 
@@ -192,7 +190,8 @@ def _from_code(code, message):
     exc = cls.__new__(cls)
     Exception.__init__(exc, message)
     exc.msg = message
-    exc.code = _CODE_NAMES.get(code, f"SMD_E_UNKNOWN({code})")
+    name = _smd.smd_code_name(code)  # the C library's name of the code
+    exc.code = name if name != "SMD_E_UNKNOWN" else f"SMD_E_UNKNOWN({code})"
     return exc
 
 

@@ -111,6 +111,7 @@ extern "C" {
     pub fn smd_rule_context_end_rule(ctx: *mut smd_rule_context);
     pub fn smd_rule_context_fail(ctx: *mut smd_rule_context, err: *mut smd_error) -> c_int;
     pub fn smd_rule_context_fail_with(ctx: *mut smd_rule_context, code: smd_code, message: *const c_char) -> c_int;
+    pub fn smd_code_skips_rule_step(code: smd_code) -> bool;
     pub fn smd_rule_create_builtin(name: *const c_char, base: *mut smd_trial, others: *const *mut smd_trial, n_others: usize, keys: *const *const c_char, values: *const *const c_char, n_params: usize, out: *mut *mut smd_rule) -> *mut smd_error;
     pub fn smd_rule_builtin_names(out: *mut smd_strarray) -> *mut smd_error;
     pub fn smd_rule_builtin_params(name: *const c_char, names_out: *mut smd_strarray, defaults_out: *mut smd_strarray, help_out: *mut smd_strarray) -> *mut smd_error;

@@ -119,6 +119,13 @@ impl ErrorKind {
         // SAFETY: smd_code_name returns a static string for every value.
         unsafe { CStr::from_ptr(sys::smd_code_name(self.code())) }.to_str().unwrap_or("SMD_E_UNKNOWN")
     }
+
+    /// Whether a custom rule failing with this kind skips the step (the data is absent:
+    /// `TensorUnavailableForStep`, `TensorUnavailable`, `StepUnavailable`) instead of ending the
+    /// invocation; the C library's policy.
+    pub fn skips_rule_step(self) -> bool {
+        unsafe { sys::smd_code_skips_rule_step(self.code()) }
+    }
 }
 
 /// An error of the smd library (or of this binding's argument checks).

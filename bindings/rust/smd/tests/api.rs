@@ -12,6 +12,15 @@ fn error_kinds_round_trip_every_code() {
         assert!(k.name().starts_with("SMD_E_"), "{}", k.name());
     }
     assert_eq!(ErrorKind::NotFound.name(), "SMD_E_NOT_FOUND");
+    let skipping: Vec<i32> = (0..=22).filter(|&c| ErrorKind::from_code(c).skips_rule_step()).collect();
+    assert_eq!(
+        skipping,
+        vec![
+            ErrorKind::TensorUnavailableForStep.code(),
+            ErrorKind::TensorUnavailable.code(),
+            ErrorKind::StepUnavailable.code()
+        ]
+    );
     assert_eq!(ErrorKind::from_code(99), ErrorKind::Other(99));
     let e = smd::Error::new(ErrorKind::Io, "disk full");
     assert_eq!(e.to_string(), "SMD_E_IO: disk full");

@@ -20,16 +20,14 @@ import smd._framework as _fw
 from smd.collection_keys import CollectionKeys
 from smd.pytorch import _device
 
-# torch dtype -> smd dtype (TensorFlow DataType numbers) and the numpy dtype of the view passed to
-# smd; bfloat16 has no numpy dtype and travels as its 16-bit pattern.
-_DTYPES = {
-    torch.float32: 1, torch.float64: 2, torch.int32: 3, torch.uint8: 4, torch.int16: 5,
-    torch.int8: 6, torch.complex64: 8, torch.int64: 9, torch.bool: 10, torch.complex128: 18,
-    torch.float16: 19, torch.bfloat16: 14,
-}
-for _name, _code in (("uint16", 17), ("uint32", 22), ("uint64", 23)):
-    if hasattr(torch, _name):
-        _DTYPES[getattr(torch, _name)] = _code
+# torch dtype -> smd dtype, by the C library's names of its dtypes ("float32" is torch.float32;
+# torch's unsigned types past uint8 exist in recent releases only). The numpy dtype of the view
+# passed to smd follows from it; bfloat16 has no numpy dtype and travels as its 16-bit pattern.
+_DTYPES = {}
+for _code in (getattr(_smd, _n) for _n in dir(_smd) if _n.startswith("SMD_DTYPE_")):
+    _torch_dtype = getattr(torch, _smd.smd_dtype_name(_code) or "", None)
+    if isinstance(_torch_dtype, torch.dtype):
+        _DTYPES[_torch_dtype] = _code
 
 INPUT_SUFFIX = "_input_"
 OUTPUT_SUFFIX = "_output_"

@@ -9,9 +9,8 @@ from smd import smdc as _smd
 from smd import exceptions as E
 from smd.rules.action import Actions
 
-# Python exceptions a rule raises -> smd codes; the invoker skips the step for the first three,
-# as smdebug's invoker does.
-_SKIP_CODES = {E.TensorUnavailableForStep: 11, E.TensorUnavailable: 12, E.StepUnavailable: 13}
+# The class of each smd code (smd.exceptions), read backwards: a rule's exception -> its code.
+_CLASS_CODES = {cls: code for code, cls in E._CODE_CLASSES.items()}
 
 Finding = namedtuple("Finding", "rule step tensor trial message line")
 Finding.__doc__ = """One reason a rule's condition was met: the rule's name, the global step, the
@@ -19,16 +18,23 @@ tensor to blame ("" when none), the index of its trial (0: the base trial, i: ot
 a message, and the one-line text smd writes to a message file."""
 
 # smd_rule_end -> the name of why the last invocation stopped.
-_END_REASONS = {0: "none", 1: "end_step", 2: "no_more_data", 3: "end_of_rule", 4: "condition_met", 5: "error"}
+_END_REASONS = {_smd.SMD_RULE_END_NONE: "none", _smd.SMD_RULE_END_STEP: "end_step",
+                _smd.SMD_RULE_END_NO_MORE_DATA: "no_more_data", _smd.SMD_RULE_END_OF_RULE: "end_of_rule",
+                _smd.SMD_RULE_END_CONDITION_MET: "condition_met", _smd.SMD_RULE_END_ERROR: "error"}
 
 
 def _code_of(exc):
-    for cls, code in _SKIP_CODES.items():
-        if isinstance(exc, cls):
+    """The code handed to smd's invoker for a rule's exception: the code of its class when the
+    C library says that code skips the step (smdebug's TensorUnavailableForStep,
+    TensorUnavailable, StepUnavailable), else INVALID_ARGUMENT for a rule lacking information, else
+    INTERNAL (the invocation ends and the exception is raised again)."""
+    for cls in type(exc).__mro__:
+        code = _CLASS_CODES.get(cls)
+        if code is not None and _smd.smd_code_skips_rule_step(code):
             return code
     if isinstance(exc, E.InsufficientInformationForRuleInvocation):
-        return 2
-    return 1
+        return _smd.SMD_E_INVALID_ARGUMENT
+    return _smd.SMD_E_INTERNAL
 
 
 def _check_trial(name, trial):

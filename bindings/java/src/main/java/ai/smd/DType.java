@@ -2,16 +2,20 @@ package ai.smd;
 
 /** Element types, with TensorFlow's DataType numbers (what the files store). */
 public enum DType {
-  FLOAT32(1, 4), FLOAT64(2, 8), INT32(3, 4), UINT8(4, 1), INT16(5, 2), INT8(6, 1), STRING(7, 0),
-  COMPLEX64(8, 8), INT64(9, 8), BOOL(10, 1), BFLOAT16(14, 2), UINT16(17, 2), COMPLEX128(18, 16),
-  FLOAT16(19, 2), UINT32(22, 4), UINT64(23, 8);
+  FLOAT32(smd_dtype.SMD_DTYPE_FLOAT32), FLOAT64(smd_dtype.SMD_DTYPE_FLOAT64),
+  INT32(smd_dtype.SMD_DTYPE_INT32), UINT8(smd_dtype.SMD_DTYPE_UINT8),
+  INT16(smd_dtype.SMD_DTYPE_INT16), INT8(smd_dtype.SMD_DTYPE_INT8),
+  STRING(smd_dtype.SMD_DTYPE_STRING), COMPLEX64(smd_dtype.SMD_DTYPE_COMPLEX64),
+  INT64(smd_dtype.SMD_DTYPE_INT64), BOOL(smd_dtype.SMD_DTYPE_BOOL),
+  BFLOAT16(smd_dtype.SMD_DTYPE_BFLOAT16), UINT16(smd_dtype.SMD_DTYPE_UINT16),
+  COMPLEX128(smd_dtype.SMD_DTYPE_COMPLEX128), FLOAT16(smd_dtype.SMD_DTYPE_FLOAT16),
+  UINT32(smd_dtype.SMD_DTYPE_UINT32), UINT64(smd_dtype.SMD_DTYPE_UINT64);
 
   final int value;
-  final int size;
+  private volatile int size = -1; // the C library's smd_dtype_size, asked once
 
-  DType(int value, int size) {
+  DType(int value) {
     this.value = value;
-    this.size = size;
   }
 
   /** The C ABI's (TensorFlow's) number. */
@@ -21,7 +25,12 @@ public enum DType {
 
   /** Bytes per element (0 for STRING). */
   public int size() {
-    return size;
+    int s = size;
+    if (s < 0) {
+      Native.load();
+      size = s = (int) SmdNative.smd_dtype_size(value);
+    }
+    return s;
   }
 
   /** numpy's name: "float32", "bool", "str", ... */

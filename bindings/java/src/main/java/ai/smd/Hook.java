@@ -157,9 +157,9 @@ public final class Hook extends NativeObject<smd_hook> implements AutoCloseable 
     if (dtype == DType.STRING) throw new IllegalArgumentException("strings are saved with saveStrings");
     int pos = data.position();
     int len = data.remaining();
-    if (len % dtype.size != 0 || elements(shape) * dtype.size != len) {
+    if (len % dtype.size() != 0 || elements(shape) * dtype.size() != len) {
       throw new IllegalArgumentException("shape " + Arrays.toString(shape) + " of " + dtype + " needs "
-          + elements(shape) * dtype.size + " bytes but the buffer has " + len + " remaining");
+          + elements(shape) * dtype.size() + " bytes but the buffer has " + len + " remaining");
     }
     SmdNative.smd_java_save_buffer(p(), nameBytes(name), dtype.value, shape, data, pos, len, colls(collections));
   }
@@ -195,7 +195,7 @@ public final class Hook extends NativeObject<smd_hook> implements AutoCloseable 
     requireNonNull(name, "tensor name");
     requireNonNull(data, "tensor data");
     checkCount(shape, length, what);
-    SmdNative.smd_java_save_array(p(), nameBytes(name), dtype.value, shape, data, dtype.size, colls(collections));
+    SmdNative.smd_java_save_array(p(), nameBytes(name), dtype.value, shape, data, dtype.size(), colls(collections));
   }
 
   /** Saves "scalar/&lt;name&gt;" (float64) in the current step, whatever the save configuration. */

@@ -2,7 +2,8 @@ package ai.smd;
 
 /** smdebug's ModeKeys, with their values. {@link #ALL} only in save-configuration setters. */
 public enum Mode {
-  ALL(0), TRAIN(1), EVAL(2), PREDICT(3), GLOBAL(4);
+  ALL(smd_mode.SMD_MODE_ALL), TRAIN(smd_mode.SMD_MODE_TRAIN), EVAL(smd_mode.SMD_MODE_EVAL),
+  PREDICT(smd_mode.SMD_MODE_PREDICT), GLOBAL(smd_mode.SMD_MODE_GLOBAL);
 
   final int value;
 

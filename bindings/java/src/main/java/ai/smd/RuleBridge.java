@@ -36,7 +36,7 @@ final class RuleBridge {
 
   private int fail(RuleContext ctx, Throwable t) {
     int code = t instanceof SmdException ? ((SmdException) t).code() : SmdException.INTERNAL;
-    if (!(t instanceof TensorUnavailableForStep || t instanceof TensorUnavailable || t instanceof StepUnavailable)) {
+    if (!SmdNative.smd_code_skips_rule_step(code)) { // the C library's policy: these codes skip the step
       thrown = t;
     }
     String msg = t.getMessage() != null ? t.getMessage() : t.toString();

@@ -13,28 +13,28 @@ import java.nio.charset.StandardCharsets;
  * {@link IllegalStateException} and {@link IllegalArgumentException}.
  */
 public class SmdException extends Exception {
-  /** smd_code values (stable; new ones are only ever added). */
-  public static final int INTERNAL = 1;
-  public static final int INVALID_ARGUMENT = 2;
-  public static final int NOT_FOUND = 3;
-  public static final int IO = 4;
-  public static final int CORRUPT = 5;
-  public static final int OUT_OF_MEMORY = 6;
-  public static final int UNSUPPORTED = 7;
-  public static final int INVALID_STATE = 8;
-  public static final int ALREADY_EXISTS = 9;
-  public static final int CANCELLED = 10;
-  public static final int TENSOR_UNAVAILABLE_FOR_STEP = 11;
-  public static final int TENSOR_UNAVAILABLE = 12;
-  public static final int STEP_UNAVAILABLE = 13;
-  public static final int STEP_NOT_YET_AVAILABLE = 14;
-  public static final int NO_MORE_DATA = 15;
-  public static final int MISSING_COLLECTION_FILES = 16;
-  public static final int SHAPE_UNAVAILABLE_FOR_STEP = 17;
-  public static final int INVALID_WORKER = 18;
-  public static final int RULE_CONDITION_MET = 19;
-  public static final int HTTP = 20;
-  public static final int AUTH = 21;
+  /** smd_code values (stable; new ones are only ever added), the C header's own. */
+  public static final int INTERNAL = smd_code.SMD_E_INTERNAL;
+  public static final int INVALID_ARGUMENT = smd_code.SMD_E_INVALID_ARGUMENT;
+  public static final int NOT_FOUND = smd_code.SMD_E_NOT_FOUND;
+  public static final int IO = smd_code.SMD_E_IO;
+  public static final int CORRUPT = smd_code.SMD_E_CORRUPT;
+  public static final int OUT_OF_MEMORY = smd_code.SMD_E_OUT_OF_MEMORY;
+  public static final int UNSUPPORTED = smd_code.SMD_E_UNSUPPORTED;
+  public static final int INVALID_STATE = smd_code.SMD_E_INVALID_STATE;
+  public static final int ALREADY_EXISTS = smd_code.SMD_E_ALREADY_EXISTS;
+  public static final int CANCELLED = smd_code.SMD_E_CANCELLED;
+  public static final int TENSOR_UNAVAILABLE_FOR_STEP = smd_code.SMD_E_TENSOR_UNAVAILABLE_FOR_STEP;
+  public static final int TENSOR_UNAVAILABLE = smd_code.SMD_E_TENSOR_UNAVAILABLE;
+  public static final int STEP_UNAVAILABLE = smd_code.SMD_E_STEP_UNAVAILABLE;
+  public static final int STEP_NOT_YET_AVAILABLE = smd_code.SMD_E_STEP_NOT_YET_AVAILABLE;
+  public static final int NO_MORE_DATA = smd_code.SMD_E_NO_MORE_DATA;
+  public static final int MISSING_COLLECTION_FILES = smd_code.SMD_E_MISSING_COLLECTION_FILES;
+  public static final int SHAPE_UNAVAILABLE_FOR_STEP = smd_code.SMD_E_SHAPE_UNAVAILABLE_FOR_STEP;
+  public static final int INVALID_WORKER = smd_code.SMD_E_INVALID_WORKER;
+  public static final int RULE_CONDITION_MET = smd_code.SMD_E_RULE_CONDITION_MET;
+  public static final int HTTP = smd_code.SMD_E_HTTP;
+  public static final int AUTH = smd_code.SMD_E_AUTH;
 
   private final int code;
 

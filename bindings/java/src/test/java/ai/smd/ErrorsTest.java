@@ -75,6 +75,30 @@ class ErrorsTest {
   }
 
   @Test
+  void constantsAndTheRuleSkipPolicyAreTheCLibrarys() throws Exception {
+    // every public code constant is named, by the C library, after the constant itself
+    int n = 0;
+    for (java.lang.reflect.Field f : SmdException.class.getFields()) {
+      if (f.getType() != int.class) continue;
+      assertEquals("SMD_E_" + f.getName(), SmdException.of(f.getInt(null), "m").codeName());
+      n++;
+    }
+    assertEquals(21, n);
+    for (DType d : DType.values()) {
+      assertEquals(d, DType.fromName(d.numpyName()));
+    }
+    assertEquals(4, DType.FLOAT32.size());
+    assertEquals(2, DType.BFLOAT16.size());
+    assertEquals(0, DType.STRING.size());
+    // the codes that make a rule skip a step: asked of the C library (the bridge does the same)
+    for (int c = 0; c <= SmdException.AUTH; c++) {
+      boolean skips = c == SmdException.TENSOR_UNAVAILABLE_FOR_STEP
+          || c == SmdException.TENSOR_UNAVAILABLE || c == SmdException.STEP_UNAVAILABLE;
+      assertEquals(skips, SmdNative.smd_code_skips_rule_step(c), "code " + c);
+    }
+  }
+
+  @Test
   void badArgumentsAreJavaExceptions() throws Exception {
     try (Hook h = Hook.create(tmp.resolve("bad").toString())) {
       h.beginStep();
