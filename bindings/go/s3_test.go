@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -113,8 +114,85 @@ func TestS3SettingsBadInput(t *testing.T) {
 	if strings.Contains(err.Error(), "zzq") || strings.Contains(err.Error(), "qqz") {
 		t.Fatalf("the error shows the secret key: %v", err)
 	}
-	must(t, opts.SetS3(S3Settings{Endpoint: "http://127.0.0.1:9000", Region: "eu-west-1", AddressingStyle: "virtual"}))
+	must(t, opts.SetS3(S3Settings{Endpoint: "http://127.0.0.1:9000", Region: "eu-west-1", AddressingStyle: "virtual",
+		MaxAttempts: 3, Backoff: 100 * time.Millisecond, StallTimeout: time.Minute}))
+	must(t, opts.SetS3(S3Settings{})) // back to the AWS configuration chain
 	opts.Close()
 	mustCode(t, opts.SetS3(S3Settings{}), ErrClosed)
 	mustCode(t, opts.SetFsync(true), ErrClosed)
+}
+
+// badS3Settings are refused by the storage options object the binding builds from them, whichever
+// part of smd takes it.
+var badS3Settings = []struct {
+	name string
+	s    S3Settings
+}{
+	{"ftp endpoint", S3Settings{Endpoint: "ftp://x"}},
+	{"sideways addressing", S3Settings{AddressingStyle: "sideways"}},
+	{"key id without secret", S3Settings{AccessKeyID: "id"}},
+	{"secret without key id", S3Settings{SecretAccessKey: "secret"}},
+	{"token without keys", S3Settings{SessionToken: "tok"}},
+	{"negative attempts", S3Settings{MaxAttempts: -1}},
+	{"negative backoff", S3Settings{Backoff: -time.Millisecond}},
+	{"negative stall timeout", S3Settings{StallTimeout: -time.Microsecond}},
+	{"attempts beyond int32", S3Settings{MaxAttempts: 1 << 40}},
+	{"backoff beyond int32 ms", S3Settings{Backoff: 1 << 62}},
+}
+
+func TestS3SettingsRejectedEverywhere(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range badS3Settings {
+		t.Run(c.name, func(t *testing.T) {
+			opts, err := NewHookOptions()
+			must(t, err)
+			defer opts.Close()
+			mustCode(t, opts.SetS3(c.s), ErrInvalidArgument)
+			s := c.s
+			_, err = OpenTrial(dir, &TrialOptions{S3: &s})
+			mustCode(t, err, ErrInvalidArgument)
+			_, err = NewTensorBoardWriter(filepath.Join(dir, "tb"), c.s)
+			mustCode(t, err, ErrInvalidArgument)
+		})
+	}
+}
+
+func TestTensorBoardWriterTakesS3Settings(t *testing.T) {
+	// A local folder ignores the settings, which are still checked.
+	dir := t.TempDir()
+	w, err := NewTensorBoardWriter(dir, S3Settings{Endpoint: "http://127.0.0.1:1", Region: "eu-west-1",
+		AccessKeyID: "id", SecretAccessKey: "secret", MaxAttempts: 2, Backoff: time.Microsecond, StallTimeout: time.Second})
+	must(t, err)
+	must(t, w.AddScalar(0, ModeTrain, time.Time{}, "loss", 0.5))
+	must(t, w.Close())
+	if files, _ := filepath.Glob(filepath.Join(dir, "TRAIN", "*.tfevents")); len(files) != 1 {
+		t.Fatalf("event files %v, want one", files)
+	}
+	_, err = NewTensorBoardWriter(dir, S3Settings{}, S3Settings{})
+	mustCode(t, err, ErrInvalidArgument)
+}
+
+func TestS3TensorBoardWriterWithSettings(t *testing.T) {
+	s, uri := s3Server(t)
+	w, err := NewTensorBoardWriter(uri+"/tb", s)
+	must(t, err)
+	must(t, w.AddScalar(0, ModeTrain, time.Time{}, "loss", 0.5))
+	must(t, w.Close())
+
+	// The settings are what reaches the server: a wrong secret is refused by the first request
+	// (when the first record is written, or at the latest when the event file is uploaded at
+	// Close), an authentication error that does not show the secret.
+	bad := s
+	bad.SecretAccessKey = "wrong-secret-" + s.SecretAccessKey
+	bad.MaxAttempts = 1
+	w, err = NewTensorBoardWriter(uri+"/tb-bad", bad)
+	must(t, err)
+	err = w.AddScalar(0, ModeTrain, time.Time{}, "loss", 0.5)
+	if closeErr := w.Close(); err == nil {
+		err = closeErr
+	}
+	mustCode(t, err, ErrAuth)
+	if strings.Contains(err.Error(), bad.SecretAccessKey) {
+		t.Fatalf("the error shows the secret key: %v", err)
+	}
 }

@@ -19,14 +19,27 @@ type TensorBoardWriter struct {
 	p  *C.smd_tensorboard_writer
 }
 
-// NewTensorBoardWriter creates a writer of the log folder dir (created with the first file).
-func NewTensorBoardWriter(dir string) (*TensorBoardWriter, error) {
+// NewTensorBoardWriter creates a writer of the log folder dir (created with the first file), or of
+// s3://bucket/prefix (each event file becomes an object when the writer is closed). s3, at most
+// one, says how to reach an s3:// folder; without it everything comes from the AWS configuration
+// chain. Local folders ignore it.
+func NewTensorBoardWriter(dir string, s3 ...S3Settings) (*TensorBoardWriter, error) {
 	cs, err := cstr("tensorboard dir", dir)
 	if err != nil {
 		return nil, err
 	}
+	var settings *S3Settings
+	switch len(s3) {
+	case 0:
+	case 1:
+		settings = &s3[0]
+	default:
+		return nil, argErr("NewTensorBoardWriter takes at most one S3Settings, got %d", len(s3))
+	}
 	w := &TensorBoardWriter{}
-	if err := takeErr(C.smd_tensorboard_writer_create(cs, &w.p)); err != nil {
+	if err := withStorage(settings, func(sp *C.smd_storage_options) *C.smd_error {
+		return C.smd_tensorboard_writer_create(cs, sp, &w.p)
+	}); err != nil {
 		return nil, err
 	}
 	runtime.SetFinalizer(w, func(w *TensorBoardWriter) {

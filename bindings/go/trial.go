@@ -71,7 +71,7 @@ func (o *TrialOptions) build() (*C.smd_trial_options, error) {
 			}
 		}
 		if o.S3 != nil {
-			return o.S3.apply(trialS3Setters(p))
+			return withStorage(o.S3, func(sp *C.smd_storage_options) *C.smd_error { return C.smd_trial_options_set_storage(p, sp) })
 		}
 		return nil
 	}()

@@ -305,6 +305,7 @@ static int smd_java_holder_ok(JNIEnv *jenv, jarray a) {
   { jlong p = (jlong)(intptr_t)tmp$argnum; (*jenv)->SetLongArrayRegion(jenv, $input, 0, 1, &p); }
 %}
 %enddef
+SMD_JAVA_HANDLE_OUT(smd_storage_options)
 SMD_JAVA_HANDLE_OUT(smd_trial)
 SMD_JAVA_HANDLE_OUT(smd_trial_options)
 SMD_JAVA_HANDLE_OUT(smd_tensor_filter)

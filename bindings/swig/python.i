@@ -120,6 +120,7 @@ static PyObject *smd_py_str_list(const smd_strarray *a) {
       SWIG_NewPointerObj(SWIG_as_voidptr(*$1), $*1_descriptor, SWIG_POINTER_OWN));
 }
 %enddef
+SMD_HANDLE_OUT(smd_storage_options)
 SMD_HANDLE_OUT(smd_trial)
 SMD_HANDLE_OUT(smd_trial_options)
 SMD_HANDLE_OUT(smd_tensor_filter)

@@ -24,6 +24,7 @@ struct TYPE {};
 }
 %enddef
 
+SMD_OWNED_HANDLE(smd_storage_options, smd_storage_options_free)
 SMD_OWNED_HANDLE(smd_trial, smd_trial_free)
 SMD_OWNED_HANDLE(smd_trial_options, smd_trial_options_free)
 SMD_OWNED_HANDLE(smd_tensor_filter, smd_tensor_filter_free)
@@ -50,6 +51,7 @@ struct smd_rule_context {};
 %ignore smd_strarray_free;
 %ignore smd_strarray;
 %ignore smd_value_array_free;
+%ignore smd_storage_options_free;
 %ignore smd_trial_free;
 %ignore smd_trial_options_free;
 %ignore smd_tensor_filter_free;
@@ -93,6 +95,7 @@ struct smd_rule_context {};
 #define SMD_MUST_USE
 
 %include "smd/common.h"
+%include "smd/storage.h" /* before trial.h and hook.h, which take its options */
 %include "smd/trial.h"
 %include "smd/tensor.h"
 %include "smd/hook.h"

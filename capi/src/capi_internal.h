@@ -24,7 +24,7 @@ smd_error* MakeError(smd_code code, std::string message) noexcept;
 smd_error* OutOfMemoryError() noexcept;
 smd_error* FromStatus(const Status& st) noexcept;
 
-// The S3 settings of hook and trial options (smd_*_options_set_s3_*). `which` is one of
+// The S3 settings of smd_storage_options (smd_storage_options_set_s3_*). `which` is one of
 // "endpoint", "region", "profile", "addressing_style", "ca_bundle"; NULL or "" unsets it.
 smd_error* SetS3Setting(io::StorageOptions* o, const char* which, const char* value);
 smd_error* SetS3Credentials(io::StorageOptions* o, const char* access_key_id,
@@ -36,6 +36,11 @@ void FillStrArray(const std::vector<std::string>& in, smd_strarray* out);
 int64_t* DupInt64s(const std::vector<int64_t>& v);
 
 }  // namespace smd::capi
+
+// What smd_storage_options holds: the settings every storage the library opens takes.
+struct smd_storage_options {
+  smd::io::StorageOptions opts;
+};
 
 // Every exported function that returns smd_error* has its body between these two.
 #define SMD_CAPI_BEGIN try {

@@ -385,48 +385,11 @@ smd_error* smd_hook_options_set_tensorboard_dir(smd_hook_options* options, const
   SMD_CAPI_END
 }
 
-smd_error* smd_hook_options_set_s3_endpoint(smd_hook_options* options, const char* endpoint) noexcept {
-  SMD_CAPI_BEGIN
-  SMD_CHECK_ARG(options != nullptr, "options is NULL");
-  return smd::capi::SetS3Setting(&options->opts.storage, "endpoint", endpoint);
-  SMD_CAPI_END
-}
-
-smd_error* smd_hook_options_set_s3_region(smd_hook_options* options, const char* region) noexcept {
-  SMD_CAPI_BEGIN
-  SMD_CHECK_ARG(options != nullptr, "options is NULL");
-  return smd::capi::SetS3Setting(&options->opts.storage, "region", region);
-  SMD_CAPI_END
-}
-
-smd_error* smd_hook_options_set_s3_profile(smd_hook_options* options, const char* profile) noexcept {
-  SMD_CAPI_BEGIN
-  SMD_CHECK_ARG(options != nullptr, "options is NULL");
-  return smd::capi::SetS3Setting(&options->opts.storage, "profile", profile);
-  SMD_CAPI_END
-}
-
-smd_error* smd_hook_options_set_s3_addressing_style(smd_hook_options* options, const char* style) noexcept {
-  SMD_CAPI_BEGIN
-  SMD_CHECK_ARG(options != nullptr, "options is NULL");
-  return smd::capi::SetS3Setting(&options->opts.storage, "addressing_style", style);
-  SMD_CAPI_END
-}
-
-smd_error* smd_hook_options_set_s3_ca_bundle(smd_hook_options* options, const char* path) noexcept {
-  SMD_CAPI_BEGIN
-  SMD_CHECK_ARG(options != nullptr, "options is NULL");
-  return smd::capi::SetS3Setting(&options->opts.storage, "ca_bundle", path);
-  SMD_CAPI_END
-}
-
-smd_error* smd_hook_options_set_s3_credentials(smd_hook_options* options, const char* access_key_id,
-                                       const char* secret_access_key,
-                                       const char* session_token) noexcept {
-  SMD_CAPI_BEGIN
-  SMD_CHECK_ARG(options != nullptr, "options is NULL");
-  return smd::capi::SetS3Credentials(&options->opts.storage, access_key_id, secret_access_key,
-                                     session_token);
+smd_error* smd_hook_options_set_storage(smd_hook_options* options,
+                                        const smd_storage_options* storage) noexcept {
+  SMD_OPTIONS_SETTER_BEGIN
+  options->opts.storage = storage != nullptr ? storage->opts : smd::io::StorageOptions();
+  return nullptr;
   SMD_CAPI_END
 }
 

@@ -44,12 +44,14 @@ smd_error* CheckCommon(const smd_tensorboard_writer* w, smd_mode mode, const cha
 
 extern "C" {
 
-smd_error* smd_tensorboard_writer_create(const char* dir, smd_tensorboard_writer** out) noexcept {
+smd_error* smd_tensorboard_writer_create(const char* dir, const smd_storage_options* storage,
+                                         smd_tensorboard_writer** out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(dir != nullptr && dir[0] != '\0', "dir is NULL or empty");
   SMD_CHECK_ARG(out != nullptr, "out is NULL");
   auto w = std::make_unique<smd_tensorboard_writer>();
-  w->files = std::make_unique<smd::tensorboard::EventFileSet>(dir);
+  w->files = std::make_unique<smd::tensorboard::EventFileSet>(
+      dir, storage != nullptr ? storage->opts : smd::io::StorageOptions());
   *out = w.release();
   return nullptr;
   SMD_CAPI_END

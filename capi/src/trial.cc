@@ -88,48 +88,12 @@ smd_error* smd_trial_options_set_cache_bytes(smd_trial_options* options, size_t 
   SMD_CAPI_END
 }
 
-smd_error* smd_trial_options_set_s3_endpoint(smd_trial_options* options, const char* endpoint) noexcept {
+smd_error* smd_trial_options_set_storage(smd_trial_options* options,
+                                         const smd_storage_options* storage) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(options != nullptr, "options is NULL");
-  return smd::capi::SetS3Setting(&options->options.storage, "endpoint", endpoint);
-  SMD_CAPI_END
-}
-
-smd_error* smd_trial_options_set_s3_region(smd_trial_options* options, const char* region) noexcept {
-  SMD_CAPI_BEGIN
-  SMD_CHECK_ARG(options != nullptr, "options is NULL");
-  return smd::capi::SetS3Setting(&options->options.storage, "region", region);
-  SMD_CAPI_END
-}
-
-smd_error* smd_trial_options_set_s3_profile(smd_trial_options* options, const char* profile) noexcept {
-  SMD_CAPI_BEGIN
-  SMD_CHECK_ARG(options != nullptr, "options is NULL");
-  return smd::capi::SetS3Setting(&options->options.storage, "profile", profile);
-  SMD_CAPI_END
-}
-
-smd_error* smd_trial_options_set_s3_addressing_style(smd_trial_options* options, const char* style) noexcept {
-  SMD_CAPI_BEGIN
-  SMD_CHECK_ARG(options != nullptr, "options is NULL");
-  return smd::capi::SetS3Setting(&options->options.storage, "addressing_style", style);
-  SMD_CAPI_END
-}
-
-smd_error* smd_trial_options_set_s3_ca_bundle(smd_trial_options* options, const char* path) noexcept {
-  SMD_CAPI_BEGIN
-  SMD_CHECK_ARG(options != nullptr, "options is NULL");
-  return smd::capi::SetS3Setting(&options->options.storage, "ca_bundle", path);
-  SMD_CAPI_END
-}
-
-smd_error* smd_trial_options_set_s3_credentials(smd_trial_options* options, const char* access_key_id,
-                                       const char* secret_access_key,
-                                       const char* session_token) noexcept {
-  SMD_CAPI_BEGIN
-  SMD_CHECK_ARG(options != nullptr, "options is NULL");
-  return smd::capi::SetS3Credentials(&options->options.storage, access_key_id, secret_access_key,
-                                     session_token);
+  options->options.storage = storage != nullptr ? storage->opts : smd::io::StorageOptions();
+  return nullptr;
   SMD_CAPI_END
 }
 
@@ -281,13 +245,13 @@ smd_error* smd_trial_global_step(const smd_trial* trial, int64_t mode_step, smd_
   SMD_CAPI_END
 }
 
-smd_error* smd_s3_uploads_in_progress(const char* uri, const smd_trial_options* options,
+smd_error* smd_s3_uploads_in_progress(const char* uri, const smd_storage_options* storage_options,
                                       bool abort_them, smd_strarray* out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(uri != nullptr, "uri is NULL");
   SMD_CHECK_ARG(out != nullptr, "out is NULL");
   const smd::io::StorageOptions storage =
-      options != nullptr ? options->options.storage : smd::io::StorageOptions();
+      storage_options != nullptr ? storage_options->opts : smd::io::StorageOptions();
   auto r = smd::io::S3UploadsInProgress(uri, storage, abort_them);
   if (!r.ok()) return smd::capi::FromStatus(r.status());
   std::vector<std::string> lines;

@@ -33,10 +33,11 @@ std::string EventFileRelPath(Mode mode, int64_t step, std::string_view process_t
   return out;
 }
 
-EventFileSet::EventFileSet(std::string dir, std::string process_tag)
+EventFileSet::EventFileSet(std::string dir, const io::StorageOptions& options,
+                           std::string process_tag)
     : dir_(std::move(dir)), process_tag_(std::move(process_tag)) {
   while (dir_.size() > 1 && dir_.back() == '/') dir_.pop_back();
-  Result<std::unique_ptr<io::Storage>> storage = io::OpenStorage(dir_);
+  Result<std::unique_ptr<io::Storage>> storage = io::OpenStorage(dir_, options);
   if (storage.ok()) {
     storage_ = std::move(storage).value();
     dir_ = storage_->root();

@@ -16,6 +16,7 @@
 
 #include "impl/core/mode.h"
 #include "impl/core/status.h"
+#include "impl/storage/open.h"
 #include "impl/storage/storage.h"
 
 namespace smd::tensorboard {
@@ -33,7 +34,8 @@ class EventFileSet {
  public:
   // The log folder `dir` (any root io::OpenStorage takes), created (with its parents) when the
   // first file is. A root OpenStorage refuses makes every Append fail with its error.
-  explicit EventFileSet(std::string dir, std::string process_tag = ProcessTag());
+  explicit EventFileSet(std::string dir, const io::StorageOptions& options = {},
+                        std::string process_tag = ProcessTag());
   // The log folder `prefix` ("" or ending in '/') of a storage (the hook writes
   // <out_dir>/tensorboard through the trial's storage).
   EventFileSet(std::shared_ptr<io::Storage> storage, std::string prefix,

@@ -61,7 +61,7 @@ int main(int argc, char **argv) {
     }
   }
   smd_tensorboard_writer *w = NULL;
-  check(smd_tensorboard_writer_create(argv[1], &w));
+  check(smd_tensorboard_writer_create(argv[1], NULL, &w));
   double *t = malloc(sizeof(double) * (size_t)repeats);
   for (int r = 0; r < repeats; ++r) {
     bool written = false;

@@ -71,14 +71,34 @@ static void test_option_setters(void) {
   CHECK_ERR(smd_hook_options_set_export_tensorboard(NULL, true), SMD_E_INVALID_ARGUMENT, "options");
   CHECK_ERR(smd_hook_options_set_tensorboard_dir(NULL, "/x"), SMD_E_INVALID_ARGUMENT, "options");
   CHECK_OK(smd_hook_options_set_tensorboard_dir(opts, "s3://bucket/tb"));
-  CHECK_ERR(smd_hook_options_set_s3_endpoint(opts, "ftp://x"), SMD_E_INVALID_ARGUMENT, "ftp://x");
-  CHECK_ERR(smd_hook_options_set_s3_addressing_style(opts, "sideways"), SMD_E_INVALID_ARGUMENT, "sideways");
-  CHECK_ERR(smd_hook_options_set_s3_credentials(opts, "AKID", NULL, NULL), SMD_E_INVALID_ARGUMENT, "secret");
-  CHECK_ERR(smd_hook_options_set_s3_credentials(opts, NULL, NULL, "tok"), SMD_E_INVALID_ARGUMENT, "token");
-  CHECK_ERR(smd_hook_options_set_s3_region(NULL, "x"), SMD_E_INVALID_ARGUMENT, "options");
-  CHECK_OK(smd_hook_options_set_s3_endpoint(opts, "http://127.0.0.1:9"));
-  CHECK_OK(smd_hook_options_set_s3_addressing_style(opts, "virtual"));
-  CHECK_OK(smd_hook_options_set_s3_credentials(opts, NULL, NULL, NULL));
+  {
+    /* one storage-options object, copied by every options object that takes it */
+    smd_storage_options *st = NULL;
+    smd_trial_options *topts = NULL;
+    CHECK_ERR(smd_storage_options_create(NULL), SMD_E_INVALID_ARGUMENT, "out");
+    CHECK_OK(smd_storage_options_create(&st));
+    CHECK_ERR(smd_storage_options_set_s3_endpoint(st, "ftp://x"), SMD_E_INVALID_ARGUMENT, "ftp://x");
+    CHECK_ERR(smd_storage_options_set_s3_addressing_style(st, "sideways"), SMD_E_INVALID_ARGUMENT, "sideways");
+    CHECK_ERR(smd_storage_options_set_s3_credentials(st, "AKID", NULL, NULL), SMD_E_INVALID_ARGUMENT, "secret");
+    CHECK_ERR(smd_storage_options_set_s3_credentials(st, NULL, NULL, "tok"), SMD_E_INVALID_ARGUMENT, "token");
+    CHECK_ERR(smd_storage_options_set_s3_region(NULL, "x"), SMD_E_INVALID_ARGUMENT, "options");
+    CHECK_ERR(smd_storage_options_set_s3_retries(st, -1, 0, 0), SMD_E_INVALID_ARGUMENT, ">= 0");
+    CHECK_ERR(smd_storage_options_set_s3_retries(st, 0, 0, -5), SMD_E_INVALID_ARGUMENT, ">= 0");
+    CHECK_ERR(smd_storage_options_set_s3_retries(NULL, 1, 1, 1), SMD_E_INVALID_ARGUMENT, "options");
+    CHECK_OK(smd_storage_options_set_s3_endpoint(st, "http://127.0.0.1:9"));
+    CHECK_OK(smd_storage_options_set_s3_addressing_style(st, "virtual"));
+    CHECK_OK(smd_storage_options_set_s3_credentials(st, NULL, NULL, NULL));
+    CHECK_OK(smd_storage_options_set_s3_retries(st, 3, 10, 1000));
+    CHECK_ERR(smd_hook_options_set_storage(NULL, st), SMD_E_INVALID_ARGUMENT, "options");
+    CHECK_OK(smd_hook_options_set_storage(opts, st));
+    CHECK_OK(smd_hook_options_set_storage(opts, NULL));
+    CHECK_OK(smd_trial_options_create(&topts));
+    CHECK_ERR(smd_trial_options_set_storage(NULL, st), SMD_E_INVALID_ARGUMENT, "options");
+    CHECK_OK(smd_trial_options_set_storage(topts, st));
+    smd_storage_options_free(st); /* copied: the options keep their own */
+    smd_storage_options_free(NULL);
+    smd_trial_options_free(topts);
+  }
   CHECK_OK(smd_hook_options_set_export_tensorboard(opts, true));
   CHECK_OK(smd_hook_options_set_export_tensorboard(opts, false));
   /* A folder, then NULL: unset again, so this hook exports nothing. */
@@ -235,7 +255,7 @@ static void test_write_errors_surface(void) {
 static void test_writer_files_and_steps(void) {
   const char *dir = scratch_path("writer_tb");
   smd_tensorboard_writer *w = NULL;
-  CHECK_OK(smd_tensorboard_writer_create(dir, &w));
+  CHECK_OK(smd_tensorboard_writer_create(dir, NULL, &w));
   CHECK(count_entries(dir) == -1); /* nothing until the first record */
   const double v[5] = {0.5, -1, 2, NAN, 1e30};
   bool written = false;
@@ -270,16 +290,33 @@ static void test_writer_files_and_steps(void) {
 
 static void test_writer_argument_errors(void) {
   smd_tensorboard_writer *w = NULL;
-  CHECK_ERR(smd_tensorboard_writer_create(NULL, &w), SMD_E_INVALID_ARGUMENT, "dir");
-  CHECK_ERR(smd_tensorboard_writer_create("", &w), SMD_E_INVALID_ARGUMENT, "dir");
+  CHECK_ERR(smd_tensorboard_writer_create(NULL, NULL, &w), SMD_E_INVALID_ARGUMENT, "dir");
+  CHECK_ERR(smd_tensorboard_writer_create("", NULL, &w), SMD_E_INVALID_ARGUMENT, "dir");
   /* An S3 folder is opened with the first record: a bad bucket name fails there, naming it. */
-  CHECK_OK(smd_tensorboard_writer_create("s3://b/p", &w));
+  CHECK_OK(smd_tensorboard_writer_create("s3://b/p", NULL, &w));
   CHECK_ERR(smd_tensorboard_writer_add_scalar(w, 0, SMD_MODE_TRAIN, 0, "t", 1), SMD_E_INVALID_ARGUMENT,
             "s3://b/p");
   smd_tensorboard_writer_free(w);
   w = NULL;
-  CHECK_ERR(smd_tensorboard_writer_create("/x", NULL), SMD_E_INVALID_ARGUMENT, "out");
-  CHECK_OK(smd_tensorboard_writer_create(scratch_path("args_tb"), &w));
+  {
+    /* the writer reaches S3 with the storage options it was given (here: nothing listens) */
+    smd_storage_options *st = NULL;
+    CHECK_OK(smd_storage_options_create(&st));
+    CHECK_OK(smd_storage_options_set_s3_endpoint(st, "http://127.0.0.1:9"));
+    CHECK_OK(smd_storage_options_set_s3_credentials(st, "AKIDEXAMPLE", "not-a-real-secret", NULL));
+    CHECK_OK(smd_storage_options_set_s3_retries(st, 1, 1, 1000));
+    CHECK_OK(smd_tensorboard_writer_create("s3://bucket/tb", st, &w));
+    smd_storage_options_free(st);
+    smd_error *e = smd_tensorboard_writer_add_scalar(w, 0, SMD_MODE_TRAIN, 0, "t", 1);
+    if (e == NULL) e = smd_tensorboard_writer_close(w);
+    CHECK(e != NULL && smd_error_code(e) == SMD_E_IO); /* cannot reach the endpoint */
+    CHECK(e != NULL && strstr(smd_error_message(e), "127.0.0.1:9") != NULL);
+    smd_error_free(e);
+    smd_tensorboard_writer_free(w);
+    w = NULL;
+  }
+  CHECK_ERR(smd_tensorboard_writer_create("/x", NULL, NULL), SMD_E_INVALID_ARGUMENT, "out");
+  CHECK_OK(smd_tensorboard_writer_create(scratch_path("args_tb"), NULL, &w));
   const float x[3] = {1, 2, 3};
   const unsigned char b[2] = {1, 0};
   CHECK_ERR(smd_tensorboard_writer_add_scalar(NULL, 0, SMD_MODE_TRAIN, 0, "t", 1), SMD_E_INVALID_ARGUMENT,
@@ -316,7 +353,7 @@ static void test_writer_io_error_is_sticky(void) {
   char tb[4096];
   snprintf(tb, sizeof tb, "%s/tb", blocker);
   smd_tensorboard_writer *w = NULL;
-  CHECK_OK(smd_tensorboard_writer_create(tb, &w));
+  CHECK_OK(smd_tensorboard_writer_create(tb, NULL, &w));
   CHECK_ERR(smd_tensorboard_writer_add_scalar(w, 0, SMD_MODE_TRAIN, 0, "t", 1), SMD_E_IO, "blocker2");
   CHECK_ERR(smd_tensorboard_writer_add_scalar(w, 5, SMD_MODE_EVAL, 0, "t", 1), SMD_E_IO, "blocker2");
   CHECK_ERR(smd_tensorboard_writer_close(w), SMD_E_IO, "blocker2");

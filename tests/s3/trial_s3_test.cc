@@ -73,24 +73,31 @@ class S3Trial : public ::testing::Test {
     EXPECT_SMD_OK(smd_hook_options_set_num_workers(o, 1));
     EXPECT_SMD_OK(smd_hook_options_set_save_all(o, true));
     EXPECT_SMD_OK(smd_hook_options_set_write_end_marker(o, true));
-    EXPECT_SMD_OK(smd_hook_options_set_s3_endpoint(o, cfg_.endpoint.c_str()));
-    EXPECT_SMD_OK(smd_hook_options_set_s3_region(o, cfg_.region.c_str()));
-    EXPECT_SMD_OK(smd_hook_options_set_s3_addressing_style(o, "path"));
-    EXPECT_SMD_OK(smd_hook_options_set_s3_credentials(o, cfg_.credentials.access_key_id.c_str(),
-                                                      cfg_.credentials.secret_access_key.c_str(),
-                                                      nullptr));
+    smd_storage_options* st = Storage();
+    EXPECT_SMD_OK(smd_hook_options_set_storage(o, st));
+    smd_storage_options_free(st);
     return o;
+  }
+  // The test server's settings, as one storage-options object (the caller frees it).
+  smd_storage_options* Storage() {
+    smd_storage_options* st = nullptr;
+    EXPECT_SMD_OK(smd_storage_options_create(&st));
+    EXPECT_SMD_OK(smd_storage_options_set_s3_endpoint(st, cfg_.endpoint.c_str()));
+    EXPECT_SMD_OK(smd_storage_options_set_s3_region(st, cfg_.region.c_str()));
+    EXPECT_SMD_OK(smd_storage_options_set_s3_addressing_style(st, "path"));
+    EXPECT_SMD_OK(smd_storage_options_set_s3_credentials(st, cfg_.credentials.access_key_id.c_str(),
+                                                         cfg_.credentials.secret_access_key.c_str(),
+                                                         nullptr));
+    return st;
   }
   smd_trial_options* TrialOptions() {
     smd_trial_options* o = nullptr;
     EXPECT_SMD_OK(smd_trial_options_create(&o));
     // A live job writes its collections file from its writer thread: wait for it (polling S3).
     EXPECT_SMD_OK(smd_trial_options_set_collection_wait_ms(o, 10000));
-    EXPECT_SMD_OK(smd_trial_options_set_s3_endpoint(o, cfg_.endpoint.c_str()));
-    EXPECT_SMD_OK(smd_trial_options_set_s3_region(o, cfg_.region.c_str()));
-    EXPECT_SMD_OK(smd_trial_options_set_s3_credentials(o, cfg_.credentials.access_key_id.c_str(),
-                                                       cfg_.credentials.secret_access_key.c_str(),
-                                                       nullptr));
+    smd_storage_options* st = Storage();
+    EXPECT_SMD_OK(smd_trial_options_set_storage(o, st));
+    smd_storage_options_free(st);
     return o;
   }
   std::string Uri(const std::string& prefix) const { return "s3://" + bucket_ + "/" + prefix; }
@@ -161,6 +168,26 @@ TEST_F(S3Trial, HookWritesAndTrialReadsBackEveryValue) {
   EXPECT_NE(again.message.find(uri), std::string::npos) << again.message;
   smd_hook_options_free(ho);
   smd_trial_options_free(to);
+}
+
+TEST_F(S3Trial, OneStorageOptionsObjectServesTheTensorBoardWriterAndTheUploadListing) {
+  smd_storage_options* st = Storage();
+  const std::string uri = Uri(UniquePrefix("tb"));
+  smd_tensorboard_writer* w = nullptr;
+  ASSERT_SMD_OK(smd_tensorboard_writer_create(uri.c_str(), st, &w));
+  EXPECT_SMD_OK(smd_tensorboard_writer_add_scalar(w, 3, SMD_MODE_TRAIN, 0, "loss", 0.5));
+  EXPECT_SMD_OK(smd_tensorboard_writer_close(w));
+  smd_tensorboard_writer_free(w);
+  smd_strarray uploads = {nullptr, 0};
+  EXPECT_SMD_OK(smd_s3_uploads_in_progress(uri.c_str(), st, false, &uploads));
+  EXPECT_EQ(uploads.count, 0u);
+  smd_strarray_free(&uploads);
+  // The listing uses the object it is given: with a wrong secret S3 refuses it.
+  EXPECT_SMD_OK(smd_storage_options_set_s3_credentials(st, cfg_.credentials.access_key_id.c_str(),
+                                                       "wrong-secret", nullptr));
+  Err e = Take(smd_s3_uploads_in_progress(uri.c_str(), st, false, &uploads));
+  EXPECT_EQ(e.code, SMD_E_AUTH) << e.message;
+  smd_storage_options_free(st);
 }
 
 TEST_F(S3Trial, JsonHookConfigurationWithAnS3LocalPath) {
@@ -420,8 +447,10 @@ TEST_F(S3Trial, BadInputGetsDistinctCodesAndNeverShowsTheSecret) {
   {
     smd_trial_options* o = TrialOptions();
     const std::string wrong = secret + "-wrong";
-    EXPECT_SMD_OK(smd_trial_options_set_s3_credentials(o, cfg_.credentials.access_key_id.c_str(),
-                                                       wrong.c_str(), token.c_str()));
+    smd_storage_options* st = Storage();
+    EXPECT_SMD_OK(smd_storage_options_set_s3_credentials(st, cfg_.credentials.access_key_id.c_str(),
+                                                         wrong.c_str(), token.c_str()));
+    EXPECT_SMD_OK(smd_trial_options_set_storage(o, st));
     Err e = open_with(Uri("any-prefix"), o);
     EXPECT_EQ(e.code, SMD_E_AUTH) << e.message;
     EXPECT_NE(e.message.find(bucket_), std::string::npos) << e.message;
@@ -429,8 +458,8 @@ TEST_F(S3Trial, BadInputGetsDistinctCodesAndNeverShowsTheSecret) {
     smd_trial_options_free(o);
     // The hook too.
     smd_hook_options* ho = HookOptions();
-    EXPECT_SMD_OK(smd_hook_options_set_s3_credentials(ho, cfg_.credentials.access_key_id.c_str(),
-                                                      wrong.c_str(), token.c_str()));
+    EXPECT_SMD_OK(smd_hook_options_set_storage(ho, st));
+    smd_storage_options_free(st);
     smd_hook* h = nullptr;
     Err he = Take(smd_hook_create(Uri(UniquePrefix("auth")).c_str(), ho, &h));
     messages.push_back(he.message);
@@ -450,7 +479,10 @@ TEST_F(S3Trial, BadInputGetsDistinctCodesAndNeverShowsTheSecret) {
   // Unreachable endpoint (a closed port on loopback): an I/O error, after the retries.
   {
     smd_trial_options* o = TrialOptions();
-    EXPECT_SMD_OK(smd_trial_options_set_s3_endpoint(o, "http://127.0.0.1:9"));
+    smd_storage_options* st = Storage();
+    EXPECT_SMD_OK(smd_storage_options_set_s3_endpoint(st, "http://127.0.0.1:9"));
+    EXPECT_SMD_OK(smd_trial_options_set_storage(o, st));
+    smd_storage_options_free(st);
     Err e = open_with(Uri("p"), o);
     EXPECT_EQ(e.code, SMD_E_IO) << e.message;
     EXPECT_NE(e.message.find(bucket_), std::string::npos) << e.message;
@@ -473,7 +505,11 @@ TEST_F(S3Trial, BadInputGetsDistinctCodesAndNeverShowsTheSecret) {
     ::setenv("AWS_EC2_METADATA_DISABLED", "true", 1);
     smd_trial_options* o = nullptr;
     EXPECT_SMD_OK(smd_trial_options_create(&o));
-    EXPECT_SMD_OK(smd_trial_options_set_s3_endpoint(o, cfg_.endpoint.c_str()));
+    smd_storage_options* st = nullptr;
+    EXPECT_SMD_OK(smd_storage_options_create(&st));
+    EXPECT_SMD_OK(smd_storage_options_set_s3_endpoint(st, cfg_.endpoint.c_str()));
+    EXPECT_SMD_OK(smd_trial_options_set_storage(o, st));
+    smd_storage_options_free(st);
     Err e = open_with(Uri("p"), o);
     EXPECT_EQ(e.code, SMD_E_AUTH) << e.message;
     EXPECT_NE(e.message.find(Uri("p")), std::string::npos) << e.message;

@@ -159,7 +159,7 @@ class Exporter {
     LoadCollections();
     Staging staging(opts_.out);
     {
-      Err e(smd_tensorboard_writer_create(staging.dir().c_str(), &writer_.p));
+      Err e(smd_tensorboard_writer_create(staging.dir().c_str(), nullptr, &writer_.p));
       if (e) FailOutput("cannot write into '" + opts_.out + "'", e);
     }
     int64_t* steps = nullptr;

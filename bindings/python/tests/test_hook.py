@@ -225,8 +225,10 @@ def test_hook_takes_smd_options_keyword_only(tmp_path):
         smd.Hook(str(tmp_path / "y"), max_pending_steps=-2)
     with pytest.raises(E.SMDebugValueError, match="(?i)endpoint"):
         smd.Hook(str(tmp_path / "z"), s3_endpoint="ftp://nowhere")
-    with pytest.raises(TypeError):
+    with pytest.raises(E.SMDebugValueError, match="s3_credentials"):
         smd.Hook(str(tmp_path / "w"), s3_credentials=("only-one-key",))
+    with pytest.raises(TypeError):
+        smd.Hook(str(tmp_path / "w"), s3_credentials="AKIA-a-str-not-a-tuple")
 
 
 def test_make_due_saves_a_collection_for_the_rest_of_the_step(tmp_path):

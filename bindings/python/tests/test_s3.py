@@ -46,7 +46,8 @@ def test_hook_and_trial_on_s3_with_keyword_settings(s3, monkeypatch):
             h.begin_step()
             h.save_tensor("w", data * s)
             h.save_scalar("loss", float(10 - s))
-    trial = create_trial(uri, **_opts(s3))
+    # the retry settings go with the others (the same smd_storage_options)
+    trial = create_trial(uri, s3_max_attempts=3, s3_backoff_ms=10, s3_stall_timeout_ms=20_000, **_opts(s3))
     assert trial.steps() == [0, 1, 2] and trial.has_ended()
     # smdebug's S3 index token is the object's key (no bucket)
     key_prefix = uri[len("s3://"):].partition("/")[2]

@@ -139,6 +139,64 @@ def test_bad_input_raises(call, exc):
         call(t)
 
 
+_BAD_S3_SETTINGS = [
+    (dict(s3_endpoint="ftp://x"), "s3_endpoint", "ftp://x"),
+    (dict(s3_addressing_style="sideways"), "s3_addressing_style", "sideways"),
+    (dict(s3_credentials=("AKIA-only-one-key",)), "s3_credentials", "both"),
+    (dict(s3_credentials=("AKIA", None)), "s3_credentials", "both"),
+    (dict(s3_credentials=("AKIA", "")), "s3_credentials", "both"),
+    (dict(s3_credentials=(None, None, "a-token")), "s3_credentials", "token"),
+    (dict(s3_credentials=("a", "b", "c", "d")), "s3_credentials", "4 items"),
+    (dict(s3_max_attempts=-1), "s3_max_attempts", ">= 0"),
+    (dict(s3_backoff_ms=-5), "s3_backoff_ms", ">= 0"),
+    (dict(s3_stall_timeout_ms=-1, s3_max_attempts=3), "s3_stall_timeout_ms", ">= 0"),
+    (dict(s3_max_attempts=1 << 31), "s3_max_attempts", "out of range"),
+]
+
+
+def _open_hook(path, **kw):
+    return smd.Hook(path, **kw)
+
+
+def _open_trial(path, **kw):
+    return create_trial(path, **kw)
+
+
+@pytest.mark.parametrize("opener", [_open_hook, _open_trial], ids=["Hook", "create_trial"])
+@pytest.mark.parametrize("kwargs,name,detail", _BAD_S3_SETTINGS, ids=lambda x: repr(x)[:40])
+def test_bad_s3_settings_raise_a_value_error_naming_the_setting(tmp_path, opener, kwargs, name, detail):
+    path = f"s3://bucket/{tmp_path.name}" if opener is _open_hook else str(FIXTURES / "shapes")
+    with pytest.raises(E.SMDebugValueError) as info:
+        opener(path, **kwargs)
+    msg = str(info.value)
+    assert msg.startswith(name) and detail in msg, msg
+    assert "AKIA-only-one-key" not in msg  # keys are never echoed
+
+
+@pytest.mark.parametrize("opener", [_open_hook, _open_trial], ids=["Hook", "create_trial"])
+def test_s3_settings_of_the_wrong_type_raise_type_errors(tmp_path, opener):
+    path = str(tmp_path / "run") if opener is _open_hook else str(FIXTURES / "shapes")
+    for kwargs in (dict(s3_endpoint=3), dict(s3_credentials="AKIA"), dict(s3_credentials=("a", 2)),
+                   dict(s3_max_attempts=1.5), dict(s3_backoff_ms=True), dict(s3_stall_timeout_ms="5")):
+        with pytest.raises(TypeError, match=next(iter(kwargs))):
+            opener(path, **kwargs)
+
+
+def test_good_s3_settings_are_accepted_and_local_paths_ignore_them(tmp_path):
+    kw = dict(s3_endpoint="http://127.0.0.1:9", s3_region="us-east-1", s3_profile="nobody",
+              s3_addressing_style="virtual", s3_ca_bundle=str(tmp_path / "none.pem"),
+              s3_credentials=("AK", "SK", None), s3_max_attempts=np.int32(2), s3_backoff_ms=0,
+              s3_stall_timeout_ms=10_000)
+    with smd.Hook(str(tmp_path / "run"), save_all=True, save_config=smd.SaveConfig(save_interval=1), **kw) as h:
+        h.begin_step()
+        h.save_tensor("w", np.ones(3, dtype=np.float32))
+    t = create_trial(str(tmp_path / "run"), **kw)
+    assert t.tensor("w").steps() == [0]
+    # "" and None unset a setting; (None, None) goes back to the configuration chain's credentials
+    t = create_trial(str(tmp_path / "run"), s3_endpoint="", s3_credentials=(None, None), s3_max_attempts=None)
+    assert t.steps() == [0]
+
+
 def test_error_message_names_the_tensor():
     t = create_trial(str(FIXTURES / "modes_reentry"))
     with pytest.raises(E.TensorUnavailable) as info:

@@ -16,6 +16,7 @@
 #define SMD_HOOK_H
 
 #include "smd/common.h"
+#include "smd/storage.h"
 #include "smd/dlpack.h"
 
 #ifdef __cplusplus
@@ -193,35 +194,15 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_export_tensorboard(smd_hook
                                                                        bool on) SMD_NOEXCEPT;
 /* The TensorBoard log folder (copied; "~" is $HOME). Setting it turns the export on even
  * without smd_hook_options_set_export_tensorboard, as smdebug does; NULL or "" unsets it.
- * An s3://bucket/prefix folder is written with the hook's S3 settings (below).
+ * An s3://bucket/prefix folder is written with the hook's storage options (below).
  * Errors: SMD_E_INVALID_ARGUMENT (NULL options). */
 SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_tensorboard_dir(smd_hook_options *options,
                                                                     const char *dir) SMD_NOEXCEPT;
-/* S3 settings for an s3://bucket/prefix out_dir (and TensorBoard folder), each copied; NULL or "" unsets
- * one. A setting left unset comes from the AWS configuration chain (AWS_* environment variables,
- * then ~/.aws/credentials and ~/.aws/config; docs/s3.md); one set here wins. Local paths ignore
- * them. The endpoint is "http[s]://host[:port]" (an endpoint given here implies path-style
- * addressing unless an addressing style is set); the addressing style is "path" or "virtual";
- * the CA bundle is a PEM file that TLS certificates are checked against.
- * Errors: SMD_E_INVALID_ARGUMENT (NULL options; an endpoint without http:// or https://; an
- * addressing style other than "path" or "virtual"). */
-SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_s3_endpoint(smd_hook_options *options,
-                                                           const char *endpoint) SMD_NOEXCEPT;
-SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_s3_region(smd_hook_options *options,
-                                                         const char *region) SMD_NOEXCEPT;
-SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_s3_profile(smd_hook_options *options,
-                                                          const char *profile) SMD_NOEXCEPT;
-SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_s3_addressing_style(smd_hook_options *options,
-                                                                   const char *style) SMD_NOEXCEPT;
-SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_s3_ca_bundle(smd_hook_options *options,
-                                                            const char *path) SMD_NOEXCEPT;
-/* Static S3 credentials (copied; never echoed in any message): both keys, or both NULL to go
- * back to the chain; session_token may be NULL (permanent keys).
- * Errors: SMD_E_INVALID_ARGUMENT (NULL options, one key without the other, a token without keys). */
-SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_s3_credentials(smd_hook_options *options,
-                                                              const char *access_key_id,
-                                                              const char *secret_access_key,
-                                                              const char *session_token) SMD_NOEXCEPT;
+/* How the hook reaches an s3://bucket/prefix out_dir and TensorBoard folder (smd/storage.h):
+ * the settings are copied; NULL goes back to none set (the AWS configuration chain). Local paths
+ * ignore them. Errors: SMD_E_INVALID_ARGUMENT (NULL options). */
+SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_storage(smd_hook_options *options,
+                                                             const smd_storage_options *storage) SMD_NOEXCEPT;
 
 /* ---------------------------------------------------------------------------------------------
  * Hook.

@@ -37,6 +37,7 @@
 #include "smd/export.h"
 #include "smd/version.h"
 #include "smd/common.h"
+#include "smd/storage.h"
 #include "smd/dlpack.h"
 #include "smd/hook.h"
 #include "smd/trial.h"

@@ -20,6 +20,7 @@
 #define SMD_TENSORBOARD_H
 
 #include "smd/common.h"
+#include "smd/storage.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -28,12 +29,13 @@ extern "C" {
 typedef struct smd_tensorboard_writer smd_tensorboard_writer;
 
 /* Creates a writer of the log folder `dir` (created with its parents when the first file is), or
- * of s3://bucket/prefix (S3 settings from the AWS configuration chain; each event file becomes an
- * object when the writer is closed).
+ * of s3://bucket/prefix (reached with `storage`, smd/storage.h, copied; NULL: the AWS
+ * configuration chain; each event file becomes an object when the writer is closed).
  * Nothing is written until the first record. *out is the caller's, freed with
  * smd_tensorboard_writer_free().
  * Errors: SMD_E_INVALID_ARGUMENT (NULL or empty dir). */
 SMD_API SMD_MUST_USE smd_error *smd_tensorboard_writer_create(const char *dir,
+                                                              const smd_storage_options *storage,
                                                               smd_tensorboard_writer **out) SMD_NOEXCEPT;
 
 /* Closes the writer if it is still open (errors are dropped: call smd_tensorboard_writer_close

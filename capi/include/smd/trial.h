@@ -27,6 +27,7 @@
 #define SMD_TRIAL_H
 
 #include "smd/common.h"
+#include "smd/storage.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -68,31 +69,11 @@ SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_collection_wait_ms(smd_tri
  * disables the cache). */
 SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_cache_bytes(smd_trial_options *options,
                                                                   size_t bytes) SMD_NOEXCEPT;
-/* S3 settings for an s3://bucket/prefix trial, each copied; NULL or "" unsets
- * one. A setting left unset comes from the AWS configuration chain (AWS_* environment variables,
- * then ~/.aws/credentials and ~/.aws/config; docs/s3.md); one set here wins. Local paths ignore
- * them. The endpoint is "http[s]://host[:port]" (an endpoint given here implies path-style
- * addressing unless an addressing style is set); the addressing style is "path" or "virtual";
- * the CA bundle is a PEM file that TLS certificates are checked against.
- * Errors: SMD_E_INVALID_ARGUMENT (NULL options; an endpoint without http:// or https://; an
- * addressing style other than "path" or "virtual"). */
-SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_s3_endpoint(smd_trial_options *options,
-                                                            const char *endpoint) SMD_NOEXCEPT;
-SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_s3_region(smd_trial_options *options,
-                                                          const char *region) SMD_NOEXCEPT;
-SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_s3_profile(smd_trial_options *options,
-                                                           const char *profile) SMD_NOEXCEPT;
-SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_s3_addressing_style(smd_trial_options *options,
-                                                                    const char *style) SMD_NOEXCEPT;
-SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_s3_ca_bundle(smd_trial_options *options,
-                                                             const char *path) SMD_NOEXCEPT;
-/* Static S3 credentials (copied; never echoed in any message): both keys, or both NULL to go
- * back to the chain; session_token may be NULL (permanent keys).
- * Errors: SMD_E_INVALID_ARGUMENT (NULL options, one key without the other, a token without keys). */
-SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_s3_credentials(smd_trial_options *options,
-                                                               const char *access_key_id,
-                                                               const char *secret_access_key,
-                                                               const char *session_token) SMD_NOEXCEPT;
+/* How the trial reaches an s3://bucket/prefix (smd/storage.h): the settings are copied; NULL
+ * goes back to none set (the AWS configuration chain). Local paths ignore them.
+ * Errors: SMD_E_INVALID_ARGUMENT (NULL options). */
+SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_storage(smd_trial_options *options,
+                                                              const smd_storage_options *storage) SMD_NOEXCEPT;
 
 /* ---------------------------------------------------------------------------------------------
  * Opening and refreshing.
@@ -120,11 +101,11 @@ SMD_API SMD_MUST_USE smd_error *smd_trial_open(const char *path, const smd_trial
  * id>\t<initiated>" (the key without s3://bucket/, the time as S3 gives it), in S3's order. With
  * abort_them true each one is aborted (its parts deleted) and the strings list those aborted. Do
  * not abort while a writer of that prefix is still running: its upload in progress would fail.
- * options may be NULL; only its S3 settings are used. out: free with smd_strarray_free.
+ * storage may be NULL (the AWS configuration chain). out: free with smd_strarray_free.
  * Errors: SMD_E_INVALID_ARGUMENT (NULL uri or out, not an s3:// URI, a bad S3 setting), SMD_E_AUTH,
  * SMD_E_HTTP, SMD_E_IO (an abort that failed: the others were still tried). */
 SMD_API SMD_MUST_USE smd_error *smd_s3_uploads_in_progress(const char *uri,
-                                                           const smd_trial_options *options,
+                                                           const smd_storage_options *storage,
                                                            bool abort_them,
                                                            smd_strarray *out) SMD_NOEXCEPT;
 

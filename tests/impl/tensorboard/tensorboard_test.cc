@@ -499,7 +499,7 @@ TEST(EventFileSet, NamesFoldersAndStepSwitching) {
   TempDir tmp;
   EXPECT_EQ(EventFileRelPath(Mode::kEval, 42, "77_host"), "EVAL/000000000042_77_host.tfevents");
   {
-    EventFileSet files(tmp.path() + "/tb/", "1_h");
+    EventFileSet files(tmp.path() + "/tb/", {}, "1_h");
     std::string a, b, c;
     AppendScalarRecord(&a, 10.0, 0, "loss", 1.0f);
     AppendScalarRecord(&b, 11.0, 1, "loss", 2.0f);
@@ -525,7 +525,7 @@ TEST(EventFileSet, NamesFoldersAndStepSwitching) {
   EXPECT_EQ(recs[0], expect_version);
   // Reopening an existing file appends, without a second file_version.
   {
-    EventFileSet files(tmp.path() + "/tb", "1_h");
+    EventFileSet files(tmp.path() + "/tb", {}, "1_h");
     std::string d;
     AppendScalarRecord(&d, 12.0, 1, "late", 4.0f);
     ASSERT_TRUE(files.Append(Mode::kTrain, 1, 12.0, d).ok());
@@ -536,7 +536,7 @@ TEST(EventFileSet, NamesFoldersAndStepSwitching) {
 TEST(EventFileSet, ErrorsAreStickyAndNameTheFile) {
   TempDir tmp;
   std::ofstream(tmp.path() + "/blocker") << "x";  // a file where the log folder should be
-  EventFileSet files(tmp.path() + "/blocker/tb", "1_h");
+  EventFileSet files(tmp.path() + "/blocker/tb", {}, "1_h");
   std::string a;
   AppendScalarRecord(&a, 1.0, 0, "loss", 1.0f);
   Status st = files.Append(Mode::kTrain, 0, 1.0, a);
@@ -548,7 +548,7 @@ TEST(EventFileSet, ErrorsAreStickyAndNameTheFile) {
 
 TEST(EventFileSet, LargeStepsAreWrittenWhileTheyGrow) {
   TempDir tmp;
-  EventFileSet files(tmp.path(), "1_h");
+  EventFileSet files(tmp.path(), {}, "1_h");
   std::vector<double> v(100000);
   for (size_t i = 0; i < v.size(); ++i) v[i] = std::pow(1.0001, static_cast<double>(i)) - 2;
   Histogram h;

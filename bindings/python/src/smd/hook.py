@@ -10,6 +10,7 @@ from smd.exceptions import SMDebugTypeError, SMDebugValueError
 from smd.modes import _mode_value, ModeKeys
 from smd.reduction_config import ReductionConfig
 from smd.save_config import SaveConfig
+from smd._storage import storage_options
 
 
 class Collection:
@@ -236,8 +237,7 @@ _SCALAR_DTYPES = {"float64", "float32", "float16", "int64", "int32", "int16", "i
                   "uint32", "uint64", "bool", "bfloat16", "complex64", "complex128"}
 
 
-def _set_smd_options(o, fsync, max_pending_steps, memory_budget, worker, num_workers, s3_endpoint,
-                     s3_region, s3_profile, s3_addressing_style, s3_ca_bundle, s3_credentials):
+def _set_smd_options(o, fsync, max_pending_steps, memory_budget, worker, num_workers, storage):
     _smd.smd_hook_options_set_fsync(o, bool(fsync))
     if max_pending_steps is not None:
         _smd.smd_hook_options_set_max_pending_steps(o, _int("max_pending_steps", max_pending_steps))
@@ -249,18 +249,8 @@ def _set_smd_options(o, fsync, max_pending_steps, memory_budget, worker, num_wor
         _smd.smd_hook_options_set_worker(o, _str("worker", worker))
     if num_workers is not None:
         _smd.smd_hook_options_set_num_workers(o, _int("num_workers", num_workers))
-    for setter, name, value in ((_smd.smd_hook_options_set_s3_endpoint, "s3_endpoint", s3_endpoint),
-                                (_smd.smd_hook_options_set_s3_region, "s3_region", s3_region),
-                                (_smd.smd_hook_options_set_s3_profile, "s3_profile", s3_profile),
-                                (_smd.smd_hook_options_set_s3_addressing_style, "s3_addressing_style", s3_addressing_style),
-                                (_smd.smd_hook_options_set_s3_ca_bundle, "s3_ca_bundle", s3_ca_bundle)):
-        if value is not None:
-            setter(o, _str(name, value))
-    if s3_credentials is not None:
-        creds = tuple(s3_credentials)
-        if len(creds) not in (2, 3) or not all(isinstance(c, str) for c in creds):
-            raise TypeError("s3_credentials must be a tuple (access_key_id, secret_access_key[, session_token]) of str")
-        _smd.smd_hook_options_set_s3_credentials(o, creds[0], creds[1], creds[2] if len(creds) == 3 else None)
+    if storage is not None:
+        _smd.smd_hook_options_set_storage(o, storage)
 
 
 def _int(name, value):
@@ -285,7 +275,8 @@ class Hook:
                  include_collections=None, save_all=False, include_workers="one", *, fsync=False,
                  max_pending_steps=None, memory_budget=None, worker=None, num_workers=None,
                  s3_endpoint=None, s3_region=None, s3_profile=None, s3_addressing_style=None,
-                 s3_ca_bundle=None, s3_credentials=None, _handle=None):
+                 s3_ca_bundle=None, s3_credentials=None, s3_max_attempts=None, s3_backoff_ms=None,
+                 s3_stall_timeout_ms=None, _handle=None):
         """The arguments of seed 002 (smdebug's hook constructor), then smd's keyword-only ones:
 
         - ``fsync``: make every file durable (fsync before its rename) before a step shows in
@@ -298,9 +289,13 @@ class Hook:
           (default: from the environment, as smdebug);
         - ``s3_endpoint`` ("http[s]://host[:port]"), ``s3_region``, ``s3_profile``,
           ``s3_addressing_style`` ("path" or "virtual"), ``s3_ca_bundle`` (a PEM file),
-          ``s3_credentials`` (a tuple (access_key_id, secret_access_key[, session_token])): S3
-          settings for an ``s3://bucket/prefix`` out_dir; unset ones come from the AWS
-          configuration chain (AWS_* variables, ~/.aws)."""
+          ``s3_credentials`` (a tuple (access_key_id, secret_access_key[, session_token])),
+          ``s3_max_attempts`` (attempts per request), ``s3_backoff_ms`` (the base of the backoff
+          between attempts), ``s3_stall_timeout_ms`` (how long a transfer may stall before it
+          is retried): S3 settings for an ``s3://bucket/prefix`` out_dir and TensorBoard folder;
+          unset ones (None, or 0 for a retry setting) come from the AWS configuration chain
+          (AWS_* variables, ~/.aws) or smd's defaults. A bad one raises SMDebugValueError
+          naming it."""
         self._save_config, self._reduction_config, self._coll_state = save_config, reduction_config, {}
         self._set_attributes(out_dir, export_tensorboard, tensorboard_dir, include_collections, include_regex)
         if _handle is not None:
@@ -308,6 +303,10 @@ class Hook:
             return
         if not isinstance(out_dir, str):
             raise TypeError(f"out_dir must be a str, not {type(out_dir).__name__}")
+        storage = storage_options(s3_endpoint=s3_endpoint, s3_region=s3_region, s3_profile=s3_profile,
+                                  s3_addressing_style=s3_addressing_style, s3_ca_bundle=s3_ca_bundle,
+                                  s3_credentials=s3_credentials, s3_max_attempts=s3_max_attempts,
+                                  s3_backoff_ms=s3_backoff_ms, s3_stall_timeout_ms=s3_stall_timeout_ms)
         o = _smd.smd_hook_options_create()
         _smd.smd_hook_options_set_export_tensorboard(o, bool(export_tensorboard))
         if tensorboard_dir is not None:
@@ -331,9 +330,7 @@ class Hook:
         _smd.smd_hook_options_set_include_workers(o, 1 if include_workers == "all" else 0)
         self._framework_options(o)
         _set_smd_options(o, fsync=fsync, max_pending_steps=max_pending_steps, memory_budget=memory_budget,
-                         worker=worker, num_workers=num_workers, s3_endpoint=s3_endpoint, s3_region=s3_region,
-                         s3_profile=s3_profile, s3_addressing_style=s3_addressing_style,
-                         s3_ca_bundle=s3_ca_bundle, s3_credentials=s3_credentials)
+                         worker=worker, num_workers=num_workers, storage=storage)
         self._hook = _smd.smd_hook_create(out_dir, o)
 
     # The collections saved whatever include_collections says (smdebug's default_include_collections

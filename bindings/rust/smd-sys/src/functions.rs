@@ -55,12 +55,7 @@ extern "C" {
     pub fn smd_hook_options_set_fsync(options: *mut smd_hook_options, on: bool) -> *mut smd_error;
     pub fn smd_hook_options_set_export_tensorboard(options: *mut smd_hook_options, on: bool) -> *mut smd_error;
     pub fn smd_hook_options_set_tensorboard_dir(options: *mut smd_hook_options, dir: *const c_char) -> *mut smd_error;
-    pub fn smd_hook_options_set_s3_endpoint(options: *mut smd_hook_options, endpoint: *const c_char) -> *mut smd_error;
-    pub fn smd_hook_options_set_s3_region(options: *mut smd_hook_options, region: *const c_char) -> *mut smd_error;
-    pub fn smd_hook_options_set_s3_profile(options: *mut smd_hook_options, profile: *const c_char) -> *mut smd_error;
-    pub fn smd_hook_options_set_s3_addressing_style(options: *mut smd_hook_options, style: *const c_char) -> *mut smd_error;
-    pub fn smd_hook_options_set_s3_ca_bundle(options: *mut smd_hook_options, path: *const c_char) -> *mut smd_error;
-    pub fn smd_hook_options_set_s3_credentials(options: *mut smd_hook_options, access_key_id: *const c_char, secret_access_key: *const c_char, session_token: *const c_char) -> *mut smd_error;
+    pub fn smd_hook_options_set_storage(options: *mut smd_hook_options, storage: *const smd_storage_options) -> *mut smd_error;
     pub fn smd_hook_create(out_dir: *const c_char, options: *const smd_hook_options, out: *mut *mut smd_hook) -> *mut smd_error;
     pub fn smd_hook_create_from_json_file(json_path: *const c_char, options: *const smd_hook_options, out: *mut *mut smd_hook) -> *mut smd_error;
     pub fn smd_hook_create_from_json(json: *const c_char, len: usize, options: *const smd_hook_options, out: *mut *mut smd_hook) -> *mut smd_error;
@@ -149,6 +144,16 @@ extern "C" {
     pub fn smd_rule_error_code(rule: *const smd_rule) -> smd_code;
     pub fn smd_rule_error_message(rule: *const smd_rule) -> *const c_char;
     pub fn smd_rule_error_step(rule: *const smd_rule) -> i64;
+    // storage.h
+    pub fn smd_storage_options_create(out: *mut *mut smd_storage_options) -> *mut smd_error;
+    pub fn smd_storage_options_free(options: *mut smd_storage_options);
+    pub fn smd_storage_options_set_s3_endpoint(options: *mut smd_storage_options, endpoint: *const c_char) -> *mut smd_error;
+    pub fn smd_storage_options_set_s3_region(options: *mut smd_storage_options, region: *const c_char) -> *mut smd_error;
+    pub fn smd_storage_options_set_s3_profile(options: *mut smd_storage_options, profile: *const c_char) -> *mut smd_error;
+    pub fn smd_storage_options_set_s3_addressing_style(options: *mut smd_storage_options, style: *const c_char) -> *mut smd_error;
+    pub fn smd_storage_options_set_s3_ca_bundle(options: *mut smd_storage_options, path: *const c_char) -> *mut smd_error;
+    pub fn smd_storage_options_set_s3_credentials(options: *mut smd_storage_options, access_key_id: *const c_char, secret_access_key: *const c_char, session_token: *const c_char) -> *mut smd_error;
+    pub fn smd_storage_options_set_s3_retries(options: *mut smd_storage_options, max_attempts: i32, backoff_ms: i32, stall_timeout_ms: i64) -> *mut smd_error;
     // tensor.h
     pub fn smd_tensor_free(tensor: *mut smd_tensor);
     pub fn smd_tensor_name(tensor: *const smd_tensor) -> *const c_char;
@@ -176,7 +181,7 @@ extern "C" {
     pub fn smd_value_get_double(value: *const smd_value, i: usize, out: *mut f64) -> *mut smd_error;
     pub fn smd_value_to_dlpack(value: *const smd_value, out: *mut *mut DLManagedTensorVersioned) -> *mut smd_error;
     // tensorboard.h
-    pub fn smd_tensorboard_writer_create(dir: *const c_char, out: *mut *mut smd_tensorboard_writer) -> *mut smd_error;
+    pub fn smd_tensorboard_writer_create(dir: *const c_char, storage: *const smd_storage_options, out: *mut *mut smd_tensorboard_writer) -> *mut smd_error;
     pub fn smd_tensorboard_writer_free(writer: *mut smd_tensorboard_writer);
     pub fn smd_tensorboard_writer_add_scalar(writer: *mut smd_tensorboard_writer, step: i64, mode: smd_mode, wall_time: f64, tag: *const c_char, value: f64) -> *mut smd_error;
     pub fn smd_tensorboard_writer_add_histogram(writer: *mut smd_tensorboard_writer, step: i64, mode: smd_mode, wall_time: f64, tag: *const c_char, dtype: smd_dtype, data: *const c_void, nbytes: usize, written_out: *mut bool) -> *mut smd_error;
@@ -189,14 +194,9 @@ extern "C" {
     pub fn smd_trial_options_set_auto_refresh(options: *mut smd_trial_options, on: bool) -> *mut smd_error;
     pub fn smd_trial_options_set_collection_wait_ms(options: *mut smd_trial_options, wait_ms: i64) -> *mut smd_error;
     pub fn smd_trial_options_set_cache_bytes(options: *mut smd_trial_options, bytes: usize) -> *mut smd_error;
-    pub fn smd_trial_options_set_s3_endpoint(options: *mut smd_trial_options, endpoint: *const c_char) -> *mut smd_error;
-    pub fn smd_trial_options_set_s3_region(options: *mut smd_trial_options, region: *const c_char) -> *mut smd_error;
-    pub fn smd_trial_options_set_s3_profile(options: *mut smd_trial_options, profile: *const c_char) -> *mut smd_error;
-    pub fn smd_trial_options_set_s3_addressing_style(options: *mut smd_trial_options, style: *const c_char) -> *mut smd_error;
-    pub fn smd_trial_options_set_s3_ca_bundle(options: *mut smd_trial_options, path: *const c_char) -> *mut smd_error;
-    pub fn smd_trial_options_set_s3_credentials(options: *mut smd_trial_options, access_key_id: *const c_char, secret_access_key: *const c_char, session_token: *const c_char) -> *mut smd_error;
+    pub fn smd_trial_options_set_storage(options: *mut smd_trial_options, storage: *const smd_storage_options) -> *mut smd_error;
     pub fn smd_trial_open(path: *const c_char, options: *const smd_trial_options, out: *mut *mut smd_trial) -> *mut smd_error;
-    pub fn smd_s3_uploads_in_progress(uri: *const c_char, options: *const smd_trial_options, abort_them: bool, out: *mut smd_strarray) -> *mut smd_error;
+    pub fn smd_s3_uploads_in_progress(uri: *const c_char, storage: *const smd_storage_options, abort_them: bool, out: *mut smd_strarray) -> *mut smd_error;
     pub fn smd_trial_free(trial: *mut smd_trial);
     pub fn smd_trial_path(trial: *const smd_trial) -> *const c_char;
     pub fn smd_trial_refresh(trial: *mut smd_trial) -> *mut smd_error;

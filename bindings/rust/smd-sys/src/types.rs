@@ -106,6 +106,7 @@ opaque!(
     smd_rule_finding,
     smd_rule_invoke_options,
     smd_tensorboard_writer,
+    smd_storage_options,
 );
 
 /// `smd_strarray`: owned by the caller, freed with `smd_strarray_free`.

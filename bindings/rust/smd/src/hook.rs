@@ -256,19 +256,12 @@ impl HookOptions {
         set_fsync(on: bool) => smd_hook_options_set_fsync;
     }
 
-    /// How to reach an `s3://` out_dir or TensorBoard folder (local paths ignore it).
+    /// How to reach an `s3://` out_dir or TensorBoard folder (local paths ignore it), replacing
+    /// any settings given before; `S3Settings::default()` goes back to the AWS configuration chain.
     pub fn set_s3(&mut self, settings: &crate::S3Settings) -> Result<&mut Self> {
-        settings.apply(
-            self.raw,
-            crate::s3::S3Setters {
-                endpoint: sys::smd_hook_options_set_s3_endpoint,
-                region: sys::smd_hook_options_set_s3_region,
-                profile: sys::smd_hook_options_set_s3_profile,
-                addressing_style: sys::smd_hook_options_set_s3_addressing_style,
-                ca_bundle: sys::smd_hook_options_set_s3_ca_bundle,
-                credentials: sys::smd_hook_options_set_s3_credentials,
-            },
-        )?;
+        let storage = settings.storage()?;
+        // SAFETY: both objects are live; the hook options copy the storage options.
+        check(unsafe { sys::smd_hook_options_set_storage(self.raw, storage.as_ptr()) })?;
         Ok(self)
     }
 }

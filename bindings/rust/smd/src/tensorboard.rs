@@ -1,6 +1,7 @@
 //! Writing TensorBoard logs (scalars and histograms) the way smdebug exports them.
 use crate::error::{check, Result};
 use crate::hook::{create, owned_handle, path_str};
+use crate::s3::{S3Settings, StorageOptions};
 use crate::types::{Element, Mode};
 use crate::util::cstring;
 use smd_sys as sys;
@@ -14,10 +15,25 @@ owned_handle!(
 unsafe impl Send for TensorBoardWriter {}
 
 impl TensorBoardWriter {
-    /// A writer of the log folder `dir`.
+    /// A writer of the log folder `dir` (created with its first file), or of `s3://bucket/prefix`
+    /// reached through the AWS configuration chain (each event file becomes an object when the
+    /// writer is closed). Nothing is written until the first record.
     pub fn new(dir: impl AsRef<Path>) -> Result<TensorBoardWriter> {
-        let c = cstring(path_str(dir.as_ref(), "tensorboard dir")?, "tensorboard dir")?;
-        Ok(TensorBoardWriter { raw: create(|o| unsafe { sys::smd_tensorboard_writer_create(c.as_ptr(), o) })? })
+        Self::create(dir.as_ref(), None)
+    }
+
+    /// A writer of `dir` as [`TensorBoardWriter::new`], reaching an `s3://bucket/prefix` folder
+    /// with `settings` (local folders ignore them).
+    pub fn with_s3(dir: impl AsRef<Path>, settings: &S3Settings) -> Result<TensorBoardWriter> {
+        Self::create(dir.as_ref(), Some(settings))
+    }
+
+    fn create(dir: &Path, settings: Option<&S3Settings>) -> Result<TensorBoardWriter> {
+        let c = cstring(path_str(dir, "tensorboard dir")?, "tensorboard dir")?;
+        let storage = settings.map(S3Settings::storage).transpose()?;
+        let sp = StorageOptions::ptr_or_null(&storage);
+        // SAFETY: c and storage outlive the call; the writer copies the storage options.
+        Ok(TensorBoardWriter { raw: create(|o| unsafe { sys::smd_tensorboard_writer_create(c.as_ptr(), sp, o) })? })
     }
 
     /// A scalar summary tagged `tag` at `step` of `mode`.

@@ -21,19 +21,12 @@ impl TrialOptions {
         Ok(TrialOptions { raw: create(|o| unsafe { sys::smd_trial_options_create(o) })? })
     }
 
-    /// How to reach an `s3://bucket/prefix` trial (local paths ignore it).
+    /// How to reach an `s3://bucket/prefix` trial (local paths ignore it), replacing any
+    /// settings given before; `S3Settings::default()` goes back to the AWS configuration chain.
     pub fn set_s3(&mut self, settings: &crate::S3Settings) -> Result<&mut Self> {
-        settings.apply(
-            self.raw,
-            crate::s3::S3Setters {
-                endpoint: sys::smd_trial_options_set_s3_endpoint,
-                region: sys::smd_trial_options_set_s3_region,
-                profile: sys::smd_trial_options_set_s3_profile,
-                addressing_style: sys::smd_trial_options_set_s3_addressing_style,
-                ca_bundle: sys::smd_trial_options_set_s3_ca_bundle,
-                credentials: sys::smd_trial_options_set_s3_credentials,
-            },
-        )?;
+        let storage = settings.storage()?;
+        // SAFETY: both objects are live; the trial options copy the storage options.
+        check(unsafe { sys::smd_trial_options_set_storage(self.raw, storage.as_ptr()) })?;
         Ok(self)
     }
 

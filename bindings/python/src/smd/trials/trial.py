@@ -6,6 +6,7 @@ from smd import smdc as _smd
 from smd.exceptions import SMDebugValueError
 from smd.modes import GLOBAL, ModeKeys, _mode_value
 from smd.tensor import Tensor
+from smd._storage import storage_options
 
 
 class StepState(Enum):
@@ -50,7 +51,8 @@ class Trial:
 
     def __init__(self, path, name=None, range_steps=None, auto_refresh=True, cache_bytes=None, *,
                  s3_endpoint=None, s3_region=None, s3_profile=None, s3_addressing_style=None,
-                 s3_ca_bundle=None, s3_credentials=None):
+                 s3_ca_bundle=None, s3_credentials=None, s3_max_attempts=None, s3_backoff_ms=None,
+                 s3_stall_timeout_ms=None):
         """Opens the trial in folder ``path`` or under ``s3://bucket/prefix``; see
         :func:`create_trial` for the arguments."""
         path = _check_str("path", path).strip()  # as smdebug: surrounding whitespace is not part of it
@@ -64,19 +66,12 @@ class Trial:
             if _check_int("cache_bytes", cache_bytes) < 0:
                 raise SMDebugValueError(f"cache_bytes must be >= 0, not {cache_bytes}")
             _smd.smd_trial_options_set_cache_bytes(options, cache_bytes)
-        for setter, key, value in ((_smd.smd_trial_options_set_s3_endpoint, "s3_endpoint", s3_endpoint),
-                                   (_smd.smd_trial_options_set_s3_region, "s3_region", s3_region),
-                                   (_smd.smd_trial_options_set_s3_profile, "s3_profile", s3_profile),
-                                   (_smd.smd_trial_options_set_s3_addressing_style, "s3_addressing_style",
-                                    s3_addressing_style),
-                                   (_smd.smd_trial_options_set_s3_ca_bundle, "s3_ca_bundle", s3_ca_bundle)):
-            if value is not None:
-                setter(options, _check_str(key, value))
-        if s3_credentials is not None:
-            creds = tuple(s3_credentials)
-            if len(creds) not in (2, 3) or not all(isinstance(c, str) for c in creds):
-                raise TypeError("s3_credentials must be a tuple (access_key_id, secret_access_key[, session_token]) of str")
-            _smd.smd_trial_options_set_s3_credentials(options, creds[0], creds[1], creds[2] if len(creds) == 3 else None)
+        storage = storage_options(s3_endpoint=s3_endpoint, s3_region=s3_region, s3_profile=s3_profile,
+                                  s3_addressing_style=s3_addressing_style, s3_ca_bundle=s3_ca_bundle,
+                                  s3_credentials=s3_credentials, s3_max_attempts=s3_max_attempts,
+                                  s3_backoff_ms=s3_backoff_ms, s3_stall_timeout_ms=s3_stall_timeout_ms)
+        if storage is not None:
+            _smd.smd_trial_options_set_storage(options, storage)
         self._trial = _smd.smd_trial_open(path, options)
         self.path = _smd.smd_trial_path(self._trial)
         self.name = name if name is not None else path.strip().rstrip("/").split("/")[-1]
@@ -274,7 +269,11 @@ def create_trial(path=None, name=None, profiler=False, output_dir=None, *, out_d
     configuration chain (AWS_* variables, ~/.aws), or with the keyword arguments
     ``s3_endpoint`` ("http[s]://host[:port]"), ``s3_region``, ``s3_profile``,
     ``s3_addressing_style`` ("path" or "virtual"), ``s3_ca_bundle`` (a PEM file) and
-    ``s3_credentials`` ((access_key_id, secret_access_key[, session_token])), which win over it.
+    ``s3_credentials`` ((access_key_id, secret_access_key[, session_token])), which win over it,
+    and the retry settings ``s3_max_attempts`` (attempts per request), ``s3_backoff_ms`` (the base
+    of the backoff between attempts) and ``s3_stall_timeout_ms`` (how long a transfer may stall
+    before it is retried; None or 0 keeps each default). A bad S3 setting raises
+    SMDebugValueError naming it.
     ``profiler=True`` raises NotImplementedError: smd reads no profiler data."""
     if path is None:
         path = out_dir

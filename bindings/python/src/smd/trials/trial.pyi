@@ -27,7 +27,8 @@ class Trial:
                  auto_refresh: bool = ..., cache_bytes: Optional[int] = ..., *, s3_endpoint: Optional[str] = ...,
                  s3_region: Optional[str] = ..., s3_profile: Optional[str] = ...,
                  s3_addressing_style: Optional[str] = ..., s3_ca_bundle: Optional[str] = ...,
-                 s3_credentials: Optional[Tuple[str, ...]] = ...) -> None: ...
+                 s3_credentials: Optional[Tuple[str, ...]] = ..., s3_max_attempts: Optional[int] = ...,
+                 s3_backoff_ms: Optional[int] = ..., s3_stall_timeout_ms: Optional[int] = ...) -> None: ...
     def tensor_names(self, show_prefixed_tensors: bool = ..., *, step: Optional[int] = ..., mode: _Mode = ...,
                      regex: Union[str, Sequence[str], None] = ...,
                      collection: Union[str, Collection, None] = ...) -> List[str]: ...

@@ -113,37 +113,12 @@ public final class HookOptions extends NativeObject<smd_hook_options> implements
     return this;
   }
 
-  /** S3 endpoint "http[s]://host[:port]" for an s3:// out_dir (null: from the AWS configuration). */
-  public HookOptions s3Endpoint(String endpoint) throws SmdException {
-    SmdNative.smd_hook_options_set_s3_endpoint(p(), endpoint);
-    return this;
-  }
-
-  public HookOptions s3Region(String region) throws SmdException {
-    SmdNative.smd_hook_options_set_s3_region(p(), region);
-    return this;
-  }
-
-  public HookOptions s3Profile(String profile) throws SmdException {
-    SmdNative.smd_hook_options_set_s3_profile(p(), profile);
-    return this;
-  }
-
-  /** "path" or "virtual". */
-  public HookOptions s3AddressingStyle(String style) throws SmdException {
-    SmdNative.smd_hook_options_set_s3_addressing_style(p(), style);
-    return this;
-  }
-
-  public HookOptions s3CaBundle(String pemPath) throws SmdException {
-    SmdNative.smd_hook_options_set_s3_ca_bundle(p(), pemPath);
-    return this;
-  }
-
-  /** Static credentials (both keys, or both null); sessionToken may be null. */
-  public HookOptions s3Credentials(String accessKeyId, String secretAccessKey, String sessionToken)
-      throws SmdException {
-    SmdNative.smd_hook_options_set_s3_credentials(p(), accessKeyId, secretAccessKey, sessionToken);
+  /**
+   * How an s3:// out_dir and TensorBoard folder are reached (copied: the StorageOptions may be
+   * closed afterwards); null goes back to none set (the AWS configuration chain).
+   */
+  public HookOptions storage(StorageOptions storage) throws SmdException {
+    SmdNative.smd_hook_options_set_storage(p(), storage == null ? null : storage.p());
     return this;
   }
 

@@ -12,12 +12,23 @@ public final class TensorBoardWriter extends NativeObject<smd_tensorboard_writer
     super(new smd_tensorboard_writer(ptr, false), ptr, SmdNativeJNI::delete_smd_tensorboard_writer);
   }
 
-  /** A writer of the log folder (or s3://bucket/prefix); nothing is written until the first record. */
+  /**
+   * A writer of the log folder (or s3://bucket/prefix, reached with the AWS configuration chain);
+   * nothing is written until the first record.
+   */
   public static TensorBoardWriter create(String dir) throws SmdException {
+    return create(dir, null);
+  }
+
+  /**
+   * A writer of the log folder or of s3://bucket/prefix, reached with {@code storage} (copied;
+   * null: the AWS configuration chain). Nothing is written until the first record.
+   */
+  public static TensorBoardWriter create(String dir, StorageOptions storage) throws SmdException {
     requireNonNull(dir, "dir");
     Native.load();
     long[] out = new long[1];
-    SmdNative.smd_tensorboard_writer_create(dir, out);
+    SmdNative.smd_tensorboard_writer_create(dir, storage == null ? null : storage.p(), out);
     return new TensorBoardWriter(out[0]);
   }
 

@@ -41,34 +41,12 @@ public final class TrialOptions extends NativeObject<smd_trial_options> implemen
     return this;
   }
 
-  public TrialOptions s3Endpoint(String endpoint) throws SmdException {
-    SmdNative.smd_trial_options_set_s3_endpoint(p(), endpoint);
-    return this;
-  }
-
-  public TrialOptions s3Region(String region) throws SmdException {
-    SmdNative.smd_trial_options_set_s3_region(p(), region);
-    return this;
-  }
-
-  public TrialOptions s3Profile(String profile) throws SmdException {
-    SmdNative.smd_trial_options_set_s3_profile(p(), profile);
-    return this;
-  }
-
-  public TrialOptions s3AddressingStyle(String style) throws SmdException {
-    SmdNative.smd_trial_options_set_s3_addressing_style(p(), style);
-    return this;
-  }
-
-  public TrialOptions s3CaBundle(String pemPath) throws SmdException {
-    SmdNative.smd_trial_options_set_s3_ca_bundle(p(), pemPath);
-    return this;
-  }
-
-  public TrialOptions s3Credentials(String accessKeyId, String secretAccessKey, String sessionToken)
-      throws SmdException {
-    SmdNative.smd_trial_options_set_s3_credentials(p(), accessKeyId, secretAccessKey, sessionToken);
+  /**
+   * How an s3:// trial is reached (copied: the StorageOptions may be closed afterwards); null
+   * goes back to none set (the AWS configuration chain).
+   */
+  public TrialOptions storage(StorageOptions storage) throws SmdException {
+    SmdNative.smd_trial_options_set_storage(p(), storage == null ? null : storage.p());
     return this;
   }
 

@@ -288,15 +288,13 @@ class HookTrialTest {
       assertThrows(SmdException.class, () -> ReductionConfig.parse("min,nope"));
     }
     Path out = tmp.resolve("opts");
-    try (HookOptions o = new HookOptions()) {
+    try (HookOptions o = new HookOptions();
+         StorageOptions so = new StorageOptions().s3Region("us-east-1").s3Profile("default").s3AddressingStyle("path")
+             .s3CaBundle(null).s3Endpoint("http://127.0.0.1:9").s3Credentials("AK", "SK", null)) {
       o.includeRegex(".*").includeAllWorkers(false).numWorkers(1).realPayloadCrc(true).wallTimeBase(1000)
           .memoryBudget(1 << 20).maxPendingSteps(2).writeEndMarker(true).fsync(true).exportTensorboard(false)
           .tensorboardDir(tmp.resolve("tb").toString()).reductionConfig(new ReductionConfig().setSaveRawTensor(true))
-          .s3Region("us-east-1").s3Profile("default").s3AddressingStyle("path").s3CaBundle(null)
-          .s3Endpoint("http://127.0.0.1:9").s3Credentials("AK", "SK", null);
-      assertThrows(SmdException.class, () -> o.s3Endpoint("ftp://x"));
-      assertThrows(SmdException.class, () -> o.s3AddressingStyle("sideways"));
-      assertThrows(SmdException.class, () -> o.s3Credentials("AK", null, null));
+          .storage(so);
       assertThrows(SmdException.class, () -> o.numWorkers(0));
       assertThrows(SmdException.class, () -> o.worker("../x"));
       try (Hook h = Hook.create(out.toString(), o)) {
@@ -312,9 +310,10 @@ class HookTrialTest {
       h.saveTensor("a", new long[] {1}, new float[] {1});
     }
     assertFalse(Files.exists(tmp.resolve("dry")), "a dry run writes nothing");
-    try (TrialOptions to = new TrialOptions().rangeSteps(1, 3).autoRefresh(false).collectionWaitMs(0).cacheBytes(0)
-        .s3Region("us-east-1").s3Profile("p").s3AddressingStyle("virtual").s3CaBundle(null)
-        .s3Endpoint("https://localhost:1").s3Credentials(null, null, null);
+    try (StorageOptions so = new StorageOptions().s3Region("us-east-1").s3Profile("p").s3AddressingStyle("virtual")
+             .s3CaBundle(null).s3Endpoint("https://localhost:1").s3Credentials(null, null, null);
+         TrialOptions to = new TrialOptions().rangeSteps(1, 3).autoRefresh(false).collectionWaitMs(0).cacheBytes(0)
+             .storage(so);
          Trial t = Trial.open(writeTrial(tmp.resolve("ranged")).toString(), to)) {
       assertArrayEquals(new long[] {1, 2}, t.steps());
       assertThrows(SmdException.class, () -> to.rangeSteps(5, 2));
