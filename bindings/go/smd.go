@@ -55,8 +55,15 @@ const (
 	CodeAuth                       Code = C.SMD_E_AUTH
 )
 
-// String is the code's stable name, e.g. "SMD_E_NOT_FOUND".
-func (c Code) String() string { return C.GoString(C.smd_code_name(C.smd_code(c))) }
+// String is the code's stable name, e.g. "SMD_E_NOT_FOUND", or "Code(n)" for a code the library
+// does not know.
+func (c Code) String() string {
+	p := C.smd_code_name(C.smd_code(c))
+	if p == nil {
+		return fmt.Sprintf("Code(%d)", int(c))
+	}
+	return C.GoString(p)
+}
 
 // SkipsRuleStep reports whether a custom rule failing with this code skips the step (the data is
 // absent: CodeTensorUnavailableForStep, CodeTensorUnavailable, CodeStepUnavailable) instead of
@@ -291,7 +298,7 @@ func ParseMode(name string) (Mode, error) {
 
 // Version is the C library's version (major, minor, patch).
 func Version() (major, minor, patch int) {
-	var a, b, c C.int
+	var a, b, c C.int32_t
 	C.smd_version(&a, &b, &c)
 	return int(a), int(b), int(c)
 }

@@ -63,7 +63,7 @@ func TestVersionDTypesModesCodes(t *testing.T) {
 	}
 	_, err = ParseMode("training")
 	mustCode(t, err, ErrInvalidArgument)
-	if CodeNotFound.String() != "SMD_E_NOT_FOUND" || CodeAuth.String() != "SMD_E_AUTH" {
+	if CodeNotFound.String() != "SMD_E_NOT_FOUND" || CodeAuth.String() != "SMD_E_AUTH" || Code(99).String() != "Code(99)" {
 		t.Fatal("code names")
 	}
 	for c := Code(0); c <= CodeAuth+1; c++ {

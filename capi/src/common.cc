@@ -176,7 +176,7 @@ const char* smd_code_name(smd_code code) noexcept {
     case SMD_E_HTTP: return "SMD_E_HTTP";
     case SMD_E_AUTH: return "SMD_E_AUTH";
   }
-  return "SMD_E_UNKNOWN";
+  return nullptr;  // as smd_dtype_name and smd_mode_name for values they do not know
 }
 
 size_t smd_dtype_size(smd_dtype dtype) noexcept {
@@ -227,10 +227,10 @@ void smd_strarray_free(smd_strarray* array) noexcept {
 
 void smd_free(void* ptr) noexcept { std::free(ptr); }
 
-void smd_version(int* major, int* minor, int* patch) noexcept {
-  if (major) *major = SMD_VERSION_MAJOR;
-  if (minor) *minor = SMD_VERSION_MINOR;
-  if (patch) *patch = SMD_VERSION_PATCH;
+void smd_version(int32_t* major_out, int32_t* minor_out, int32_t* patch_out) noexcept {
+  if (major_out) *major_out = SMD_VERSION_MAJOR;
+  if (minor_out) *minor_out = SMD_VERSION_MINOR;
+  if (patch_out) *patch_out = SMD_VERSION_PATCH;
 }
 
 const char* smd_version_string(void) noexcept { return SMD_VERSION_STRING; }

@@ -22,8 +22,9 @@ static smd_hook_options *options_every_step(void) {
 }
 
 static void test_version(void) {
-  int ma = -1, mi = -1, pa = -1;
+  int32_t ma = -1, mi = -1, pa = -1;
   smd_version(&ma, &mi, &pa);
+  smd_version(NULL, NULL, NULL); /* each out-parameter may be NULL */
   CHECK(ma == SMD_VERSION_MAJOR && mi == SMD_VERSION_MINOR && pa == SMD_VERSION_PATCH);
   CHECK(strcmp(smd_version_string(), SMD_VERSION_STRING) == 0);
   CHECK(SMD_VERSION_CHECK(0, 0, 1));
@@ -55,6 +56,10 @@ static void test_dtypes_and_modes(void) {
   CHECK_OK(smd_mode_from_name("eval", &m));
   CHECK(m == SMD_MODE_EVAL);
   CHECK(strcmp(smd_mode_name(SMD_MODE_PREDICT), "PREDICT") == 0);
+  /* the three name functions answer NULL alike for a value they do not know */
+  CHECK(smd_mode_name((smd_mode)99) == NULL);
+  CHECK(strcmp(smd_code_name(SMD_E_AUTH), "SMD_E_AUTH") == 0);
+  CHECK(smd_code_name((smd_code)99) == NULL);
   CHECK_ERR(smd_mode_from_name("test", &m), SMD_E_INVALID_ARGUMENT, "test");
 }
 

@@ -14,6 +14,12 @@
 
 namespace smdtool {
 
+// smd_code_name, never NULL (a code newer than the library's names: "SMD_E_UNKNOWN").
+inline const char* CodeName(smd_code code) {
+  const char* name = smd_code_name(code);
+  return name != nullptr ? name : "SMD_E_UNKNOWN";
+}
+
 // Owns an smd_error (NULL: success).
 struct Err {
   smd_error* e = nullptr;
@@ -25,7 +31,7 @@ struct Err {
   smd_code code() const { return smd_error_code(e); }
   // "SMD_E_NOT_FOUND: <message>"
   std::string message() const {
-    return std::string(smd_code_name(code())) + ": " + smd_error_message(e);
+    return std::string(CodeName(code())) + ": " + smd_error_message(e);
   }
 };
 

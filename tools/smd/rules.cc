@@ -460,7 +460,7 @@ int RunRules(int argc, char** argv) {
                   smd_rule_steps_skipped(r), smd_rule_last_step(r));
       if (failure != nullptr) {
         std::printf(", \"error\": {\"code\": %s, \"step\": %" PRId64 ", \"message\": %s}",
-                    JsonString(smd_code_name(smd_rule_error_code(r))).c_str(), smd_rule_error_step(r),
+                    JsonString(CodeName(smd_rule_error_code(r))).c_str(), smd_rule_error_step(r),
                     JsonString(failure).c_str());
       }
       std::printf("}\n");
@@ -469,7 +469,7 @@ int RunRules(int argc, char** argv) {
                   " skipped, %" PRId64 " issue(s) found before): %s: %s\n",
                   Printable(smd_rule_name(r)).c_str(), smd_rule_error_step(r),
                   smd_rule_steps_evaluated(r), smd_rule_steps_skipped(r), met,
-                  smd_code_name(smd_rule_error_code(r)), Printable(failure).c_str());
+                  CodeName(smd_rule_error_code(r)), Printable(failure).c_str());
     } else {
       const char* end = timed_out && why == SMD_RULE_END_ERROR
                             ? "no new step within --timeout: stopped waiting"

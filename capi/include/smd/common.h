@@ -55,7 +55,8 @@ SMD_API smd_code smd_error_code(const smd_error *err) SMD_NOEXCEPT;
 SMD_API const char *smd_error_message(const smd_error *err) SMD_NOEXCEPT;
 /* Releases an error. NULL is allowed. */
 SMD_API void smd_error_free(smd_error *err) SMD_NOEXCEPT;
-/* A stable name for a code, e.g. "SMD_E_NOT_FOUND"; "SMD_E_UNKNOWN" for unknown values. */
+/* A stable name for a code, e.g. "SMD_E_NOT_FOUND" (static); NULL for values this library does not
+ * know, as smd_dtype_name and smd_mode_name. */
 SMD_API const char *smd_code_name(smd_code code) SMD_NOEXCEPT;
 
 /* ---------------------------------------------------------------------------------------------
@@ -125,7 +126,8 @@ SMD_API void smd_free(void *ptr) SMD_NOEXCEPT;
  * Versions. Compare the runtime version with SMD_VERSION_* from smd/version.h to check that the
  * headers and the library match.
  * ------------------------------------------------------------------------------------------- */
-SMD_API void smd_version(int *major, int *minor, int *patch) SMD_NOEXCEPT;
+/* The loaded library's version; each out-parameter may be NULL. */
+SMD_API void smd_version(int32_t *major_out, int32_t *minor_out, int32_t *patch_out) SMD_NOEXCEPT;
 SMD_API const char *smd_version_string(void) SMD_NOEXCEPT;
 
 #ifdef __cplusplus

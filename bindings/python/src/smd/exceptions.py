@@ -191,7 +191,7 @@ def _from_code(code, message):
     Exception.__init__(exc, message)
     exc.msg = message
     name = _smd.smd_code_name(code)  # the C library's name of the code
-    exc.code = name if name != "SMD_E_UNKNOWN" else f"SMD_E_UNKNOWN({code})"
+    exc.code = name if name is not None else f"SMD_E_UNKNOWN({code})"
     return exc
 
 

@@ -17,7 +17,7 @@ extern "C" {
     pub fn smd_mode_from_name(name: *const c_char, out: *mut smd_mode) -> *mut smd_error;
     pub fn smd_strarray_free(array: *mut smd_strarray);
     pub fn smd_free(ptr: *mut c_void);
-    pub fn smd_version(major: *mut c_int, minor: *mut c_int, patch: *mut c_int);
+    pub fn smd_version(major_out: *mut i32, minor_out: *mut i32, patch_out: *mut i32);
     pub fn smd_version_string() -> *const c_char;
     // hook.h
     pub fn smd_save_config_create(out: *mut *mut smd_save_config) -> *mut smd_error;

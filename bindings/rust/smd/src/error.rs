@@ -116,8 +116,13 @@ impl ErrorKind {
 
     /// The library's stable name of the code, e.g. `"SMD_E_NOT_FOUND"`.
     pub fn name(self) -> &'static str {
-        // SAFETY: smd_code_name returns a static string for every value.
-        unsafe { CStr::from_ptr(sys::smd_code_name(self.code())) }.to_str().unwrap_or("SMD_E_UNKNOWN")
+        // smd_code_name returns a static string, or NULL for a code the library does not know.
+        let p = unsafe { sys::smd_code_name(self.code()) };
+        if p.is_null() {
+            return "SMD_E_UNKNOWN";
+        }
+        // SAFETY: a non-NULL name is a static NUL-terminated string.
+        unsafe { CStr::from_ptr(p) }.to_str().unwrap_or("SMD_E_UNKNOWN")
     }
 
     /// Whether a custom rule failing with this kind skips the step (the data is absent:

@@ -22,6 +22,7 @@ fn error_kinds_round_trip_every_code() {
         ]
     );
     assert_eq!(ErrorKind::from_code(99), ErrorKind::Other(99));
+    assert_eq!(ErrorKind::Other(99).name(), "SMD_E_UNKNOWN");
     let e = smd::Error::new(ErrorKind::Io, "disk full");
     assert_eq!(e.to_string(), "SMD_E_IO: disk full");
     assert_eq!(e.kind(), ErrorKind::Io);

@@ -36,9 +36,13 @@ public final class Smd {
     return List.of(out[0]);
   }
 
-  /** The stable name of an error code, e.g. "SMD_E_NOT_FOUND". */
+  /**
+   * The stable name of an error code, e.g. "SMD_E_NOT_FOUND"; "SMD_E_UNKNOWN(n)" for a code the
+   * loaded library does not know.
+   */
   public static String codeName(int code) {
     Native.load();
-    return SmdNative.smd_code_name(code);
+    String name = SmdNative.smd_code_name(code);
+    return name != null ? name : "SMD_E_UNKNOWN(" + code + ")";
   }
 }

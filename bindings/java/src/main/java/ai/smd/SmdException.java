@@ -48,10 +48,9 @@ public class SmdException extends Exception {
     return code;
   }
 
-  /** The code's stable name, e.g. {@code "SMD_E_TENSOR_UNAVAILABLE_FOR_STEP"}. */
+  /** The code's stable name, e.g. {@code "SMD_E_TENSOR_UNAVAILABLE_FOR_STEP"} (see {@link Smd#codeName}). */
   public String codeName() {
-    Native.load();
-    return SmdNative.smd_code_name(code);
+    return Smd.codeName(code);
   }
 
   @Override

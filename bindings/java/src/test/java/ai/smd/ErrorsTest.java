@@ -84,6 +84,7 @@ class ErrorsTest {
       n++;
     }
     assertEquals(21, n);
+    assertEquals("SMD_E_UNKNOWN(99)", Smd.codeName(99));
     for (DType d : DType.values()) {
       assertEquals(d, DType.fromName(d.numpyName()));
     }
