@@ -802,7 +802,7 @@ type HookStats struct {
 func (h *Hook) Stats() (HookStats, error) {
 	var s C.smd_hook_stats
 	s.struct_size = C.size_t(unsafe.Sizeof(s))
-	err := h.call(func(p *C.smd_hook) *C.smd_error { return C.smd_hook_get_stats(p, &s) })
+	err := h.call(func(p *C.smd_hook) *C.smd_error { return C.smd_hook_writer_stats(p, &s) })
 	if err != nil {
 		return HookStats{}, err
 	}

@@ -36,7 +36,7 @@ static smd_error *smdgo_bench_read_c(const smd_tensor *tensor, long n) {
     smd_error *err = smd_tensor_value(tensor, 0, SMD_MODE_GLOBAL, NULL, &v);
     if (err) return err;
     double x = 0;
-    err = smd_value_get_double(v, 1, &x);
+    err = smd_value_double_at(v, 1, &x);
     smd_value_free(v);
     if (err) return err;
   }

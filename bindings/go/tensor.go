@@ -416,7 +416,7 @@ func (v *Value) At(i int) (float64, error) {
 		return 0, closedErr("Value")
 	}
 	var out C.double
-	if err := takeErr(C.smd_value_get_double(v.p, C.size_t(i), &out)); err != nil {
+	if err := takeErr(C.smd_value_double_at(v.p, C.size_t(i), &out)); err != nil {
 		return 0, err
 	}
 	return float64(out), nil

@@ -354,7 +354,7 @@ func (t *Trial) TensorNames(filter *TensorFilter) ([]string, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := takeErr(C.smd_tensor_filter_add_regex(fp, cs)); err != nil {
+			if err := takeErr(C.smd_tensor_filter_add_include_regex(fp, cs)); err != nil {
 				return nil, err
 			}
 		}

@@ -75,7 +75,7 @@ struct smd_rule_context {};
 %ignore smd_hook_save_strings;
 %ignore smd_hook_save_scalar_typed;
 %ignore smd_hook_save_scalar_timestamped;
-%ignore smd_hook_get_stats;
+%ignore smd_hook_writer_stats;
 %ignore smd_hook_stats;
 %ignore smd_hook_create_from_json;
 %ignore smd_rule_free;

@@ -739,7 +739,7 @@ smd_error* smd_hook_save_scalar(smd_hook* hook, const char* name, double value) 
   SMD_CAPI_END
 }
 
-smd_error* smd_hook_get_stats(const smd_hook* hook, smd_hook_stats* out) noexcept {
+smd_error* smd_hook_writer_stats(const smd_hook* hook, smd_hook_stats* out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
   SMD_CHECK_ARG(out != nullptr, "out is NULL");

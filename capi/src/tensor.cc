@@ -338,7 +338,7 @@ smd_error* smd_value_string(const smd_value* value, size_t i, const char** out,
   SMD_CAPI_END
 }
 
-smd_error* smd_value_get_double(const smd_value* value, size_t i, double* out) noexcept {
+smd_error* smd_value_double_at(const smd_value* value, size_t i, double* out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(value != nullptr, "value is NULL");
   SMD_CHECK_ARG(out != nullptr, "out is NULL");

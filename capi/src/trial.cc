@@ -327,7 +327,7 @@ smd_error* smd_tensor_filter_set_mode(smd_tensor_filter* filter, smd_mode mode) 
   SMD_CAPI_END
 }
 
-smd_error* smd_tensor_filter_add_regex(smd_tensor_filter* filter, const char* regex) noexcept {
+smd_error* smd_tensor_filter_add_include_regex(smd_tensor_filter* filter, const char* regex) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(filter != nullptr, "filter is NULL");
   SMD_CHECK_ARG(regex != nullptr, "regex is NULL");

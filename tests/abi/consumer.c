@@ -33,7 +33,7 @@ int main(int argc, char **argv) {
   }
   if ((err = smd_trial_open(argv[1], NULL, &trial)) != NULL) return fail("open", err);
   if ((err = smd_tensor_filter_create(&filter)) != NULL) return fail("filter", err);
-  if ((err = smd_tensor_filter_add_regex(filter, argv[2])) != NULL) return fail("regex", err);
+  if ((err = smd_tensor_filter_add_include_regex(filter, argv[2])) != NULL) return fail("regex", err);
   if ((err = smd_trial_tensor_names(trial, filter, &names)) != NULL) return fail("names", err);
   if (names.count != expected) {
     fprintf(stderr, "consumer: %zu tensors match %s, expected %zu\n", names.count, argv[2], expected);

@@ -93,7 +93,7 @@ static int custom_invoke(smd_rule_context *ctx, int64_t step, bool *met, void *p
     double m = 0;
     e = smd_trial_tensor(t, names.strings[i], &tensor);
     if (!e) e = smd_tensor_reduction_value(tensor, step, SMD_MODE_GLOBAL, NULL, "abs_mean", &v);
-    if (!e) e = smd_value_get_double(v, 0, &m);
+    if (!e) e = smd_value_double_at(v, 0, &m);
     smd_value_free(v);
     smd_tensor_free(tensor);
     if (!e && m < 1e-7) *met = true;

@@ -104,7 +104,7 @@ static double run_hook(const char *dir, int steps, int tensors, size_t elems) {
   smd_hook_stats st;
   memset(&st, 0, sizeof st);
   st.struct_size = sizeof st;
-  check(smd_hook_get_stats(hook, &st), "stats");
+  check(smd_hook_writer_stats(hook, &st), "stats");
   encoder_cpu = st.encoder_cpu_seconds;
   committer_cpu = st.committer_cpu_seconds;
   smd_hook_free(hook);

@@ -190,13 +190,13 @@ static void test_what_is_written(void) {
   smd_hook_stats st;
   memset(&st, 0, sizeof st);
   st.struct_size = sizeof st;
-  CHECK_OK(smd_hook_get_stats(hook, &st));
+  CHECK_OK(smd_hook_writer_stats(hook, &st));
   CHECK(st.steps == 3);
   CHECK(st.records == 9); /* fc.weight, loss, scalar/acc at each step */
   CHECK(st.bytes > 3 * (6 * 4 + 8 + 8));
   CHECK(st.budget_waits == 0);
   st.struct_size = 0;
-  CHECK_ERR(smd_hook_get_stats(hook, &st), SMD_E_INVALID_ARGUMENT, "struct_size");
+  CHECK_ERR(smd_hook_writer_stats(hook, &st), SMD_E_INVALID_ARGUMENT, "struct_size");
   smd_hook_free(hook);
   CHECK(file_exists(dir, "events/000000000002/000000000002_worker_0.tfevents"));
   CHECK(file_exists(dir, "training_job_end.ts") && file_size(dir, "training_job_end.ts") == 0);
@@ -604,7 +604,7 @@ static void test_strings_and_typed_scalars(void) {
     double d = 0;
     CHECK(smd_value_dtype(v) == scalars[i].dtype);
     CHECK(smd_value_ndim(v) == 1 && smd_value_shape(v)[0] == 1);
-    CHECK_OK(smd_value_get_double(v, 0, &d));
+    CHECK_OK(smd_value_double_at(v, 0, &d));
     CHECK(d == scalars[i].value);
     smd_value_free(v);
   }
@@ -675,7 +675,7 @@ static void test_saves_before_the_first_step(void) {
     CHECK(m == SMD_MODE_TRAIN && ms == 0);
     smd_value *v = read_value(trial, "fc.weight", 0);
     double d = 0;
-    if (v != NULL) CHECK_OK(smd_value_get_double(v, 0, &d));
+    if (v != NULL) CHECK_OK(smd_value_double_at(v, 0, &d));
     CHECK(d == 1);
     smd_value_free(v);
     v = read_value(trial, "scalar/seven", 0);
@@ -748,7 +748,7 @@ static void test_end_step(void) {
     CHECK(state == SMD_STEP_AVAILABLE);
     smd_value *v = read_value(trial, "fc.weight", 1);
     double d = 0;
-    if (v != NULL) CHECK_OK(smd_value_get_double(v, 0, &d));
+    if (v != NULL) CHECK_OK(smd_value_double_at(v, 0, &d));
     CHECK(d == 10);
     smd_value_free(v);
     smd_trial_free(trial);
@@ -782,12 +782,12 @@ static void test_end_step(void) {
     CHECK(m == SMD_MODE_EVAL && ms == 0);
     smd_value *v = read_value(trial, "scalar/between", 2);
     double d = 0;
-    if (v != NULL) CHECK_OK(smd_value_get_double(v, 0, &d));
+    if (v != NULL) CHECK_OK(smd_value_double_at(v, 0, &d));
     CHECK(d == 2.5);
     smd_value_free(v);
     v = read_value(trial, "fc.weight", 3);
     d = 0;
-    if (v != NULL) CHECK_OK(smd_value_get_double(v, 0, &d));
+    if (v != NULL) CHECK_OK(smd_value_double_at(v, 0, &d));
     CHECK(d == 100);
     smd_value_free(v);
     smd_trial_free(trial);
@@ -851,7 +851,7 @@ static void test_make_due(void) {
     smd_free(steps);
     smd_value *v = read_value(trial, "accuracy", 1);
     double d = 0;
-    if (v != NULL) CHECK_OK(smd_value_get_double(v, 0, &d));
+    if (v != NULL) CHECK_OK(smd_value_double_at(v, 0, &d));
     CHECK(d == 0.5);
     smd_value_free(v);
     smd_trial_free(trial);

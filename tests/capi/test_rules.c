@@ -86,7 +86,7 @@ static int loss_rule_invoke(smd_rule_context *ctx, int64_t step, bool *met, void
   smd_tensor_free(tensor);
   if (e) return smd_rule_context_fail(ctx, e);
   double x = 0;
-  CHECK_OK(smd_value_get_double(v, 0, &x));
+  CHECK_OK(smd_value_double_at(v, 0, &x));
   smd_value_free(v);
   if (r->fail_mode == 2 && step == 4) return smd_rule_context_fail_with(ctx, SMD_E_CORRUPT, "my own failure");
   if (r->fail_mode == 3 && step == 4) return 5;

@@ -50,7 +50,7 @@ static void test_every_dtype(void) {
       for (int i = 0; i < 6; ++i) {
         double d = 0, want = expected_element(i, step);
         if (kCases[k].dtype == SMD_DTYPE_COMPLEX64 || kCases[k].dtype == SMD_DTYPE_COMPLEX128) {
-          CHECK_CODE(smd_value_get_double(v, (size_t)i, &d), SMD_E_UNSUPPORTED);
+          CHECK_CODE(smd_value_double_at(v, (size_t)i, &d), SMD_E_UNSUPPORTED);
           if (kCases[k].dtype == SMD_DTYPE_COMPLEX64) {
             CHECK(((const float *)smd_value_data(v))[2 * i] == (float)want);
           }
@@ -61,7 +61,7 @@ static void test_every_dtype(void) {
         if (kCases[k].dtype == SMD_DTYPE_UINT16 && want < 0) want += 65536;
         if (kCases[k].dtype == SMD_DTYPE_UINT32 && want < 0) want += 4294967296.0;
         if (kCases[k].dtype == SMD_DTYPE_UINT64 && want < 0) want += 18446744073709551616.0;
-        CHECK_OK(smd_value_get_double(v, (size_t)i, &d));
+        CHECK_OK(smd_value_double_at(v, (size_t)i, &d));
         CHECK(d == want);
       }
       if (kCases[k].dtype == SMD_DTYPE_INT8) {
@@ -88,7 +88,7 @@ static void test_every_dtype(void) {
       CHECK_OK(smd_value_string(v, 2, &s, NULL));
       CHECK(strcmp(s, "1") == 0);
       CHECK_CODE(smd_value_string(v, 3, &s, &len), SMD_E_INVALID_ARGUMENT);
-      CHECK_CODE(smd_value_get_double(v, 0, &d), SMD_E_UNSUPPORTED);
+      CHECK_CODE(smd_value_double_at(v, 0, &d), SMD_E_UNSUPPORTED);
       smd_value_free(v);
     }
     smd_tensor_free(x);
@@ -102,9 +102,9 @@ static void test_every_dtype(void) {
     CHECK_OK(smd_tensor_value(x, 0, SMD_MODE_GLOBAL, NULL, &v));
     if (v != NULL) {
       CHECK(smd_value_ndim(v) == 0 && smd_value_shape(v) == NULL && smd_value_count(v) == 1);
-      CHECK_OK(smd_value_get_double(v, 0, &d));
+      CHECK_OK(smd_value_double_at(v, 0, &d));
       CHECK(d == 3.5);
-      CHECK_CODE(smd_value_get_double(v, 1, &d), SMD_E_INVALID_ARGUMENT);
+      CHECK_CODE(smd_value_double_at(v, 1, &d), SMD_E_INVALID_ARGUMENT);
       CHECK_CODE(smd_value_string(v, 0, &s, NULL), SMD_E_INVALID_ARGUMENT);
       smd_value_free(v);
     }
@@ -215,7 +215,7 @@ static void test_reductions(void) {
     CHECK(smd_value_count(values[i]) == 1 && smd_value_ndim(values[i]) == 1);
     if (strcmp(names.strings[i], "max") == 0) {
       /* weight(1, (6,)) = [0, .25, ..., 1.25] */
-      CHECK_OK(smd_value_get_double(values[i], 0, &d));
+      CHECK_OK(smd_value_double_at(values[i], 0, &d));
       CHECK(d == 1.25);
     }
   }
@@ -235,7 +235,7 @@ static void test_reductions(void) {
   /* computed from the raw value: rr_vec32 at step 2 = [1, 1.25, 1.5] */
   CHECK_OK(smd_tensor_reduction_value(rr, 2, SMD_MODE_GLOBAL, NULL, "sum", &v));
   if (v != NULL) {
-    CHECK_OK(smd_value_get_double(v, 0, &d));
+    CHECK_OK(smd_value_double_at(v, 0, &d));
     CHECK(fabs(d - 3.75) < 1e-6);
     smd_value_free(v);
   }

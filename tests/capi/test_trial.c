@@ -96,7 +96,7 @@ static void test_null_safety(void) {
   CHECK_CODE(smd_trial_tensor_names(NULL, NULL, &a), SMD_E_INVALID_ARGUMENT);
   CHECK_CODE(smd_trial_collection_names(NULL, &a), SMD_E_INVALID_ARGUMENT);
   CHECK_CODE(smd_tensor_filter_create(NULL), SMD_E_INVALID_ARGUMENT);
-  CHECK_CODE(smd_tensor_filter_add_regex(NULL, "x"), SMD_E_INVALID_ARGUMENT);
+  CHECK_CODE(smd_tensor_filter_add_include_regex(NULL, "x"), SMD_E_INVALID_ARGUMENT);
   CHECK(smd_trial_path(NULL) == NULL);
   CHECK(smd_trial_num_workers(NULL) == 0);
   CHECK(smd_trial_last_complete_step(NULL) == -1);
@@ -218,7 +218,7 @@ static void test_finished_trial(void) {
   smd_tensor_filter_free(f);
 
   CHECK_OK(smd_tensor_filter_create(&f));
-  CHECK_OK(smd_tensor_filter_add_regex(f, "^lo"));
+  CHECK_OK(smd_tensor_filter_add_include_regex(f, "^lo"));
   CHECK_OK(smd_trial_tensor_names(t, f, &a));
   CHECK(a.count == 1 && strcmp(a.strings[0], "loss") == 0);
   smd_strarray_free(&a);
@@ -226,7 +226,7 @@ static void test_finished_trial(void) {
   CHECK_CODE_MSG(smd_trial_tensor_names(t, f, &a), SMD_E_INVALID_ARGUMENT, "Only one of");
   smd_tensor_filter_free(f);
   CHECK_OK(smd_tensor_filter_create(&f));
-  CHECK_OK(smd_tensor_filter_add_regex(f, "(bad"));
+  CHECK_OK(smd_tensor_filter_add_include_regex(f, "(bad"));
   CHECK_CODE_MSG(smd_trial_tensor_names(t, f, &a), SMD_E_INVALID_ARGUMENT, "(bad");
   smd_tensor_filter_free(f);
   CHECK_OK(smd_tensor_filter_create(&f));

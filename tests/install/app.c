@@ -46,7 +46,7 @@ int main(int argc, char **argv) {
   smd_value *v;
   check(smd_tensor_value(t, 2, SMD_MODE_GLOBAL, NULL, &v), "smd_tensor_value");
   double x;
-  check(smd_value_get_double(v, 1, &x), "smd_value_get_double");
+  check(smd_value_double_at(v, 1, &x), "smd_value_double_at");
   smd_rule *rule;
   check(smd_rule_create_builtin("AllZero", trial, NULL, 0, (const char *const[]){"tensor_regex"},
                                 (const char *const[]){"fc\\..*"}, 1, &rule),

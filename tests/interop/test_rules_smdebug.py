@@ -183,7 +183,7 @@ class RulesLib:
             ("smd_trial_open", P, [C.c_char_p, P, C.POINTER(P)]), ("smd_trial_free", None, [P]),
             ("smd_trial_tensor", P, [P, C.c_char_p, C.POINTER(P)]), ("smd_tensor_free", None, [P]),
             ("smd_tensor_value", P, [P, C.c_int64, C.c_int, C.c_char_p, C.POINTER(P)]),
-            ("smd_value_get_double", P, [P, C.c_size_t, C.POINTER(C.c_double)]),
+            ("smd_value_double_at", P, [P, C.c_size_t, C.POINTER(C.c_double)]),
             ("smd_value_free", None, [P]),
             ("smd_rule_create", P, [C.c_char_p, P, P, C.c_size_t, INVOKE_FN, P, P, C.POINTER(P)]),
             ("smd_rule_free", None, [P]),
@@ -258,7 +258,7 @@ def test_custom_rule_through_the_c_abi_matches_smdebug_invoke_rule(tmp_path):
         if err:
             return L.smd_rule_context_fail(ctx, err)
         x = C.c_double()
-        L.smd_value_get_double(value, 0, C.byref(x))
+        L.smd_value_double_at(value, 0, C.byref(x))
         L.smd_value_free(value)
         met[0] = x.value > 0.3
         if met[0]:

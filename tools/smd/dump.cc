@@ -189,7 +189,7 @@ Json DumpTensor(smd_trial* trial, const std::string& name, const std::vector<smd
           for (size_t i = 0; i < n_values; ++i) {
             const char* key = names.a.strings[i];
             double d = 0;
-            Err de(smd_value_count(values[i]) == 1 ? smd_value_get_double(values[i], 0, &d)
+            Err de(smd_value_count(values[i]) == 1 ? smd_value_double_at(values[i], 0, &d)
                                                    : nullptr);
             if (de || smd_value_count(values[i]) != 1) {
               notes->Add(name, "reduction_values()", g, w,

@@ -291,7 +291,7 @@ class Exporter {
       }
       if (scalar && numeric && count == 1) {
         double v = 0;
-        Err ge(smd_value_get_double(value.p, 0, &v));
+        Err ge(smd_value_double_at(value.p, 0, &v));
         if (ge) {
           if (ge.code() != SMD_E_UNSUPPORTED) Problem(name, step, ge);
           continue;  // complex values have no scalar summary here

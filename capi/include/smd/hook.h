@@ -395,7 +395,7 @@ typedef struct smd_hook_stats {
 
 /* Fills *out (see smd_hook_stats). A hook that writes nothing (dry run, non-chief worker) reports
  * zeros. Errors: SMD_E_INVALID_ARGUMENT (NULL, or struct_size smaller than its first two fields). */
-SMD_API SMD_MUST_USE smd_error *smd_hook_get_stats(const smd_hook *hook, smd_hook_stats *out) SMD_NOEXCEPT;
+SMD_API SMD_MUST_USE smd_error *smd_hook_writer_stats(const smd_hook *hook, smd_hook_stats *out) SMD_NOEXCEPT;
 
 /* ---------------------------------------------------------------------------------------------
  * Collections: named groups of tensors with their own configuration. Built-in names (smdebug's):

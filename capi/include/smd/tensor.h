@@ -167,8 +167,8 @@ SMD_API SMD_MUST_USE smd_error *smd_value_string(const smd_value *value, size_t 
 /* Element i converted to a double (bool: 0/1; float16 and bfloat16 widened; 64-bit integers
  * rounded to nearest). Errors: SMD_E_INVALID_ARGUMENT (i out of range), SMD_E_UNSUPPORTED
  * (strings and complex values). */
-SMD_API SMD_MUST_USE smd_error *smd_value_get_double(const smd_value *value, size_t i,
-                                                     double *out) SMD_NOEXCEPT;
+SMD_API SMD_MUST_USE smd_error *smd_value_double_at(const smd_value *value, size_t i,
+                                                    double *out) SMD_NOEXCEPT;
 
 /* Exports the value as a DLPack tensor without copying: CPU device, compact row-major (strides
  * NULL), version 1.x, flag DLPACK_FLAG_BITMASK_READ_ONLY set. The consumer owns *out and calls

@@ -226,8 +226,8 @@ SMD_API SMD_MUST_USE smd_error *smd_tensor_filter_set_mode(smd_tensor_filter *fi
                                                            smd_mode mode) SMD_NOEXCEPT;
 /* Only tensors whose name one of the added regexes matches anywhere (Python re.search). The
  * regex is checked when the filter is used. */
-SMD_API SMD_MUST_USE smd_error *smd_tensor_filter_add_regex(smd_tensor_filter *filter,
-                                                            const char *regex) SMD_NOEXCEPT;
+SMD_API SMD_MUST_USE smd_error *smd_tensor_filter_add_include_regex(smd_tensor_filter *filter,
+                                                                    const char *regex) SMD_NOEXCEPT;
 /* Only members of this collection: its tensor_names plus the tensors its include_regex
  * matches. An unknown collection keeps nothing. */
 SMD_API SMD_MUST_USE smd_error *smd_tensor_filter_set_collection(smd_tensor_filter *filter,

@@ -79,7 +79,7 @@ extern "C" {
     pub fn smd_hook_save_scalar(hook: *mut smd_hook, name: *const c_char, value: f64) -> *mut smd_error;
     pub fn smd_hook_save_scalar_typed(hook: *mut smd_hook, name: *const c_char, dtype: smd_dtype, value: *const c_void, nbytes: usize) -> *mut smd_error;
     pub fn smd_hook_save_scalar_timestamped(hook: *mut smd_hook, name: *const c_char, dtype: smd_dtype, value: *const c_void, nbytes: usize, timestamp: f64) -> *mut smd_error;
-    pub fn smd_hook_get_stats(hook: *const smd_hook, out: *mut smd_hook_stats) -> *mut smd_error;
+    pub fn smd_hook_writer_stats(hook: *const smd_hook, out: *mut smd_hook_stats) -> *mut smd_error;
     pub fn smd_hook_get_collection(hook: *mut smd_hook, name: *const c_char, out: *mut *mut smd_collection) -> *mut smd_error;
     pub fn smd_hook_collection_names(hook: *const smd_hook, out: *mut smd_strarray) -> *mut smd_error;
     pub fn smd_hook_include_collection(hook: *mut smd_hook, name: *const c_char) -> *mut smd_error;
@@ -178,7 +178,7 @@ extern "C" {
     pub fn smd_value_nbytes(value: *const smd_value) -> usize;
     pub fn smd_value_data(value: *const smd_value) -> *const c_void;
     pub fn smd_value_string(value: *const smd_value, i: usize, out: *mut *const c_char, len_out: *mut usize) -> *mut smd_error;
-    pub fn smd_value_get_double(value: *const smd_value, i: usize, out: *mut f64) -> *mut smd_error;
+    pub fn smd_value_double_at(value: *const smd_value, i: usize, out: *mut f64) -> *mut smd_error;
     pub fn smd_value_to_dlpack(value: *const smd_value, out: *mut *mut DLManagedTensorVersioned) -> *mut smd_error;
     // tensorboard.h
     pub fn smd_tensorboard_writer_create(dir: *const c_char, storage: *const smd_storage_options, out: *mut *mut smd_tensorboard_writer) -> *mut smd_error;
@@ -218,7 +218,7 @@ extern "C" {
     pub fn smd_tensor_filter_free(filter: *mut smd_tensor_filter);
     pub fn smd_tensor_filter_set_step(filter: *mut smd_tensor_filter, step: i64) -> *mut smd_error;
     pub fn smd_tensor_filter_set_mode(filter: *mut smd_tensor_filter, mode: smd_mode) -> *mut smd_error;
-    pub fn smd_tensor_filter_add_regex(filter: *mut smd_tensor_filter, regex: *const c_char) -> *mut smd_error;
+    pub fn smd_tensor_filter_add_include_regex(filter: *mut smd_tensor_filter, regex: *const c_char) -> *mut smd_error;
     pub fn smd_tensor_filter_set_collection(filter: *mut smd_tensor_filter, collection: *const c_char) -> *mut smd_error;
     pub fn smd_trial_tensor_names(trial: *const smd_trial, filter: *const smd_tensor_filter, out: *mut smd_strarray) -> *mut smd_error;
     pub fn smd_trial_has_tensor(trial: *const smd_trial, name: *const c_char, out: *mut bool) -> *mut smd_error;

@@ -469,7 +469,7 @@ impl Hook {
     /// What the writer has done so far.
     pub fn stats(&self) -> Result<HookStats> {
         let mut s = HookStats { struct_size: std::mem::size_of::<HookStats>(), ..Default::default() };
-        check(unsafe { sys::smd_hook_get_stats(self.raw, &mut s) })?;
+        check(unsafe { sys::smd_hook_writer_stats(self.raw, &mut s) })?;
         Ok(s)
     }
 

@@ -83,7 +83,7 @@ impl TensorFilter {
     /// Only names matching this regex (any of those added).
     pub fn add_regex(&mut self, regex: &str) -> Result<&mut Self> {
         let c = cstring(regex, "regex")?;
-        check(unsafe { sys::smd_tensor_filter_add_regex(self.raw, c.as_ptr()) })?;
+        check(unsafe { sys::smd_tensor_filter_add_include_regex(self.raw, c.as_ptr()) })?;
         Ok(self)
     }
 
@@ -540,7 +540,7 @@ impl Value {
     /// Element `i` converted to f64 (any numeric dtype).
     pub fn get_f64(&self, i: usize) -> Result<f64> {
         let mut out = 0.0;
-        check(unsafe { sys::smd_value_get_double(self.raw, i, &mut out) })?;
+        check(unsafe { sys::smd_value_double_at(self.raw, i, &mut out) })?;
         Ok(out)
     }
 

@@ -94,7 +94,7 @@ class Trial:
             _smd.smd_tensor_filter_set_step(f, _check_int("step", step))
         if regex is not None:
             for r in [regex] if isinstance(regex, str) else list(regex):
-                _smd.smd_tensor_filter_add_regex(f, _check_str("regex", r))
+                _smd.smd_tensor_filter_add_include_regex(f, _check_str("regex", r))
         if collection is not None:
             user = self._user_collection(collection)
             if user is not None:

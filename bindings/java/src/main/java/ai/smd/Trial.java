@@ -180,7 +180,7 @@ public final class Trial extends NativeObject<smd_trial> implements AutoCloseabl
     try {
       if (filter.step != null) SmdNative.smd_tensor_filter_set_step(f, filter.step);
       if (filter.mode != null) SmdNative.smd_tensor_filter_set_mode(f, filter.mode.value);
-      for (String r : filter.regexes) SmdNative.smd_tensor_filter_add_regex(f, r);
+      for (String r : filter.regexes) SmdNative.smd_tensor_filter_add_include_regex(f, r);
       if (filter.collection != null) SmdNative.smd_tensor_filter_set_collection(f, filter.collection);
       String[][] out = new String[1][];
       SmdNative.smd_trial_tensor_names(p(), f, out);

@@ -132,7 +132,7 @@ public final class Value extends NativeObject<smd_value> implements AutoCloseabl
   /** Element i converted to a double (as {@link #toDoubleArray()}). */
   public double getDouble(long i) throws SmdException {
     double[] out = new double[1];
-    SmdNative.smd_value_get_double(p(), i, out);
+    SmdNative.smd_value_double_at(p(), i, out);
     return out[0];
   }
 
