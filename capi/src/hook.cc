@@ -11,7 +11,7 @@
 #include "impl/format/hook_config.h"
 #include "impl/format/layout.h"
 #include "impl/hook/hook.h"
-#include "impl/storage/environment.h"
+#include "impl/core/environment.h"
 
 struct smd_save_config {
   smd::hook::SaveConfig cfg;

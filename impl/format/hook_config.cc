@@ -24,7 +24,7 @@
 #include "impl/core/mode.h"
 #include "impl/core/json_scan.h"
 #include "impl/core/text.h"
-#include "impl/storage/environment.h"
+#include "impl/core/environment.h"
 
 namespace smd::io {
 namespace {

@@ -33,8 +33,10 @@ std::string IndexFileRelPath(int64_t step, std::string_view worker) {
   return out;
 }
 
+std::string CollectionsDirRelPath() { return "collections/000000000"; }
+
 std::string CollectionsFileRelPath(std::string_view worker) {
-  return "collections/000000000/" + std::string(worker) + "_collections.json";
+  return CollectionsDirRelPath() + "/" + std::string(worker) + "_collections.json";
 }
 
 namespace {

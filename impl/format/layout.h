@@ -26,6 +26,8 @@ std::string IndexFileRelPath(int64_t step, std::string_view worker);
 std::string IndexDirRelPath(int64_t step);
 // "collections/000000000/worker_0_collections.json"
 std::string CollectionsFileRelPath(std::string_view worker);
+// "collections/000000000": the folder of every worker's collections file
+std::string CollectionsDirRelPath();
 
 // Checks a worker name used in file names: non-empty UTF-8, no '/', '\\' or control characters,
 // not "." or "..", and not beginning with '_' (smdebug reads such names back as TF device

@@ -10,7 +10,7 @@
 #include "impl/core/text.h"
 #include "impl/format/collections_file.h"
 #include "impl/format/layout.h"
-#include "impl/storage/environment.h"
+#include "impl/core/environment.h"
 #include "impl/storage/open.h"
 #include "impl/tensorboard/sink.h"
 

@@ -4,7 +4,7 @@
 #include <mutex>
 #include <utility>
 
-#include "impl/storage/environment.h"
+#include "impl/core/environment.h"
 #include "impl/storage/s3/client.h"
 #include "impl/storage/s3_storage.h"
 

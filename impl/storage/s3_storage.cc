@@ -109,6 +109,8 @@ class S3Storage : public Storage {
       : client_(std::move(client)), uri_(std::move(uri)),
         root_("s3://" + uri_.bucket + "/" + uri_.prefix) {}
 
+  bool RootAppearsWithFirstFile() const override { return true; }  // a prefix is its objects
+
   const std::string& root() const override { return root_; }
   std::string Describe(std::string_view rel) const override {
     return rel.empty() ? root_ : root_ + "/" + std::string(rel);

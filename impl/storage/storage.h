@@ -120,6 +120,10 @@ class Storage {
   // then list on every refresh and poll while waiting).
   virtual std::unique_ptr<ChangeWatch> WatchChanges() { return nullptr; }
 
+  // Whether the root exists only once something is written under it (an S3 prefix), so that a
+  // reader of a job that has just started must wait for the root itself, not only for its files.
+  virtual bool RootAppearsWithFirstFile() const { return false; }
+
   // Makes the names in a folder durable (local: fsync of the folder; "" is the root).
   virtual Status SyncDir(const std::string& rel_dir) {
     (void)rel_dir;

@@ -7,7 +7,7 @@
 #include <sstream>
 
 #include "impl/core/json_scan.h"
-#include "impl/storage/environment.h"
+#include "impl/core/environment.h"
 #include "impl/storage/open.h"
 #include "impl/tensorboard/summary.h"
 

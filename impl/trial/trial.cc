@@ -62,7 +62,7 @@ Result<std::shared_ptr<Trial>> Trial::Open(std::unique_ptr<io::Storage> storage,
   SMD_ASSIGN_OR_RETURN(bool exists, storage->Exists(""));
   // On S3 a prefix exists only once an object is under it, so a job that has just started looks
   // like no trial at all: with a collection wait, wait for its first object (polling) too.
-  if (!exists && options.collection_wait_ms > 0 && storage->root().rfind("s3://", 0) == 0) {
+  if (!exists && options.collection_wait_ms > 0 && storage->RootAppearsWithFirstFile()) {
     const auto deadline = std::chrono::steady_clock::now() +
                           std::chrono::milliseconds(options.collection_wait_ms);
     std::chrono::milliseconds pause(50);
@@ -88,7 +88,7 @@ Result<std::shared_ptr<Trial>> Trial::Open(std::unique_ptr<io::Storage> storage,
 }
 
 Result<std::vector<std::string>> Trial::ListCollectionFiles() {
-  static const std::string kDir = "collections/000000000";
+  static const std::string kDir = io::CollectionsDirRelPath();
   if (watcher_) {
     watcher_->Watch("");
     watcher_->Watch("collections");
@@ -127,7 +127,7 @@ Status Trial::LoadCollections() {
     AwaitChange(deadline, &wait);
     if (watcher_) watcher_->ConsumeChanges();  // (a pending event would end every later wait)
   };
-  const std::string where = storage_->Describe("collections/000000000");
+  const std::string where = storage_->Describe(io::CollectionsDirRelPath());
 
   SMD_ASSIGN_OR_RETURN(std::vector<std::string> files, ListCollectionFiles());
   while (files.empty()) {

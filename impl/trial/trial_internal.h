@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "impl/core/text.h"
-#include "impl/storage/environment.h"
+#include "impl/core/environment.h"
 #include "impl/format/index_parser.h"
 #include "impl/trial/trial.h"
 

@@ -219,6 +219,7 @@ TEST(Layout, FileNames) {
   EXPECT_EQ(IndexFileRelPath(1999, "worker_1"), "index/000000001/000000001999_worker_1.json");
   EXPECT_EQ(IndexFileRelPath(-1, "w"), "index/-00000001/-00000000001_w.json");
   EXPECT_EQ(CollectionsFileRelPath("worker_0"), "collections/000000000/worker_0_collections.json");
+  EXPECT_EQ(CollectionsDirRelPath(), "collections/000000000");
   EXPECT_EQ(StepFromFileName("000000000010_worker_0.json"), 10);
   EXPECT_EQ(WorkerFromFileName("000000000010_worker_0.json"), "worker_0");
   EXPECT_EQ(WorkerFromFileName("000000000010__job-worker.json"), "_job-worker");

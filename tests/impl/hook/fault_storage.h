@@ -100,6 +100,7 @@ class FaultStorage : public io::Storage {
     return inner_->OpenForAppend(rel);
   }
   std::unique_ptr<io::ChangeWatch> WatchChanges() override { return inner_->WatchChanges(); }
+  bool RootAppearsWithFirstFile() const override { return inner_->RootAppearsWithFirstFile(); }
   Status SyncDir(const std::string& rel) override {
     const std::string path = Describe(rel);
     if (Hit(FaultOp::kSyncDir, path)) return ErrnoStatus("cannot fsync folder", path, plan_.err);

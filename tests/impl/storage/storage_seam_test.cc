@@ -191,6 +191,7 @@ TEST(OpenStorage, IsTheOnePlaceThatRefusesRootsAndExpandsHome) {
   ASSERT_TRUE(s3.ok()) << s3.status().message();
   EXPECT_EQ((*s3)->root(), "s3://bucket/prefix");
   EXPECT_EQ((*s3)->WatchChanges(), nullptr) << "an object store cannot notify: readers poll";
+  EXPECT_TRUE((*s3)->RootAppearsWithFirstFile()) << "a prefix exists once an object is under it";
   StorageOptions half = so;
   half.s3_secret_access_key.clear();
   auto h1 = OpenStorage("s3://bucket/prefix", half);

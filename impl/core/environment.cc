@@ -1,4 +1,4 @@
-#include "impl/storage/environment.h"
+#include "impl/core/environment.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
