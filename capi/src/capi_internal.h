@@ -24,11 +24,6 @@ smd_error* MakeError(smd_code code, std::string message) noexcept;
 smd_error* OutOfMemoryError() noexcept;
 smd_error* FromStatus(const Status& st) noexcept;
 
-// The S3 settings of smd_storage_options (smd_storage_options_set_s3_*). `which` is one of
-// "endpoint", "region", "profile", "addressing_style", "ca_bundle"; NULL or "" unsets it.
-smd_error* SetS3Setting(io::StorageOptions* o, const char* which, const char* value);
-smd_error* SetS3Credentials(io::StorageOptions* o, const char* access_key_id,
-                            const char* secret_access_key, const char* session_token);
 char* DupString(const std::string& s);  // malloc'd copy, freed with smd_free
 // Copies strings into an smd_strarray (malloc'd; the caller frees it with smd_strarray_free).
 void FillStrArray(const std::vector<std::string>& in, smd_strarray* out);

@@ -89,54 +89,6 @@ int64_t* DupInt64s(const std::vector<int64_t>& v) {
   return p;
 }
 
-
-smd_error* SetS3Setting(io::StorageOptions* o, const char* which, const char* value) {
-  const std::string v = value ? value : "";
-  const std::string w = which;
-  if (w == "endpoint") {
-    if (!v.empty() && v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0) {
-      return MakeError(SMD_E_INVALID_ARGUMENT,
-                       "S3 endpoint '" + v + "' must start with http:// or https://");
-    }
-    o->s3_endpoint = v;
-  } else if (w == "region") {
-    o->s3_region = v;
-  } else if (w == "profile") {
-    o->s3_profile = v;
-  } else if (w == "addressing_style") {
-    if (!v.empty() && v != "path" && v != "virtual") {
-      return MakeError(SMD_E_INVALID_ARGUMENT,
-                       "S3 addressing style '" + v + "' is neither \"path\" nor \"virtual\"");
-    }
-    o->s3_addressing_style = v;
-  } else if (w == "ca_bundle") {
-    o->s3_ca_bundle = v;
-  } else {
-    return MakeError(SMD_E_INTERNAL, "unknown S3 setting " + w);
-  }
-  return nullptr;
-}
-
-smd_error* SetS3Credentials(io::StorageOptions* o, const char* access_key_id,
-                            const char* secret_access_key, const char* session_token) {
-  const bool has_id = access_key_id != nullptr && access_key_id[0] != '\0';
-  const bool has_secret = secret_access_key != nullptr && secret_access_key[0] != '\0';
-  const bool has_token = session_token != nullptr && session_token[0] != '\0';
-  if (has_id != has_secret) {
-    return MakeError(SMD_E_INVALID_ARGUMENT,
-                     "S3 credentials: give both the access key id and the secret access key, or "
-                     "neither");
-  }
-  if (has_token && !has_id) {
-    return MakeError(SMD_E_INVALID_ARGUMENT,
-                     "S3 credentials: a session token needs the access key id and secret access key");
-  }
-  o->s3_access_key_id = has_id ? access_key_id : "";
-  o->s3_secret_access_key = has_secret ? secret_access_key : "";
-  o->s3_session_token = has_token ? session_token : "";
-  return nullptr;
-}
-
 }  // namespace smd::capi
 
 extern "C" {

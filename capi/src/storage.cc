@@ -13,19 +13,63 @@ smd_error* smd_storage_options_create(smd_storage_options** out) noexcept {
 
 void smd_storage_options_free(smd_storage_options* options) noexcept { delete options; }
 
-#define SMD_STORAGE_SETTING(FN, WHICH)                                                     \
-  smd_error* FN(smd_storage_options* options, const char* value) noexcept {               \
-    SMD_CAPI_BEGIN                                                                          \
-    SMD_CHECK_ARG(options != nullptr, "options is NULL");                                   \
-    return smd::capi::SetS3Setting(&options->opts, WHICH, value);                           \
-    SMD_CAPI_END                                                                            \
-  }
+namespace {
 
-SMD_STORAGE_SETTING(smd_storage_options_set_s3_endpoint, "endpoint")
-SMD_STORAGE_SETTING(smd_storage_options_set_s3_region, "region")
-SMD_STORAGE_SETTING(smd_storage_options_set_s3_profile, "profile")
-SMD_STORAGE_SETTING(smd_storage_options_set_s3_addressing_style, "addressing_style")
-SMD_STORAGE_SETTING(smd_storage_options_set_s3_ca_bundle, "ca_bundle")
+using smd::capi::MakeError;
+
+const char* OrEmpty(const char* value) { return value != nullptr ? value : ""; }  // NULL unsets
+
+}  // namespace
+
+smd_error* smd_storage_options_set_s3_endpoint(smd_storage_options* options,
+                                               const char* endpoint) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(options != nullptr, "options is NULL");
+  const std::string v = OrEmpty(endpoint);
+  if (!v.empty() && v.rfind("http://", 0) != 0 && v.rfind("https://", 0) != 0) {
+    return MakeError(SMD_E_INVALID_ARGUMENT, "S3 endpoint '" + v + "' must start with http:// or https://");
+  }
+  options->opts.s3_endpoint = v;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_storage_options_set_s3_region(smd_storage_options* options, const char* region) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(options != nullptr, "options is NULL");
+  options->opts.s3_region = OrEmpty(region);
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_storage_options_set_s3_profile(smd_storage_options* options, const char* profile) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(options != nullptr, "options is NULL");
+  options->opts.s3_profile = OrEmpty(profile);
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_storage_options_set_s3_addressing_style(smd_storage_options* options,
+                                                       const char* style) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(options != nullptr, "options is NULL");
+  const std::string v = OrEmpty(style);
+  if (!v.empty() && v != "path" && v != "virtual") {
+    return MakeError(SMD_E_INVALID_ARGUMENT, "S3 addressing style '" + v + "' is neither \"path\" nor \"virtual\"");
+  }
+  options->opts.s3_addressing_style = v;
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_storage_options_set_s3_ca_bundle(smd_storage_options* options, const char* path) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(options != nullptr, "options is NULL");
+  options->opts.s3_ca_bundle = OrEmpty(path);
+  return nullptr;
+  SMD_CAPI_END
+}
 
 smd_error* smd_storage_options_set_s3_credentials(smd_storage_options* options,
                                                   const char* access_key_id,
@@ -33,8 +77,20 @@ smd_error* smd_storage_options_set_s3_credentials(smd_storage_options* options,
                                                   const char* session_token) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(options != nullptr, "options is NULL");
-  return smd::capi::SetS3Credentials(&options->opts, access_key_id, secret_access_key,
-                                     session_token);
+  const std::string id = OrEmpty(access_key_id), secret = OrEmpty(secret_access_key), token = OrEmpty(session_token);
+  if (id.empty() != secret.empty()) {
+    return MakeError(SMD_E_INVALID_ARGUMENT,
+                     "S3 credentials: give both the access key id and the secret access key, or "
+                     "neither");
+  }
+  if (!token.empty() && id.empty()) {
+    return MakeError(SMD_E_INVALID_ARGUMENT,
+                     "S3 credentials: a session token needs the access key id and secret access key");
+  }
+  options->opts.s3_access_key_id = id;
+  options->opts.s3_secret_access_key = secret;
+  options->opts.s3_session_token = token;
+  return nullptr;
   SMD_CAPI_END
 }
 
