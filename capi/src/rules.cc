@@ -294,34 +294,42 @@ smd_error* smd_rule_builtin_names(smd_strarray* out) noexcept {
   SMD_CAPI_END
 }
 
-smd_error* smd_rule_builtin_params(const char* name, smd_strarray* names_out,
-                                   smd_strarray* defaults_out, smd_strarray* help_out) noexcept {
+smd_error* smd_rule_builtin_params(const char* name, smd_strarray* out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(name != nullptr, "rule name is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
   const smd::rules::BuiltinRuleInfo* info = smd::rules::FindBuiltinRule(name);
   SMD_CHECK_ARG(info != nullptr, std::string("unknown built-in rule '") + name + "'");
-  std::vector<std::string> n, d, h;
-  for (const auto& p : info->params) {
-    n.emplace_back(p.name);
-    d.emplace_back(p.default_value ? p.default_value : "");
-    h.emplace_back(p.help);
-  }
-  smd_strarray a{nullptr, 0}, b{nullptr, 0}, c{nullptr, 0};
-  try {
-    if (names_out) smd::capi::FillStrArray(n, &a);
-    if (defaults_out) smd::capi::FillStrArray(d, &b);
-    if (help_out) smd::capi::FillStrArray(h, &c);
-  } catch (...) {
-    smd_strarray_free(&a);
-    smd_strarray_free(&b);
-    smd_strarray_free(&c);
-    throw;
-  }
-  if (names_out) *names_out = a;
-  if (defaults_out) *defaults_out = b;
-  if (help_out) *help_out = c;
+  std::vector<std::string> names;
+  for (const auto& p : info->params) names.emplace_back(p.name);
+  smd::capi::FillStrArray(names, out);
   return nullptr;
   SMD_CAPI_END
+}
+
+namespace {
+
+const smd::rules::ParamSpec* FindBuiltinParam(const char* rule, const char* param) {
+  if (rule == nullptr || param == nullptr) return nullptr;
+  const smd::rules::BuiltinRuleInfo* info = smd::rules::FindBuiltinRule(rule);
+  if (info == nullptr) return nullptr;
+  for (const auto& p : info->params) {
+    if (std::strcmp(p.name, param) == 0) return &p;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const char* smd_rule_builtin_param_default(const char* rule, const char* param) noexcept {
+  const smd::rules::ParamSpec* p = FindBuiltinParam(rule, param);
+  if (p == nullptr) return nullptr;
+  return p->default_value ? p->default_value : "";
+}
+
+const char* smd_rule_builtin_param_help(const char* rule, const char* param) noexcept {
+  const smd::rules::ParamSpec* p = FindBuiltinParam(rule, param);
+  return p ? p->help : nullptr;
 }
 
 const char* smd_rule_builtin_summary(const char* name) noexcept {
@@ -393,15 +401,8 @@ int64_t smd_rule_last_step(const smd_rule* rule) noexcept {
 smd_rule_end smd_rule_end_reason(const smd_rule* rule) noexcept {
   return rule ? static_cast<smd_rule_end>(rule->rule->state().end) : SMD_RULE_END_NONE;
 }
-smd_code smd_rule_error_code(const smd_rule* rule) noexcept {
-  return rule ? static_cast<smd_code>(rule->rule->state().error.code()) : SMD_OK;
-}
-const char* smd_rule_error_message(const smd_rule* rule) noexcept {
-  if (rule == nullptr || rule->rule->state().error.ok()) return nullptr;
-  return rule->rule->state().error.message().c_str();
-}
-int64_t smd_rule_error_step(const smd_rule* rule) noexcept {
-  return rule && !rule->rule->state().error.ok() ? rule->rule->state().error_step : -1;
+int64_t smd_rule_failed_step(const smd_rule* rule) noexcept {
+  return rule ? rule->rule->state().failed_step : -1;
 }
 
 // ---- invocation -------------------------------------------------------------------------------

@@ -126,14 +126,28 @@ smd_error* smd_trial_refresh(smd_trial* trial) noexcept {
   SMD_CAPI_END
 }
 
-smd_error* smd_trial_set_auto_refresh(smd_trial* trial, bool on, bool* was_out) noexcept {
+bool smd_trial_auto_refresh(const smd_trial* trial) noexcept {
+  return trial != nullptr && trial->trial->auto_refresh();
+}
+
+struct smd_trial_refresh_scope {
+  std::shared_ptr<smd::trial::Trial> trial;  // outlives the override, which points at it
+  smd::trial::Trial::RefreshOverride scope;
+  smd_trial_refresh_scope(std::shared_ptr<smd::trial::Trial> t, bool on)
+      : trial(std::move(t)), scope(trial.get(), on) {}
+};
+
+smd_error* smd_trial_refresh_scope_create(const smd_trial* trial, bool on,
+                                          smd_trial_refresh_scope** out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
-  const bool was = trial->trial->SetAutoRefresh(on);
-  if (was_out != nullptr) *was_out = was;
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  *out = new smd_trial_refresh_scope(trial->trial, on);
   return nullptr;
   SMD_CAPI_END
 }
+
+void smd_trial_refresh_scope_free(smd_trial_refresh_scope* scope) noexcept { delete scope; }
 
 smd_error* smd_trial_warnings(const smd_trial* trial, smd_strarray* out) noexcept {
   SMD_CAPI_BEGIN

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <memory>
 #include <optional>
 
 #include "impl/core/text.h"
@@ -79,21 +80,22 @@ bool SkipsStep(Code c) {
 
 namespace {
 
-// smdebug's no_refresh, restoring what it found even when the block fails.
+// smdebug's no_refresh while a step is evaluated: on this thread only, so that a rule does not
+// stop the refreshes of another thread reading the same trial.
 class NoRefresh {
  public:
   explicit NoRefresh(const std::vector<TrialPtr>& trials) {
-    saved_.reserve(trials.size());
-    for (const TrialPtr& t : trials) saved_.emplace_back(t.get(), t->SetAutoRefresh(false));
+    scopes_.reserve(trials.size());
+    for (const TrialPtr& t : trials) scopes_.push_back(std::make_unique<Trial::RefreshOverride>(t.get(), false));
   }
   ~NoRefresh() {
-    for (auto it = saved_.rbegin(); it != saved_.rend(); ++it) it->first->SetAutoRefresh(it->second);
+    while (!scopes_.empty()) scopes_.pop_back();  // innermost first
   }
   NoRefresh(const NoRefresh&) = delete;
   NoRefresh& operator=(const NoRefresh&) = delete;
 
  private:
-  std::vector<std::pair<Trial*, bool>> saved_;
+  std::vector<std::unique_ptr<Trial::RefreshOverride>> scopes_;
 };
 
 std::string ValidUtf8(const std::string& s) {
@@ -152,12 +154,18 @@ class Invoker {
     for (Rule* r : active_) r->state().end = why;
     active_.clear();
   }
-  // Records that r failed at step with st, unless st stops every rule for a reason that is not
-  // the rule's (a cancellation, or a wait that timed out on a running job).
-  static void RecordFailure(Rule* r, const Status& st, int64_t step) {
+  // Ends every active rule as stopped, then marks `failed` (those still active among them) as
+  // failed at `step` with st, unless st stops them for a reason that is not theirs (a
+  // cancellation, or a wait that timed out on a running job).
+  void FailAndStop(const std::vector<Rule*>& failed, const Status& st, int64_t step) {
+    std::vector<Rule*> was_active = active_;
+    EndAll(EndReason::kStopped);
     if (st.ok() || st.code() == Code::kCancelled || st.code() == Code::kStepNotYetAvailable) return;
-    r->state().error = st;
-    r->state().error_step = step;
+    for (Rule* r : failed) {
+      if (std::find(was_active.begin(), was_active.end(), r) == was_active.end()) continue;
+      r->state().end = EndReason::kError;
+      r->state().failed_step = step;
+    }
   }
   Status AppendMessage(const std::string& line);
 
@@ -183,8 +191,7 @@ Status Invoker::Run(int64_t start, int64_t end) {
   }
   for (Rule* r : all_) {
     r->state().end = EndReason::kNone;
-    r->state().error = Status::Ok();
-    r->state().error_step = -1;
+    r->state().failed_step = -1;
   }
   active_ = all_;
   Trial& base = all_[0]->base();
@@ -210,7 +217,11 @@ Status Invoker::Run(int64_t start, int64_t end) {
         for (Rule* r : rules) {
           r->state().skipped += stop - step;
           r->state().last_step = stop - 1;
-          SMD_RETURN_IF_ERROR(Progress(r, step, Outcome::kSkipped));
+          Status p = Progress(r, step, Outcome::kSkipped);
+          if (!p.ok()) {
+            FailAndStop({}, p, step);
+            return p;
+          }
         }
         step = stop;
         continue;
@@ -219,8 +230,7 @@ Status Invoker::Run(int64_t start, int64_t end) {
         EndAll(EndReason::kNoMoreData);
         return Status::Ok();
       }
-      for (Rule* r : active_) RecordFailure(r, st, step);  // the trial failed every rule
-      EndAll(EndReason::kError);
+      FailAndStop(active_, st, step);  // the trial failed every rule
       return st;
     }
     if (active_.empty()) break;  // every rule ended while waiting (a time-based one fired)
@@ -229,11 +239,10 @@ Status Invoker::Run(int64_t start, int64_t end) {
       Status e = Evaluate(r, step);
       if (!e.ok()) {
         if (e.code() == Code::kRuleConditionMet) {
-          EndAll(EndReason::kError);
+          EndAll(EndReason::kStopped);
           r->state().end = EndReason::kConditionMet;
         } else {
-          RecordFailure(r, e, step);
-          EndAll(EndReason::kError);
+          FailAndStop({r}, e, step);
         }
         return e;
       }
@@ -290,16 +299,18 @@ Status Invoker::Wait(Trial& t, const std::vector<int64_t>& steps, bool main_loop
       RuleContext ctx(r, step, clock_, this);
       auto fired = r->OnWait(ctx, step);
       if (!fired.ok()) {
-        RecordFailure(r, fired.status(), step);
-        EndAll(EndReason::kError);
+        FailAndStop({r}, fired.status(), step);
         return fired.status();
       }
       if (*fired) {
         Status e = HandleMet(r, step, ctx);
         if (!e.ok()) {
-          if (e.code() != Code::kRuleConditionMet) RecordFailure(r, e, step);
-          EndAll(EndReason::kError);
-          if (e.code() == Code::kRuleConditionMet) r->state().end = EndReason::kConditionMet;
+          if (e.code() == Code::kRuleConditionMet) {
+            EndAll(EndReason::kStopped);
+            r->state().end = EndReason::kConditionMet;
+          } else {
+            FailAndStop({r}, e, step);
+          }
           return e;
         }
       }

@@ -44,7 +44,9 @@ enum class EndReason : int {
   kNoMoreData = 2,    // the job ended: no step at or after the next one
   kEndOfRule = 3,     // the rule said it needs no more steps
   kConditionMet = 4,  // the condition was met and raised, or stop_at_first_condition
-  kError = 5,         // an error was returned (cancellation and wait timeouts included)
+  kError = 5,         // the rule failed: the invocation's error is its own (or its trial's)
+  kStopped = 6,       // stopped unfinished: another rule failed or raised its condition, a
+                      // callback cancelled, or a wait for a running job timed out
 };
 
 // Milliseconds on a monotonic clock (tests inject a fake one).
@@ -62,11 +64,9 @@ struct RuleState {
   int64_t met = 0;                // steps at which the condition was met
   int64_t last_step = -1;         // last step evaluated or skipped
   EndReason end = EndReason::kNone;
-  // Why the rule itself failed (end == kError): its own error, or the trial's when the trial
-  // could not be read at a step; ok when the rule did not fail (it ended otherwise, or it was
-  // stopped by another rule's failure, a cancellation or a wait timeout).
-  Status error;
-  int64_t error_step = -1;  // the step at which it failed, or -1
+  // The step at which the rule failed (end == kError), or -1. The error itself is what the
+  // invocation returned: errors are per call, never kept in the rule.
+  int64_t failed_step = -1;
 };
 
 class Rule {

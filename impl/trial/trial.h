@@ -98,9 +98,25 @@ class Trial : public std::enable_shared_from_this<Trial> {
   // (and Open) returns that error (kIO, kHttp, ...) after loading everything else. A listing
   // that fails is an error too (nothing of that refresh is applied; the next one lists again).
   Status Refresh();
-  // Turns automatic refresh on or off; returns the previous setting.
-  bool SetAutoRefresh(bool on);
-  bool auto_refresh() const { return auto_refresh_.load(); }
+  // Whether queries refresh by themselves on the calling thread: the innermost RefreshOverride
+  // of this trial alive on this thread, else the auto_refresh the trial was opened with.
+  bool auto_refresh() const;
+
+  // Overrides auto_refresh for one trial on the calling thread while it lives: smdebug's
+  // no_refresh and refresh blocks, a rule evaluating a step, a wait for a step. The trial's own
+  // setting never changes (it is fixed at open), and other threads are not affected, so a block
+  // in one thread cannot stop another thread's refreshes. Overrides nest; the innermost wins.
+  // Destroy it on the thread that made it (elsewhere it ends nothing).
+  class RefreshOverride {
+   public:
+    RefreshOverride(const Trial* trial, bool on);
+    ~RefreshOverride();
+    RefreshOverride(const RefreshOverride&) = delete;
+    RefreshOverride& operator=(const RefreshOverride&) = delete;
+
+   private:
+    uint64_t id_;
+  };
   // Messages about files skipped so far (malformed index files, unreadable collection files).
   std::vector<std::string> Warnings() const;
 
@@ -272,7 +288,7 @@ class Trial : public std::enable_shared_from_this<Trial> {
   std::unique_ptr<io::ChangeWatch> watcher_;  // null: the storage cannot notify (poll)
   std::unique_ptr<RecordCache> cache_;
 
-  std::atomic<bool> auto_refresh_{true};
+  bool auto_refresh_ = true;  // fixed at open; RefreshOverride overrides it per thread
   std::mutex refresh_mu_;  // serializes refreshes (listing, parsing, applying)
 
   mutable std::shared_mutex mu_;  // guards everything below

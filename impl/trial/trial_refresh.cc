@@ -38,7 +38,47 @@ std::vector<std::string> Trial::Warnings() const {
   return warnings_;
 }
 
-bool Trial::SetAutoRefresh(bool on) { return auto_refresh_.exchange(on); }
+namespace {
+
+struct OverrideEntry {
+  const Trial* trial;
+  bool on;
+  uint64_t id;
+};
+
+// This thread's overrides, innermost last.
+std::vector<OverrideEntry>& ThreadOverrides() {
+  thread_local std::vector<OverrideEntry> overrides;
+  return overrides;
+}
+
+std::atomic<uint64_t> next_override_id{1};
+
+}  // namespace
+
+Trial::RefreshOverride::RefreshOverride(const Trial* trial, bool on)
+    : id_(next_override_id.fetch_add(1, std::memory_order_relaxed)) {
+  ThreadOverrides().push_back(OverrideEntry{trial, on, id_});
+}
+
+Trial::RefreshOverride::~RefreshOverride() {
+  // Normally the last entry; one ended out of order is taken out where it is.
+  std::vector<OverrideEntry>& overrides = ThreadOverrides();
+  for (auto it = overrides.rbegin(); it != overrides.rend(); ++it) {
+    if (it->id == id_) {
+      overrides.erase(std::next(it).base());
+      return;
+    }
+  }
+}
+
+bool Trial::auto_refresh() const {
+  const std::vector<OverrideEntry>& overrides = ThreadOverrides();
+  for (auto it = overrides.rbegin(); it != overrides.rend(); ++it) {
+    if (it->trial == this) return it->on;
+  }
+  return auto_refresh_;
+}
 
 bool Trial::loaded_all_steps() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
@@ -66,7 +106,7 @@ Status Trial::Refresh() {
 }
 
 Status Trial::MaybeRefresh() {
-  if (!auto_refresh_.load()) return Status::Ok();
+  if (!auto_refresh()) return Status::Ok();
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
     if (loaded_all_) return Status::Ok();

@@ -260,13 +260,8 @@ Result<StepState> Trial::HasPassedStep(int64_t step, Mode mode) {
 }
 
 Status Trial::WaitForSteps(const std::vector<int64_t>& steps, Mode mode, int64_t timeout_ms) {
-  // Refresh is on for the duration and restored afterwards (smdebug leaves it off).
-  const bool previous = auto_refresh_.exchange(true);
-  struct Restore {
-    std::atomic<bool>& flag;
-    bool value;
-    ~Restore() { flag.store(value); }
-  } restore{auto_refresh_, previous};
+  // Refresh is on for the duration on this thread (smdebug turns it on and leaves it off).
+  RefreshOverride refresh_on(this, true);
 
   std::optional<Clock::time_point> deadline;
   if (timeout_ms >= 0) deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);

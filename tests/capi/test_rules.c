@@ -132,9 +132,7 @@ static void test_free_and_null_safety(void) {
   CHECK(smd_rule_findings_at(NULL, 0) == NULL);
   CHECK(smd_rule_finding_step(NULL) == -1);
   CHECK(smd_rule_end_reason(NULL) == SMD_RULE_END_NONE);
-  CHECK(smd_rule_error_code(NULL) == SMD_OK);
-  CHECK(smd_rule_error_message(NULL) == NULL);
-  CHECK(smd_rule_error_step(NULL) == -1);
+  CHECK(smd_rule_failed_step(NULL) == -1);
   CHECK(smd_rule_last_step(NULL) == -1);
   CHECK(smd_rule_context_fail(NULL, NULL) == 0);
   CHECK(smd_rule_builtin_summary("nope") == NULL);
@@ -162,8 +160,7 @@ static void test_custom_rule_skips_and_ends_normally(void) {
   CHECK(payload.calls == 5);
   CHECK(payload.steps[0] == 0 && payload.steps[1] == 2 && payload.steps[4] == 8);
   CHECK(smd_rule_end_reason(rule) == SMD_RULE_END_NO_MORE_DATA);
-  CHECK(smd_rule_error_code(rule) == SMD_OK && smd_rule_error_message(rule) == NULL);
-  CHECK(smd_rule_error_step(rule) == -1);
+  CHECK(smd_rule_failed_step(rule) == -1);
   CHECK(smd_rule_steps_evaluated(rule) == 5);
   CHECK(smd_rule_steps_skipped(rule) == 4); /* 1, 3, 5, 7 */
   CHECK(smd_rule_conditions_met(rule) == 2); /* 5.0 at step 6, 0.8 at step 8 */
@@ -218,19 +215,16 @@ static void test_callback_errors(void) {
   }
   CHECK(!smd_code_skips_rule_step((smd_code)-1));
   payload.fail_mode = 2;
-  CHECK_ERR(smd_rule_invoke(rule, 0, -1, false, NULL), SMD_E_CORRUPT, "my own failure");
+  /* the rule itself failed: the error returned is its own, and the rule says where */
+  CHECK_ERR(smd_rule_invoke(rule, 0, -1, false, NULL), SMD_E_CORRUPT,
+            "rule LossAbove at step 4: my own failure");
   CHECK(smd_rule_end_reason(rule) == SMD_RULE_END_ERROR);
-  /* the rule itself failed: it says how and where, after the invocation returned */
-  CHECK(smd_rule_error_code(rule) == SMD_E_CORRUPT);
-  CHECK(smd_rule_error_message(rule) != NULL &&
-        strstr(smd_rule_error_message(rule), "rule LossAbove at step 4: my own failure") != NULL);
-  CHECK(smd_rule_error_step(rule) == 4);
+  CHECK(smd_rule_failed_step(rule) == 4);
   payload.fail_mode = 3;
   CHECK_ERR(smd_rule_invoke(rule, 0, -1, false, NULL), SMD_E_CANCELLED, "returned 5");
-  /* a cancellation is not the rule's failure; the previous invocation's error is gone */
-  CHECK(smd_rule_end_reason(rule) == SMD_RULE_END_ERROR);
-  CHECK(smd_rule_error_code(rule) == SMD_OK && smd_rule_error_message(rule) == NULL);
-  CHECK(smd_rule_error_step(rule) == -1);
+  /* a cancellation is not the rule's failure: stopped, and the previous failure is gone */
+  CHECK(smd_rule_end_reason(rule) == SMD_RULE_END_STOPPED);
+  CHECK(smd_rule_failed_step(rule) == -1);
   payload.fail_mode = 0;
   payload.require_mode = 3;
   CHECK_ERR(smd_rule_invoke(rule, 0, -1, false, NULL), SMD_E_INVALID_ARGUMENT, "required tensors");
@@ -356,18 +350,23 @@ static void test_builtin_catalog(void) {
   CHECK(names.count > 0 && strcmp(names.strings[0], "VanishingGradient") == 0);
   for (size_t i = 0; i < names.count; ++i) CHECK(smd_rule_builtin_summary(names.strings[i]) != NULL);
   smd_strarray_free(&names);
-  smd_strarray pn = {NULL, 0}, pd = {NULL, 0}, ph = {NULL, 0};
-  CHECK_OK(smd_rule_builtin_params("vanishinggradient", &pn, &pd, &ph));
+  smd_strarray pn = {NULL, 0};
+  CHECK_OK(smd_rule_builtin_params("vanishinggradient", &pn));
   CHECK(pn.count == 1 && strcmp(pn.strings[0], "threshold") == 0);
-  CHECK(pd.count == 1 && strcmp(pd.strings[0], "0.0000001") == 0);
-  CHECK(ph.count == 1 && strlen(ph.strings[0]) > 0);
   smd_strarray_free(&pn);
-  smd_strarray_free(&pd);
-  smd_strarray_free(&ph);
-  CHECK_OK(smd_rule_builtin_params("TensorVariance", NULL, &pd, NULL));
-  CHECK(pd.count == 4 && strcmp(pd.strings[2], "") == 0); /* max_threshold: no default */
-  smd_strarray_free(&pd);
-  CHECK_ERR(smd_rule_builtin_params("Nope", &pn, NULL, NULL), SMD_E_INVALID_ARGUMENT, "Nope");
+  CHECK(strcmp(smd_rule_builtin_param_default("VanishingGradient", "threshold"), "0.0000001") == 0);
+  CHECK(strlen(smd_rule_builtin_param_help("vanishinggradient", "threshold")) > 0);
+  CHECK_OK(smd_rule_builtin_params("TensorVariance", &pn));
+  CHECK(pn.count == 4 && strcmp(pn.strings[2], "max_threshold") == 0);
+  /* max_threshold has no default */
+  CHECK(strcmp(smd_rule_builtin_param_default("TensorVariance", pn.strings[2]), "") == 0);
+  smd_strarray_free(&pn);
+  CHECK(smd_rule_builtin_param_default("TensorVariance", "nope") == NULL);
+  CHECK(smd_rule_builtin_param_help("Nope", "threshold") == NULL);
+  CHECK(smd_rule_builtin_param_default(NULL, "threshold") == NULL);
+  CHECK(smd_rule_builtin_param_help("VanishingGradient", NULL) == NULL);
+  CHECK_ERR(smd_rule_builtin_params("Nope", &pn), SMD_E_INVALID_ARGUMENT, "Nope");
+  CHECK_ERR(smd_rule_builtin_params("VanishingGradient", NULL), SMD_E_INVALID_ARGUMENT, "out");
 }
 
 static void test_builtin_creation_errors(void) {
@@ -557,8 +556,8 @@ static void test_wait_timeout(void) {
   CHECK_OK(smd_rule_invoke_options_set_wait_timeout_ms(o, 0));
   CHECK_ERR(smd_rule_invoke(rule, 0, -1, false, o), SMD_E_STEP_NOT_YET_AVAILABLE, "Step 1");
   CHECK(payload.calls == 1);
-  CHECK(smd_rule_end_reason(rule) == SMD_RULE_END_ERROR);
-  CHECK(smd_rule_error_code(rule) == SMD_OK && smd_rule_error_step(rule) == -1); /* not a failure */
+  CHECK(smd_rule_end_reason(rule) == SMD_RULE_END_STOPPED); /* not a failure of the rule */
+  CHECK(smd_rule_failed_step(rule) == -1);
   smd_rule_invoke_options_free(o);
   smd_rule_free(rule);
   smd_trial_free(t);

@@ -1,4 +1,5 @@
 /* C API tests of smd/trial.h, on fixture trials written by the real smdebug (tests/data). */
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -105,7 +106,13 @@ static void test_null_safety(void) {
     CHECK_CODE(smd_trial_index_cursor(NULL, &cursor), SMD_E_INVALID_ARGUMENT);
     CHECK(cursor == NULL);
   }
-  CHECK_CODE(smd_trial_set_auto_refresh(NULL, true, NULL), SMD_E_INVALID_ARGUMENT);
+  {
+    smd_trial_refresh_scope *scope = (smd_trial_refresh_scope *)1;
+    CHECK_CODE(smd_trial_refresh_scope_create(NULL, false, &scope), SMD_E_INVALID_ARGUMENT);
+    CHECK(scope == (smd_trial_refresh_scope *)1); /* untouched on failure */
+  }
+  smd_trial_refresh_scope_free(NULL);
+  CHECK(!smd_trial_auto_refresh(NULL));
   CHECK(smd_collection_info_name(NULL) == NULL);
   CHECK(smd_collection_info_reductions(NULL) == NULL);
   CHECK(!smd_collection_info_save_histogram(NULL));
@@ -265,12 +272,8 @@ static void test_finished_trial(void) {
   CHECK_OK(smd_trial_warnings(t, &a));
   CHECK(a.count == 0);
   smd_strarray_free(&a);
-  bool was = false;
-  CHECK_OK(smd_trial_set_auto_refresh(t, false, &was));
-  CHECK(was == true);
-  CHECK_OK(smd_trial_set_auto_refresh(t, true, &was));
-  CHECK(was == false);
-  CHECK_OK(smd_trial_set_auto_refresh(t, true, NULL));
+  CHECK(smd_trial_auto_refresh(t));
+  CHECK_CODE(smd_trial_refresh_scope_create(t, false, NULL), SMD_E_INVALID_ARGUMENT);
   CHECK_OK(smd_trial_refresh(t));
 
   /* borrowed-pointer lifetimes: a tensor (and its name) and a collection outlive the trial */
@@ -398,6 +401,102 @@ static void test_live_copies(void) {
   smd_trial_free(t);
 }
 
+/* What another thread sees of a trial while the main thread is inside a no-refresh scope. */
+struct scope_probe {
+  smd_trial *trial;
+  bool auto_refresh;
+  size_t n_steps;
+};
+
+static void *probe_thread(void *arg) {
+  struct scope_probe *p = (struct scope_probe *)arg;
+  int64_t *steps = NULL;
+  p->auto_refresh = smd_trial_auto_refresh(p->trial);
+  smd_error *e = smd_trial_steps(p->trial, SMD_MODE_GLOBAL, true, &steps, &p->n_steps);
+  if (e != NULL) p->n_steps = (size_t)-1;
+  smd_error_free(e);
+  smd_free(steps);
+  return NULL;
+}
+
+static size_t count_steps(const smd_trial *t) {
+  int64_t *steps = NULL;
+  size_t n = 0;
+  CHECK_OK(smd_trial_steps(t, SMD_MODE_GLOBAL, true, &steps, &n));
+  smd_free(steps);
+  return n;
+}
+
+/* smdebug's no_refresh / refresh blocks: a scope on one thread, the trial itself unchanged. */
+static void test_refresh_scopes(void) {
+  char dst[2048], a[4096], b[4096];
+  const char *src = capi_fixture("modes_reentry");
+  smd_trial *t = NULL;
+  snprintf(dst, sizeof dst, "%s/scopes", scratch);
+  mkdirs(dst);
+  snprintf(a, sizeof a, "%s/collections/000000000/worker_0_collections.json", src);
+  snprintf(b, sizeof b, "%s/collections/000000000/worker_0_collections.json", dst);
+  CHECK(copy_file(a, b));
+  copy_step(src, dst, 0);
+  CHECK_OK(smd_trial_open(dst, NULL, &t));
+  if (t == NULL) return;
+  smd_tensor *loss = NULL;
+  CHECK_OK(smd_trial_tensor(t, "loss", &loss));
+  CHECK(count_steps(t) == 1);
+
+  smd_trial_refresh_scope *off = NULL;
+  CHECK_OK(smd_trial_refresh_scope_create(t, false, &off));
+  CHECK(!smd_trial_auto_refresh(t));
+  copy_step(src, dst, 1);
+  CHECK(count_steps(t) == 1); /* no refresh inside the scope, through the trial ... */
+  {
+    int64_t *steps = NULL;
+    size_t n = 0;
+    CHECK_OK(smd_tensor_steps(loss, SMD_MODE_GLOBAL, true, &steps, &n));
+    CHECK(n == 1); /* ... or its tensors */
+    smd_free(steps);
+  }
+  /* another thread is not in the scope: it refreshes (and loads step 1 for everyone) */
+  struct scope_probe probe = {t, false, 0};
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, probe_thread, &probe) == 0);
+  pthread_join(th, NULL);
+  CHECK(probe.auto_refresh);
+  CHECK(probe.n_steps == 2);
+  CHECK(count_steps(t) == 2);
+  copy_step(src, dst, 2);
+  CHECK(count_steps(t) == 2);
+  /* scopes nest: the innermost wins, and ending it brings the outer one back */
+  smd_trial_refresh_scope *on = NULL;
+  CHECK_OK(smd_trial_refresh_scope_create(t, true, &on));
+  CHECK(smd_trial_auto_refresh(t));
+  CHECK(count_steps(t) == 3);
+  smd_trial_refresh_scope_free(on);
+  CHECK(!smd_trial_auto_refresh(t));
+  smd_trial_refresh_scope_free(off);
+  CHECK(smd_trial_auto_refresh(t));
+  smd_tensor_free(loss);
+
+  /* a trial opened without automatic refresh refreshes inside a refresh scope; the scope keeps
+   * the trial alive after its last handle is freed */
+  smd_trial *manual = NULL;
+  smd_trial_options *o = NULL;
+  CHECK_OK(smd_trial_options_create(&o));
+  CHECK_OK(smd_trial_options_set_auto_refresh(o, false));
+  CHECK_OK(smd_trial_open(dst, o, &manual));
+  smd_trial_options_free(o);
+  if (manual != NULL) {
+    CHECK(!smd_trial_auto_refresh(manual));
+    copy_step(src, dst, 4);
+    CHECK(count_steps(manual) == 3);
+    CHECK_OK(smd_trial_refresh_scope_create(manual, true, &on));
+    CHECK(count_steps(manual) == 4);
+    smd_trial_free(manual);
+    smd_trial_refresh_scope_free(on);
+  }
+  smd_trial_free(t);
+}
+
 int main(int argc, char **argv) {
   scratch = argc > 1 ? argv[1] : "/tmp/smd_capi_test_trial";
   {
@@ -411,5 +510,6 @@ int main(int argc, char **argv) {
   test_finished_trial();
   test_running_multiworker();
   test_live_copies();
+  test_refresh_scopes();
   return capi_finish("test_trial");
 }

@@ -149,12 +149,14 @@ class Exporter {
 
   int Run() {
     {
-      Err e(smd_trial_open(opts_.path.c_str(), nullptr, &trial_.p));
+      // A finished trial is loaded whole by the open; a running one is exported as far as it is
+      // (no automatic refresh).
+      smd_trial_options* options = nullptr;
+      Err e(smd_trial_options_create(&options));
+      if (!e) e.e = smd_trial_options_set_auto_refresh(options, false);
+      if (!e) e.e = smd_trial_open(opts_.path.c_str(), options, &trial_.p);
+      smd_trial_options_free(options);
       if (e) throw Fatal{TrialExitCode(e), OpenFailure(opts_.path, e)};
-    }
-    // A finished trial is loaded whole by the open; a running one is exported as far as it is.
-    if (Err e{smd_trial_set_auto_refresh(trial_.p, false, nullptr)}) {
-      ThrowFatal(e, "cannot open the trial '" + opts_.path + "'");
     }
     LoadCollections();
     Staging staging(opts_.out);

@@ -165,7 +165,8 @@ const char* EndText(smd_rule_end e) {
     case SMD_RULE_END_NO_MORE_DATA: return "the job ended";
     case SMD_RULE_END_OF_RULE: return "the rule needed no more steps";
     case SMD_RULE_END_CONDITION_MET: return "stopped at the first issue";
-    case SMD_RULE_END_ERROR: return "stopped";
+    case SMD_RULE_END_ERROR: return "failed";
+    case SMD_RULE_END_STOPPED: return "stopped";
   }
   return "?";
 }
@@ -177,17 +178,15 @@ void ListRules() {
   for (size_t i = 0; i < names.count; ++i) {
     const char* n = names.strings[i];
     std::printf("%s\n    %s\n", n, smd_rule_builtin_summary(n));
-    smd_strarray pn = {nullptr, 0}, pd = {nullptr, 0}, ph = {nullptr, 0};
-    Err pe(smd_rule_builtin_params(n, &pn, &pd, &ph));
-    if (!pe) {
-      for (size_t k = 0; k < pn.count; ++k) {
-        std::string def = pd.strings[k][0] != '\0' ? std::string(" (default ") + pd.strings[k] + ")" : "";
-        std::printf("    %s%s: %s\n", pn.strings[k], def.c_str(), ph.strings[k]);
-      }
+    smd_strarray params = {nullptr, 0};
+    Err pe(smd_rule_builtin_params(n, &params));
+    for (size_t k = 0; !pe && k < params.count; ++k) {
+      const char* p = params.strings[k];
+      const char* d = smd_rule_builtin_param_default(n, p);
+      std::string def = d != nullptr && d[0] != '\0' ? std::string(" (default ") + d + ")" : "";
+      std::printf("    %s%s: %s\n", p, def.c_str(), smd_rule_builtin_param_help(n, p));
     }
-    smd_strarray_free(&pn);
-    smd_strarray_free(&pd);
-    smd_strarray_free(&ph);
+    smd_strarray_free(&params);
   }
   smd_strarray_free(&names);
 }
@@ -446,8 +445,9 @@ int RunRules(int argc, char** argv) {
     // A rule that failed says so (Error, with the error and its step); one that an error or an
     // interruption stopped before it finished is Stopped; only a rule that ran to its end (or
     // to the live edge of a running job) reports IssuesFound or NoIssuesFound.
-    const char* failure = smd_rule_error_message(r);
-    const bool stopped = why == SMD_RULE_END_ERROR && failure == nullptr && !live_edge;
+    // A rule that failed is the one whose error the invocation returned (errors are per call).
+    const char* failure = why == SMD_RULE_END_ERROR && e ? smd_error_message(e.e) : nullptr;
+    const bool stopped = why == SMD_RULE_END_STOPPED && !live_edge;
     const char* status = failure != nullptr ? "Error"
                          : met > 0          ? "IssuesFound"
                          : stopped          ? "Stopped"
@@ -460,20 +460,20 @@ int RunRules(int argc, char** argv) {
                   smd_rule_steps_skipped(r), smd_rule_last_step(r));
       if (failure != nullptr) {
         std::printf(", \"error\": {\"code\": %s, \"step\": %" PRId64 ", \"message\": %s}",
-                    JsonString(CodeName(smd_rule_error_code(r))).c_str(), smd_rule_error_step(r),
+                    JsonString(CodeName(e.code())).c_str(), smd_rule_failed_step(r),
                     JsonString(failure).c_str());
       }
       std::printf("}\n");
     } else if (failure != nullptr) {
       std::printf("%s: Error at step %" PRId64 " (%" PRId64 " step(s) evaluated, %" PRId64
                   " skipped, %" PRId64 " issue(s) found before): %s: %s\n",
-                  Printable(smd_rule_name(r)).c_str(), smd_rule_error_step(r),
+                  Printable(smd_rule_name(r)).c_str(), smd_rule_failed_step(r),
                   smd_rule_steps_evaluated(r), smd_rule_steps_skipped(r), met,
-                  CodeName(smd_rule_error_code(r)), Printable(failure).c_str());
+                  CodeName(e.code()), Printable(failure).c_str());
     } else {
-      const char* end = timed_out && why == SMD_RULE_END_ERROR
+      const char* end = timed_out && why == SMD_RULE_END_STOPPED
                             ? "no new step within --timeout: stopped waiting"
-                        : live_edge && why == SMD_RULE_END_ERROR
+                        : live_edge && why == SMD_RULE_END_STOPPED
                             ? "the job is still running: use --follow to watch it"
                         : stopped ? (code == kExitInterrupted ? "interrupted before the end"
                                                                : "not finished: another rule failed")

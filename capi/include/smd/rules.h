@@ -7,9 +7,9 @@
  *   - it waits for each step of a running job (refreshing the trial as files appear; no fixed
  *     sleeps) and skips steps the job will never have (smdebug's StepUnavailable), and steps at
  *     which the rule's tensors are missing (TensorUnavailable, TensorUnavailableForStep);
- *   - while a rule evaluates a step, automatic refresh is off on its trials (smdebug's
- *     no_refresh), so the rule sees one consistent state; the previous setting is restored
- *     afterwards, also when the rule fails;
+ *   - while a rule evaluates a step, automatic refresh is off on its trials for the invoking
+ *     thread (smdebug's no_refresh, as smd_trial_refresh_scope_create does it), so the rule sees
+ *     one consistent state; other threads reading the trials keep refreshing;
  *   - the end of the job (smdebug's NoMoreData) ends an open-ended invocation normally: the call
  *     returns NULL and smd_rule_end_reason() says SMD_RULE_END_NO_MORE_DATA (smdebug raises
  *     NoMoreData there instead);
@@ -23,9 +23,9 @@
  * string parameters exactly as SageMaker passes them; docs/rules.md lists them) or custom
  * (smd_rule_create: a callback).
  *
- * Threading: an smd_rule is used by one thread at a time. Rules that share a trial are invoked
- * together (smd_rule_invoke_many) or one after the other, not concurrently: evaluating a step
- * switches the shared trial's automatic refresh off and back on. smd_rule_finding objects are
+ * Threading: an smd_rule is used by one thread at a time; rules that share a trial are best
+ * invoked together (smd_rule_invoke_many: the trial is stepped through once). A rule's failure
+ * is the error its invocation returns, like every other error. smd_rule_finding objects are
  * immutable. smd_rule_invoke_options is a plain value: one thread at a time.
  */
 #ifndef SMD_RULES_H
@@ -143,12 +143,14 @@ SMD_API SMD_MUST_USE smd_error *smd_rule_create_builtin(const char *name, smd_tr
 /* The names of the built-in rules, in documentation order. */
 SMD_API SMD_MUST_USE smd_error *smd_rule_builtin_names(smd_strarray *out) SMD_NOEXCEPT;
 
-/* A built-in rule's parameters: their names, their defaults ("" when a parameter has none) and a
- * one-line description each, in the same order. Any of the three outputs may be NULL.
+/* A built-in rule's parameter names, in documentation order.
  * Errors: SMD_E_INVALID_ARGUMENT (unknown rule). */
-SMD_API SMD_MUST_USE smd_error *smd_rule_builtin_params(const char *name, smd_strarray *names_out,
-                                                        smd_strarray *defaults_out,
-                                                        smd_strarray *help_out) SMD_NOEXCEPT;
+SMD_API SMD_MUST_USE smd_error *smd_rule_builtin_params(const char *name,
+                                                        smd_strarray *out) SMD_NOEXCEPT;
+/* A built-in rule's parameter: its default ("" when it has none) and a one-line description,
+ * static storage; NULL for an unknown rule or parameter. */
+SMD_API const char *smd_rule_builtin_param_default(const char *rule, const char *param) SMD_NOEXCEPT;
+SMD_API const char *smd_rule_builtin_param_help(const char *rule, const char *param) SMD_NOEXCEPT;
 
 /* A one-line description of a built-in rule (static storage); NULL for an unknown name. */
 SMD_API const char *smd_rule_builtin_summary(const char *name) SMD_NOEXCEPT;
@@ -208,9 +210,16 @@ typedef enum smd_rule_end {
   SMD_RULE_END_NO_MORE_DATA = 2,  /* the job ended (smdebug's NoMoreData): a normal end */
   SMD_RULE_END_OF_RULE = 3,       /* the rule needs no more steps (smd_rule_context_end_rule) */
   SMD_RULE_END_CONDITION_MET = 4, /* met and raised (raise_eval_cond), or stop at first */
-  SMD_RULE_END_ERROR = 5          /* the invocation returned an error (cancel, timeout included) */
+  SMD_RULE_END_ERROR = 5,         /* the rule failed: the error the invocation returned is its own
+                                     (or its trial's), at smd_rule_failed_step() */
+  SMD_RULE_END_STOPPED = 6        /* stopped unfinished: another rule failed or raised its
+                                     condition, a callback cancelled, or a wait timed out */
 } smd_rule_end;
 SMD_API smd_rule_end smd_rule_end_reason(const smd_rule *rule) SMD_NOEXCEPT;
+/* The step at which the rule failed in its last invocation (smd_rule_end_reason() is
+ * SMD_RULE_END_ERROR), -1 otherwise. How it failed is the error that invocation returned (its
+ * message names the rule and the step): errors are per call, the rule keeps none. */
+SMD_API int64_t smd_rule_failed_step(const smd_rule *rule) SMD_NOEXCEPT;
 
 /* ---------------------------------------------------------------------------------------------
  * Invocation.
@@ -294,15 +303,6 @@ SMD_API SMD_MUST_USE smd_error *smd_rule_invoke_many(smd_rule *const *rules, siz
                                                      int64_t start_step, int64_t end_step,
                                                      bool raise_eval_cond,
                                                      const smd_rule_invoke_options *options) SMD_NOEXCEPT;
-
-/* How `rule` itself failed in its last invocation (smd_rule_end_reason() is then
- * SMD_RULE_END_ERROR): the error's code, its message (naming the rule, the step and what could not
- * be read) and the step. SMD_OK, NULL and -1 when the rule did not fail: it ended otherwise, or
- * it was stopped, unfinished, by another rule's failure (smd_rule_invoke_many), a cancellation or
- * a wait that timed out. The message stays valid until the rule is invoked again or freed. */
-SMD_API smd_code smd_rule_error_code(const smd_rule *rule) SMD_NOEXCEPT;
-SMD_API const char *smd_rule_error_message(const smd_rule *rule) SMD_NOEXCEPT;
-SMD_API int64_t smd_rule_error_step(const smd_rule *rule) SMD_NOEXCEPT;
 
 #ifdef __cplusplus
 }

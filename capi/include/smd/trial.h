@@ -20,7 +20,7 @@
  * SMD_E_MISSING_COLLECTION_FILES, with smdebug's message plus the names involved.
  *
  * Threading: every smd_trial_* function may be called concurrently on one trial from any number
- * of threads (refreshes are serialized internally). smd_trial_options and smd_tensor_filter are
+ * of threads (refreshes are serialized internally); a trial's settings are fixed when it opens. smd_trial_options and smd_tensor_filter are
  * plain values: one thread at a time each.
  */
 #ifndef SMD_TRIAL_H
@@ -57,7 +57,9 @@ SMD_API void smd_trial_options_free(smd_trial_options *options) SMD_NOEXCEPT;
 SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_range_steps(smd_trial_options *options,
                                                                   int64_t begin,
                                                                   int64_t end) SMD_NOEXCEPT;
-/* Whether queries refresh the trial by themselves when they need newer data (default true). */
+/* Whether queries refresh the trial by themselves when they need newer data (default true). The
+ * setting is fixed for the trial's life; smd_trial_refresh_scope_create() overrides it on one
+ * thread for a while. */
 SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_auto_refresh(smd_trial_options *options,
                                                                    bool on) SMD_NOEXCEPT;
 /* How long smd_trial_open waits for the collections file(s) of a job that has not ended yet
@@ -125,12 +127,21 @@ SMD_API const char *smd_trial_path(const smd_trial *trial) SMD_NOEXCEPT;
  * SMD_E_AUTH. */
 SMD_API SMD_MUST_USE smd_error *smd_trial_refresh(smd_trial *trial) SMD_NOEXCEPT;
 
-/* Turns automatic refresh on or off; *was_out (may be NULL) gets the previous setting, so that a
- * "no refresh" scope is: smd_trial_set_auto_refresh(t, false, &was); ...;
- * smd_trial_set_auto_refresh(t, was, NULL). While off, queries answer from the data already
- * loaded (a future step is then NOT_YET_AVAILABLE). Errors: SMD_E_INVALID_ARGUMENT (NULL trial). */
-SMD_API SMD_MUST_USE smd_error *smd_trial_set_auto_refresh(smd_trial *trial, bool on,
-                                                           bool *was_out) SMD_NOEXCEPT;
+/* Whether queries of this trial refresh by themselves on the calling thread: the innermost refresh
+ * scope of the trial alive on this thread, else the setting it was opened with. false for NULL. */
+SMD_API bool smd_trial_auto_refresh(const smd_trial *trial) SMD_NOEXCEPT;
+
+/* A refresh scope: smdebug's no_refresh (on false) and refresh (on true) blocks. While the scope
+ * lives, queries of the trial made on the calling thread (through any handle of it, its tensors
+ * included) refresh by themselves if `on`, never if not, whatever the trial was opened with. The
+ * trial itself does not change and other threads are not affected, so a block in one thread does
+ * not stop another thread's refreshes. Scopes nest (the innermost wins); free each on the thread
+ * that created it, which ends it (freed on another thread it ends nothing). The scope keeps the
+ * trial alive. Errors: SMD_E_INVALID_ARGUMENT (NULL trial). */
+typedef struct smd_trial_refresh_scope smd_trial_refresh_scope;
+SMD_API SMD_MUST_USE smd_error *smd_trial_refresh_scope_create(const smd_trial *trial, bool on,
+                                                               smd_trial_refresh_scope **out) SMD_NOEXCEPT;
+SMD_API void smd_trial_refresh_scope_free(smd_trial_refresh_scope *scope) SMD_NOEXCEPT;
 
 /* Messages about the files skipped so far (malformed index files, unusable file names, a
  * collections file without _meta.num_workers), oldest first. */

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "gtest/gtest.h"
@@ -137,7 +138,8 @@ TEST(Invoker, CallbacksReturningNonZeroCancel) {
   EXPECT_EQ(run.status.code(), Code::kCancelled);
   EXPECT_NE(run.status.message().find("returned 7"), std::string::npos);
   EXPECT_EQ(r.seen, (std::vector<int64_t>{0, 3}));
-  EXPECT_EQ(r.state().end, EndReason::kError);
+  EXPECT_EQ(r.state().end, EndReason::kStopped);  // a cancellation is not the rule's failure
+  EXPECT_EQ(r.state().failed_step, -1);
 
   LambdaRule r2({t}, [](RuleContext&, int64_t) { return false; });
   InvokeOptions o2;
@@ -198,14 +200,34 @@ TEST(Invoker, RefreshIsOffWhileARuleEvaluatesAndRestoredAfterwards) {
     if (s == 6) return Status(Code::kInternal, "fail");
     return false;
   });
-  other->SetAutoRefresh(false);
+  std::optional<Trial::RefreshOverride> outer;
+  outer.emplace(other.get(), false);
   RunResult run = Invoke(r);
   EXPECT_EQ(run.status.code(), Code::kInternal);
   for (bool on : during) EXPECT_FALSE(on);
   EXPECT_EQ(during.size(), 6u);
-  // Restored even though the rule failed (smdebug leaves it off).
+  // Restored even though the rule failed (smdebug leaves it off): the caller's own scope stays.
   EXPECT_TRUE(t->auto_refresh());
   EXPECT_FALSE(other->auto_refresh());
+  outer.reset();
+  EXPECT_TRUE(other->auto_refresh());
+  EXPECT_EQ(r.state().end, EndReason::kError);
+  EXPECT_EQ(r.state().failed_step, 6);
+}
+
+TEST(Invoker, RefreshIsOffOnlyOnTheInvokingThread) {
+  TrialPtr t = Open(EveryThird());
+  bool elsewhere = false, here = true;
+  LambdaRule r({t}, [&](RuleContext& ctx, int64_t) -> Result<bool> {
+    here = ctx.trial(0).auto_refresh();
+    std::thread other([&] { elsewhere = ctx.trial(0).auto_refresh(); });
+    other.join();
+    return false;
+  });
+  RunResult run = Invoke(r);
+  EXPECT_TRUE(run.status.ok()) << run.status.message();
+  EXPECT_FALSE(here);
+  EXPECT_TRUE(elsewhere);  // another thread reading the trial keeps refreshing
 }
 
 TEST(Invoker, RequiredTensorsAreFetchedOrSkipTheStep) {

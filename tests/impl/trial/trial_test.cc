@@ -345,10 +345,35 @@ TEST(TrialFixes, MissingEventFileFailsAtOnce) {
 TEST(TrialFixes, WaitForStepsRestoresAutoRefresh) {
   auto t = MustOpen(ModesTrial());
   ASSERT_TRUE(t);
-  EXPECT_TRUE(t->SetAutoRefresh(false));
-  EXPECT_TRUE(t->WaitForSteps({1}, Mode::kGlobal, 0).ok());
+  {
+    Trial::RefreshOverride off(t.get(), false);
+    EXPECT_TRUE(t->WaitForSteps({1}, Mode::kGlobal, 0).ok());
+    EXPECT_FALSE(t->auto_refresh());
+  }
+  EXPECT_TRUE(t->auto_refresh());
+}
+
+TEST(TrialFixes, RefreshOverridesNestAndEndOutOfOrder) {
+  auto t = MustOpen(ModesTrial());
+  auto u = MustOpen(ModesTrial());
+  ASSERT_TRUE(t && u);
+  auto a = std::make_unique<Trial::RefreshOverride>(t.get(), false);
+  auto b = std::make_unique<Trial::RefreshOverride>(t.get(), true);
+  EXPECT_TRUE(t->auto_refresh());
+  EXPECT_TRUE(u->auto_refresh());  // another trial is not affected
+  a.reset();                        // ended out of order: the inner one still holds
+  EXPECT_TRUE(t->auto_refresh());
+  auto c = std::make_unique<Trial::RefreshOverride>(t.get(), false);
   EXPECT_FALSE(t->auto_refresh());
-  EXPECT_FALSE(t->SetAutoRefresh(true));
+  c.reset();
+  b.reset();
+  EXPECT_TRUE(t->auto_refresh());
+  // ended on another thread: nothing there to end, this thread's scope stays until it ends here
+  auto d = std::make_unique<Trial::RefreshOverride>(t.get(), false);
+  std::thread([&] { Trial::RefreshOverride elsewhere(t.get(), true); }).join();
+  EXPECT_FALSE(t->auto_refresh());
+  d.reset();
+  EXPECT_TRUE(t->auto_refresh());
 }
 
 TEST(TrialFixes, EndSeenWithoutAutomaticRefresh) {
@@ -1092,13 +1117,14 @@ TEST(TrialRefresh, AutomaticAndManualRefresh) {
     b.SimpleStep(1, {"a", "new"});
     EXPECT_EQ(Steps(*t), (std::vector<int64_t>{0, 1})) << watch;
     EXPECT_TRUE(t->HasTensor("new").value());
-    EXPECT_TRUE(t->SetAutoRefresh(false));
-    b.SimpleStep(2, {"a"});
-    EXPECT_EQ(Steps(*t), (std::vector<int64_t>{0, 1}));
-    EXPECT_EQ(t->HasPassedStep(2, Mode::kGlobal).value(), StepState::kNotYetAvailable);
-    EXPECT_TRUE(t->Refresh().ok());
-    EXPECT_EQ(Steps(*t), (std::vector<int64_t>{0, 1, 2}));
-    t->SetAutoRefresh(true);
+    {
+      Trial::RefreshOverride off(t.get(), false);
+      b.SimpleStep(2, {"a"});
+      EXPECT_EQ(Steps(*t), (std::vector<int64_t>{0, 1}));
+      EXPECT_EQ(t->HasPassedStep(2, Mode::kGlobal).value(), StepState::kNotYetAvailable);
+      EXPECT_TRUE(t->Refresh().ok());
+      EXPECT_EQ(Steps(*t), (std::vector<int64_t>{0, 1, 2}));
+    }
     // wait_for_steps wakes up when the step appears.
     std::thread writer([&] {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
