@@ -29,6 +29,11 @@ const char* const kLauncherVars[][2] = {
 
 }  // namespace
 
+std::string Variable(const char* name) {
+  const char* v = Get(name);
+  return v != nullptr ? std::string(v) : std::string();
+}
+
 std::optional<std::string> HomeDir() {
   const char* home = Get("HOME");
   if (home == nullptr) return std::nullopt;

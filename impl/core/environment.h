@@ -1,6 +1,7 @@
 // The one place that reads the process environment: the home folder, the SageMaker paths, the
-// launchers' worker rank and count, and the SMDEBUG_* variables. Everything else asks here, so
-// that what smd takes from the environment is listed in one file.
+// launchers' worker rank and count, the SMDEBUG_* variables, and the AWS configuration chain's
+// variables (read by impl/storage/s3/config.cc). Everything else asks here, so that no other file
+// calls getenv.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +11,10 @@
 #include "impl/core/status.h"
 
 namespace smd::env {
+
+// Any other variable (the AWS configuration chain's: AWS_PROFILE, AWS_REGION, ...): its value,
+// "" when it is unset or empty.
+std::string Variable(const char* name);
 
 // $HOME, if set and not empty (for "~" in paths: io::ExpandHome).
 std::optional<std::string> HomeDir();

@@ -1,0 +1,182 @@
+#include "impl/storage/s3/credentials.h"
+
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+
+#include <algorithm>
+
+#include "impl/core/text.h"
+#include "impl/storage/s3/xml.h"
+
+namespace smd::s3 {
+namespace {
+
+char LowerAscii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// Position of `needle` in `hay` at or after `from`, ASCII letters compared without case.
+size_t FindNoCase(const std::string& hay, const std::string& needle, size_t from) {
+  if (needle.empty() || hay.size() < needle.size()) return std::string::npos;
+  for (size_t i = from; i + needle.size() <= hay.size(); ++i) {
+    size_t k = 0;
+    while (k < needle.size() && LowerAscii(hay[i + k]) == LowerAscii(needle[k])) ++k;
+    if (k == needle.size()) return i;
+  }
+  return std::string::npos;
+}
+
+size_t AppendBody(char* ptr, size_t size, size_t n, void* user) {
+  static_cast<std::string*>(user)->append(ptr, size * n);
+  return size * n;
+}
+
+}  // namespace
+
+std::string ScrubSecrets(std::string s, const Credentials& c) {
+  // The secrets as sent, percent-encoded (with and without '/' kept, as a URL or a form would
+  // carry them), XML-escaped (as an error body would), each found in any letter case (a server
+  // may upper-case what it echoes, and percent-escapes come in either case).
+  std::vector<std::string> forms;
+  for (const std::string* secret : {&c.secret_access_key, &c.session_token}) {
+    if (secret->empty()) continue;
+    std::string plus = UriEncode(*secret, false);  // a form-encoded space is '+'
+    for (size_t p = 0; (p = plus.find("%20", p)) != std::string::npos;) plus.replace(p, 3, "+");
+    for (std::string f : {*secret, UriEncode(*secret, false), UriEncode(*secret, true),
+                          xml::Escape(*secret), plus})
+      forms.push_back(std::move(f));
+  }
+  if (forms.empty()) return s;
+  std::sort(forms.begin(), forms.end(),
+            [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  // One pass over the text, every form tried at each position (longest first), going on after
+  // each mask: a secret of '*' is not found again inside a mask.
+  std::string out;
+  out.reserve(s.size());
+  for (size_t p = 0; p < s.size();) {
+    size_t matched = 0;
+    for (const std::string& f : forms) {
+      if (p + f.size() <= s.size() && FindNoCase(s.substr(p, f.size()), f, 0) == 0) {
+        matched = f.size();
+        break;
+      }
+    }
+    if (matched > 0) {
+      out += "***";
+      p += matched;
+    } else {
+      out.push_back(s[p++]);
+    }
+  }
+  return out;
+}
+
+CredentialProvider::CredentialProvider(const Config& config)
+    : source_(config), creds_(config.credentials) {}
+
+Status CredentialProvider::Start() {
+  if (source_.credential_source == Config::CredentialSource::kStatic) return Status::Ok();
+  return Refresh();
+}
+
+Credentials CredentialProvider::Current() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return creds_;
+}
+
+// A plain (unsigned) HTTP exchange with the credential services; one attempt, short timeouts.
+Status CredentialProvider::Fetch(const std::string& method, const std::string& url,
+             const std::vector<std::string>& headers, std::string* body) {
+  CURL* h = curl_easy_init();
+  curl_slist* hl = nullptr;
+  for (const auto& x : headers) hl = curl_slist_append(hl, x.c_str());
+  char errbuf[CURL_ERROR_SIZE] = {0};
+  body->clear();
+  curl_easy_setopt(h, CURLOPT_URL, url.c_str());
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 5000L);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, AppendBody);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, body);
+  if (method == "PUT") {
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, "PUT");
+  }
+  CURLcode rc = curl_easy_perform(h);
+  long status = 0;
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  curl_slist_free_all(hl);
+  curl_easy_cleanup(h);
+  if (rc != CURLE_OK)
+    return Status(Code::kAuth, "no S3 credentials: cannot reach " + url + ": " +
+                                   (errbuf[0] ? errbuf : curl_easy_strerror(rc)));
+  if (status != 200)
+    return Status(Code::kAuth, "no S3 credentials: " + url + " answered HTTP " +
+                                   std::to_string(status));
+  return Status::Ok();
+}
+
+// Fetches temporary credentials from the configured source.
+Status CredentialProvider::Refresh() {
+  std::string body, url = source_.credentials_url;
+  if (source_.credential_source == Config::CredentialSource::kContainer) {
+    std::vector<std::string> h;
+    if (!source_.credentials_auth_token.empty())
+      h.push_back("Authorization: " + source_.credentials_auth_token);
+    SMD_RETURN_IF_ERROR(Fetch("GET", url, h, &body));
+  } else {
+    std::string token;
+    SMD_RETURN_IF_ERROR(Fetch("PUT", url + "/latest/api/token",
+                              {"X-aws-ec2-metadata-token-ttl-seconds: 21600"}, &token));
+    const std::string th = "X-aws-ec2-metadata-token: " + token;
+    std::string role;
+    url += "/latest/meta-data/iam/security-credentials/";
+    SMD_RETURN_IF_ERROR(Fetch("GET", url, {th}, &role));
+    role = std::string(StripAscii(role.substr(0, role.find('\n'))));
+    if (role.empty()) return Status(Code::kAuth, "no S3 credentials: no IAM role at " + url);
+    url += role;
+    SMD_RETURN_IF_ERROR(Fetch("GET", url, {th}, &body));
+  }
+  cJSON* j = cJSON_Parse(body.c_str());
+  auto str = [&](const char* k) {
+    const cJSON* v = cJSON_GetObjectItemCaseSensitive(j, k);
+    return cJSON_IsString(v) ? std::string(v->valuestring) : std::string();
+  };
+  Credentials c{str("AccessKeyId"), str("SecretAccessKey"), str("Token")};
+  std::string exp = str("Expiration");
+  cJSON_Delete(j);
+  if (c.access_key_id.empty() || c.secret_access_key.empty())
+    return Status(Code::kAuth, "no S3 credentials: " + url +
+                                   " gave no AccessKeyId/SecretAccessKey");
+  std::time_t expire = 0;
+  std::tm tm{};
+  if (!exp.empty() && strptime(exp.c_str(), "%Y-%m-%dT%H:%M:%S", &tm) != nullptr)
+    expire = timegm(&tm);
+  std::lock_guard<std::mutex> l(mu_);
+  creds_ = std::move(c);
+  expire_ = expire;
+  return Status::Ok();
+}
+
+Result<Credentials> CredentialProvider::ForRequest(bool force_refresh) {
+  if (source_.credential_source != Config::CredentialSource::kStatic) {
+    auto state = [&](bool* stale, bool* usable) {
+      std::lock_guard<std::mutex> l(mu_);
+      const std::time_t now = std::time(nullptr);
+      *usable = !creds_.access_key_id.empty() && (expire_ == 0 || now < expire_);
+      *stale = creds_.access_key_id.empty() || (expire_ != 0 && now + 300 >= expire_);
+    };
+    bool stale, usable;
+    state(&stale, &usable);
+    if (stale || force_refresh) {
+      std::lock_guard<std::mutex> one(refresh_mu_);
+      if (!force_refresh) state(&stale, &usable);  // another thread may have refreshed
+      if (stale || force_refresh) {
+        Status st = Refresh();
+        if (!st.ok() && (force_refresh || !usable)) return st;
+      }
+    }
+  }
+  return Current();
+}
+
+}  // namespace smd::s3
