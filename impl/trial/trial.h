@@ -289,6 +289,8 @@ class Trial : public std::enable_shared_from_this<Trial> {
   std::unique_ptr<RecordCache> cache_;
 
   bool auto_refresh_ = true;  // fixed at open; RefreshOverride overrides it per thread
+  static uint64_t NextSerial();
+  const uint64_t serial_ = NextSerial();  // identifies the trial to RefreshOverride
   std::mutex refresh_mu_;  // serializes refreshes (listing, parsing, applying)
 
   mutable std::shared_mutex mu_;  // guards everything below

@@ -40,8 +40,10 @@ std::vector<std::string> Trial::Warnings() const {
 
 namespace {
 
+// Keyed by the trial's serial number, not its address: an entry left behind (its scope ended on
+// another thread) can never apply to a later trial allocated at the same address.
 struct OverrideEntry {
-  const Trial* trial;
+  uint64_t trial;
   bool on;
   uint64_t id;
 };
@@ -53,12 +55,13 @@ std::vector<OverrideEntry>& ThreadOverrides() {
 }
 
 std::atomic<uint64_t> next_override_id{1};
+std::atomic<uint64_t> next_trial_serial{1};
 
 }  // namespace
 
 Trial::RefreshOverride::RefreshOverride(const Trial* trial, bool on)
     : id_(next_override_id.fetch_add(1, std::memory_order_relaxed)) {
-  ThreadOverrides().push_back(OverrideEntry{trial, on, id_});
+  ThreadOverrides().push_back(OverrideEntry{trial->serial_, on, id_});
 }
 
 Trial::RefreshOverride::~RefreshOverride() {
@@ -72,10 +75,12 @@ Trial::RefreshOverride::~RefreshOverride() {
   }
 }
 
+uint64_t Trial::NextSerial() { return next_trial_serial.fetch_add(1, std::memory_order_relaxed); }
+
 bool Trial::auto_refresh() const {
   const std::vector<OverrideEntry>& overrides = ThreadOverrides();
   for (auto it = overrides.rbegin(); it != overrides.rend(); ++it) {
-    if (it->trial == this) return it->on;
+    if (it->trial == serial_) return it->on;
   }
   return auto_refresh_;
 }
