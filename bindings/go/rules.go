@@ -332,22 +332,36 @@ func BuiltinRuleNames() ([]string, error) {
 // RuleParam is one parameter of a built-in rule.
 type RuleParam struct{ Name, Default, Help string }
 
-// BuiltinRuleParams lists a built-in rule's parameters.
+// BuiltinRuleParams lists a built-in rule's parameters, in documentation order, with their
+// defaults ("" when a parameter has none) and one-line descriptions.
 func BuiltinRuleParams(name string) ([]RuleParam, error) {
 	ns, err := cstr("rule name", name)
 	if err != nil {
 		return nil, err
 	}
-	var n, d, h C.smd_strarray
-	if err := takeErr(C.smd_rule_builtin_params(ns, &n, &d, &h)); err != nil {
+	var a C.smd_strarray
+	if err := takeErr(C.smd_rule_builtin_params(ns, &a)); err != nil {
 		return nil, err
 	}
-	names, defs, helps := takeStrArray(&n), takeStrArray(&d), takeStrArray(&h)
+	names := takeStrArray(&a)
 	out := make([]RuleParam, len(names))
-	for i := range names {
-		out[i] = RuleParam{names[i], defs[i], helps[i]}
+	for i, n := range names {
+		ps, err := cstr("parameter name", n)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = RuleParam{Name: n, Default: staticStr(C.smd_rule_builtin_param_default(ns, ps)),
+			Help: staticStr(C.smd_rule_builtin_param_help(ns, ps))}
 	}
 	return out, nil
+}
+
+// staticStr copies a C string of static storage; NULL gives "".
+func staticStr(s *C.char) string {
+	if s == nil {
+		return ""
+	}
+	return C.GoString(s)
 }
 
 // BuiltinRuleSummary is a one-line description of a built-in rule ("" for an unknown name).
@@ -483,12 +497,17 @@ type RuleEnd int
 
 // The end reasons.
 const (
-	RuleEndNone         RuleEnd = C.SMD_RULE_END_NONE
-	RuleEndStep         RuleEnd = C.SMD_RULE_END_STEP
-	RuleEndNoMoreData   RuleEnd = C.SMD_RULE_END_NO_MORE_DATA
-	RuleEndOfRule       RuleEnd = C.SMD_RULE_END_OF_RULE
-	RuleEndConditionMet RuleEnd = C.SMD_RULE_END_CONDITION_MET
-	RuleEndError        RuleEnd = C.SMD_RULE_END_ERROR
+	RuleEndNone         RuleEnd = C.SMD_RULE_END_NONE          // not invoked yet
+	RuleEndStep         RuleEnd = C.SMD_RULE_END_STEP          // reached the end step
+	RuleEndNoMoreData   RuleEnd = C.SMD_RULE_END_NO_MORE_DATA  // the job ended (smdebug's NoMoreData): a normal end
+	RuleEndOfRule       RuleEnd = C.SMD_RULE_END_OF_RULE       // the rule needs no more steps (RuleContext.EndRule)
+	RuleEndConditionMet RuleEnd = C.SMD_RULE_END_CONDITION_MET // met and raised (raiseEvalCond), or StopAtFirst
+	// RuleEndError: this rule failed; the error the invocation returned is its own (or its
+	// trial's), at FailedStep.
+	RuleEndError RuleEnd = C.SMD_RULE_END_ERROR
+	// RuleEndStopped: stopped unfinished because another rule failed or raised its condition, a
+	// callback or the context cancelled, or a wait timed out.
+	RuleEndStopped RuleEnd = C.SMD_RULE_END_STOPPED
 )
 
 // EndReason says why the last invocation stopped evaluating the rule.
@@ -501,24 +520,16 @@ func (r *Rule) EndReason() RuleEnd {
 	return RuleEnd(C.smd_rule_end_reason(p))
 }
 
-// RuleError is how a rule itself failed in its last invocation.
-type RuleError struct {
-	*Error
-	Step int64
-}
-
-// LastError is how the rule itself failed in its last invocation, or nil.
-func (r *Rule) LastError() *RuleError {
+// FailedStep is the global step at which the rule failed in its last invocation (EndReason is
+// RuleEndError), -1 otherwise (and when closed). How it failed is the error that invocation
+// returned: errors are per call, the rule keeps none.
+func (r *Rule) FailedStep() int64 {
 	p, done, err := r.get()
 	if err != nil {
-		return nil
+		return -1
 	}
 	defer done()
-	code := Code(C.smd_rule_error_code(p))
-	if code == CodeOK {
-		return nil
-	}
-	return &RuleError{&Error{Code: code, Message: C.GoString(C.smd_rule_error_message(p))}, int64(C.smd_rule_error_step(p))}
+	return int64(C.smd_rule_failed_step(p))
 }
 
 // RuleOutcome is how one step went for one rule (progress callbacks).
@@ -662,12 +673,18 @@ func (o *InvokeOptions) build(h cgo.Handle, cancellable bool) (*C.smd_rule_invok
 // end (end < 0: until the job ends), waiting for the steps of a running job. It returns nil when
 // the invocation ended normally (see EndReason). With raiseEvalCond a met condition returns an
 // error matching ErrRuleEvaluationConditionMet. Cancelling ctx stops the invocation (checked at
-// least every 100 ms while waiting); the error then matches ctx.Err() and ErrCancelled.
+// least every 100 ms while waiting); the error then matches ctx.Err() and ErrCancelled. An error
+// the rule itself returned (or its trial's) ends the invocation with EndReason RuleEndError and
+// the step at FailedStep.
 func (r *Rule) Invoke(ctx context.Context, start, end int64, raiseEvalCond bool, opts *InvokeOptions) error {
 	return InvokeMany(ctx, []*Rule{r}, start, end, raiseEvalCond, opts)
 }
 
-// InvokeMany invokes several rules sharing one base trial, stepping through it once.
+// InvokeMany invokes several rules sharing one base trial, stepping through it once: at each
+// step every rule still running is evaluated, in slice order; it returns when all have ended or at
+// the first error. A rule's failure is the error returned (its message names the rule and the
+// step): that rule's EndReason is RuleEndError with the step at FailedStep, and the rules left
+// unfinished end with RuleEndStopped.
 func InvokeMany(ctx context.Context, rules []*Rule, start, end int64, raiseEvalCond bool, opts *InvokeOptions) error {
 	if ctx == nil {
 		ctx = context.Background()

@@ -468,13 +468,9 @@ func TestHookTrialRoundTrip(t *testing.T) {
 		t.Fatalf("warnings %v", warns)
 	}
 	must(t, tr.Refresh())
-	was, err := tr.SetAutoRefresh(false)
-	must(t, err)
-	if !was {
+	if !tr.AutoRefresh() {
 		t.Fatal("auto refresh was off by default")
 	}
-	_, err = tr.SetAutoRefresh(true)
-	must(t, err)
 
 	// Tensor names and filters.
 	all, err := tr.TensorNames(nil)
@@ -988,8 +984,19 @@ func TestRules(t *testing.T) {
 	}
 	params, err := BuiltinRuleParams("VanishingGradient")
 	must(t, err)
-	if len(params) != 1 || params[0].Name != "threshold" || params[0].Default == "" || params[0].Help == "" {
+	if len(params) != 1 || params[0].Name != "threshold" || params[0].Default != "0.0000001" || params[0].Help == "" {
 		t.Fatalf("VanishingGradient params %+v", params)
+	}
+	// The name is case-insensitive; a parameter without a default has Default "".
+	params, err = BuiltinRuleParams("tensorvariance")
+	must(t, err)
+	if len(params) != 4 || params[2].Name != "max_threshold" || params[2].Default != "" || params[2].Help == "" {
+		t.Fatalf("TensorVariance params %+v", params)
+	}
+	for _, p := range params {
+		if p.Help == "" {
+			t.Fatalf("TensorVariance parameter %q has no help", p.Name)
+		}
 	}
 	_, err = BuiltinRuleParams("NoSuchRule")
 	mustCode(t, err, ErrInvalidArgument)
@@ -1026,8 +1033,8 @@ func TestRules(t *testing.T) {
 		t.Fatalf("message file %q", msg)
 	}
 	st := az.Stats()
-	if st.StepsEvaluated != 5 || st.ConditionsMet != 2 || st.LastStep != 4 || az.EndReason() != RuleEndNoMoreData || az.LastError() != nil {
-		t.Fatalf("stats %+v end %v err %v", st, az.EndReason(), az.LastError())
+	if st.StepsEvaluated != 5 || st.ConditionsMet != 2 || st.LastStep != 4 || az.EndReason() != RuleEndNoMoreData || az.FailedStep() != -1 {
+		t.Fatalf("stats %+v end %v failed step %d", st, az.EndReason(), az.FailedStep())
 	}
 	az.ClearFindings()
 	if len(az.Findings()) != 0 || az.Stats().ConditionsMet != 2 {
@@ -1116,8 +1123,8 @@ func TestRules(t *testing.T) {
 	defer failing.Close()
 	err = failing.Invoke(context.Background(), 0, -1, false, nil)
 	mustCode(t, err, ErrCorrupt)
-	if le := failing.LastError(); le == nil || le.Code != CodeCorrupt || le.Step != 0 || failing.EndReason() != RuleEndError {
-		t.Fatalf("LastError %+v", le)
+	if !strings.Contains(err.Error(), "made-up corruption") || failing.EndReason() != RuleEndError || failing.FailedStep() != 0 {
+		t.Fatalf("failed rule: error %v, end %v at step %d", err, failing.EndReason(), failing.FailedStep())
 	}
 	var leaked *RuleContext
 	panicky, err := NewRule("Panicky", tr, nil, func(ctx *RuleContext, step int64) (bool, error) {
@@ -1311,10 +1318,17 @@ func TestTrialOptions(t *testing.T) {
 	if !reflect.DeepEqual(steps, []int64{1, 2}) {
 		t.Fatalf("range_steps [1, 3) loaded %v", steps)
 	}
-	was, err := tr.SetAutoRefresh(true)
-	must(t, err)
-	if was {
+	if tr.AutoRefresh() {
 		t.Fatal("NoAutoRefresh left automatic refresh on")
+	}
+	must(t, tr.WithAutoRefresh(true, func() error {
+		if !tr.AutoRefresh() {
+			t.Error("WithAutoRefresh(true) on a trial opened without automatic refresh")
+		}
+		return nil
+	}))
+	if tr.AutoRefresh() {
+		t.Fatal("WithAutoRefresh(true) outlived its block")
 	}
 	ts, err := tr.Tensor("t_f64")
 	must(t, err)
@@ -1500,5 +1514,198 @@ func TestClearIncludeRegex(t *testing.T) {
 	must(t, w.ClearIncludeRegex())
 	if h.IsDue("conv.weight") || !h.IsDue("kernel") {
 		t.Fatal("after ClearIncludeRegex: the pattern still matches, or the name added was dropped")
+	}
+}
+
+// WithAutoRefresh is smdebug's no_refresh / refresh block for the calling goroutine only: a step
+// a running job writes after a no-refresh block began stays unseen inside it, while another
+// goroutine (one that did not lock its thread, here one started inside the block) still refreshes.
+func TestWithAutoRefreshIsPerGoroutine(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "live")
+	h, err := NewHook(dir, nil)
+	must(t, err)
+	defer h.Close()
+	must(t, h.SetMode(ModeTrain))
+	writeStep := func(loss float64) {
+		t.Helper()
+		must(t, h.BeginStep())
+		must(t, SaveScalarOf(h, "loss", loss))
+		must(t, h.EndStep())
+		must(t, h.Flush())
+	}
+	writeStep(0)
+	tr, err := OpenTrial(dir, &TrialOptions{CollectionWait: 5 * time.Second})
+	must(t, err)
+	defer tr.Close()
+	ts, err := tr.Tensor("scalar/loss")
+	must(t, err)
+	defer ts.Close()
+	expectSteps := func(who string, want ...int64) {
+		t.Helper()
+		got, err := tr.Steps(ModeGlobal, true)
+		must(t, err)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: trial steps %v, want %v", who, got, want)
+		}
+	}
+	expectSteps("before any block", 0)
+	if !tr.AutoRefresh() {
+		t.Fatal("automatic refresh is off by default")
+	}
+	type probe struct {
+		steps []int64
+		auto  bool
+		err   error
+	}
+	// elsewhere reads the trial from a new goroutine, which is not in this goroutine's block.
+	elsewhere := func() probe {
+		ch := make(chan probe)
+		go func() {
+			s, err := tr.Steps(ModeGlobal, true)
+			ch <- probe{s, tr.AutoRefresh(), err}
+		}()
+		return <-ch
+	}
+
+	must(t, tr.WithAutoRefresh(false, func() error {
+		if tr.AutoRefresh() {
+			t.Fatal("AutoRefresh inside WithAutoRefresh(false)")
+		}
+		writeStep(1)
+		expectSteps("no-refresh block", 0)
+		ps, err := ts.Steps(ModeGlobal, true)
+		must(t, err)
+		if !reflect.DeepEqual(ps, []int64{0}) {
+			t.Fatalf("no-refresh block: the tensor refreshed (steps %v)", ps)
+		}
+		// Another goroutine refreshes, and what it loads is the trial's: this goroutine sees
+		// step 1 afterwards without refreshing itself.
+		if p := elsewhere(); p.err != nil || !p.auto || !reflect.DeepEqual(p.steps, []int64{0, 1}) {
+			t.Fatalf("another goroutine during the block: steps %v auto %v err %v", p.steps, p.auto, p.err)
+		}
+		expectSteps("no-refresh block after another goroutine refreshed", 0, 1)
+		writeStep(2)
+		expectSteps("no-refresh block", 0, 1)
+		// Blocks nest: the innermost wins, and its end brings the outer one back.
+		must(t, tr.WithAutoRefresh(true, func() error {
+			if !tr.AutoRefresh() {
+				t.Fatal("AutoRefresh inside WithAutoRefresh(true) inside WithAutoRefresh(false)")
+			}
+			expectSteps("refresh block inside a no-refresh block", 0, 1, 2)
+			return nil
+		}))
+		if tr.AutoRefresh() {
+			t.Fatal("the outer no-refresh block did not come back after the inner block")
+		}
+		writeStep(3)
+		expectSteps("no-refresh block after the inner refresh block", 0, 1, 2)
+		return nil
+	}))
+	if !tr.AutoRefresh() {
+		t.Fatal("WithAutoRefresh(false) outlived its block")
+	}
+	expectSteps("after the block", 0, 1, 2, 3)
+
+	// fn's error comes back; a panic ends the block too.
+	sentinel := errors.New("from fn")
+	if err := tr.WithAutoRefresh(false, func() error { return sentinel }); err != sentinel {
+		t.Fatalf("WithAutoRefresh returned %v, want fn's error", err)
+	}
+	func() {
+		defer func() {
+			if p := recover(); p != "boom" {
+				t.Fatalf("recovered %v", p)
+			}
+		}()
+		_ = tr.WithAutoRefresh(false, func() error { panic("boom") })
+	}()
+	if !tr.AutoRefresh() {
+		t.Fatal("a panicking fn left the no-refresh block in place")
+	}
+	writeStep(4)
+	expectSteps("after a panicking block", 0, 1, 2, 3, 4)
+	mustCode(t, tr.WithAutoRefresh(false, nil), ErrInvalidArgument)
+
+	// A trial opened without automatic refresh refreshes inside WithAutoRefresh(true); a block
+	// outlives a Close made inside it.
+	manual, err := OpenTrial(dir, &TrialOptions{NoAutoRefresh: true})
+	must(t, err)
+	writeStep(5)
+	steps, err := manual.Steps(ModeGlobal, true)
+	must(t, err)
+	if len(steps) != 5 || manual.AutoRefresh() {
+		t.Fatalf("trial opened without automatic refresh: steps %v, auto %v", steps, manual.AutoRefresh())
+	}
+	must(t, manual.WithAutoRefresh(true, func() error {
+		steps, err := manual.Steps(ModeGlobal, true)
+		if err != nil || len(steps) != 6 {
+			t.Fatalf("refresh block of a trial opened without automatic refresh: steps %v err %v", steps, err)
+		}
+		manual.Close()
+		return nil
+	}))
+	called := false
+	mustCode(t, manual.WithAutoRefresh(true, func() error { called = true; return nil }), ErrClosed)
+	if called || manual.AutoRefresh() {
+		t.Fatal("WithAutoRefresh on a closed trial ran fn")
+	}
+}
+
+// A rule's failure is the error of its invocation: the failed rule ends with RuleEndError at the
+// step, the others stop unfinished (RuleEndStopped, no failed step).
+func TestInvokeManyOneRuleFails(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "fails")
+	writeTrial(t, dir, 4)
+	tr, err := OpenTrial(dir, nil)
+	must(t, err)
+	defer tr.Close()
+	var okSteps []int64
+	ok, err := NewRule("Fine", tr, nil, func(ctx *RuleContext, step int64) (bool, error) {
+		okSteps = append(okSteps, step)
+		return false, nil
+	}, nil)
+	must(t, err)
+	defer ok.Close()
+	autoInRule := true
+	bad, err := NewRule("Breaks", tr, nil, func(ctx *RuleContext, step int64) (bool, error) {
+		// While a rule evaluates a step, its trials do not refresh on the invoking thread.
+		if tt, err := ctx.Trial(0); err == nil {
+			autoInRule = tt.AutoRefresh()
+		}
+		if step == 2 {
+			return false, &Error{Code: CodeCorrupt, Message: "broken at two"}
+		}
+		return false, nil
+	}, nil)
+	must(t, err)
+	defer bad.Close()
+	if ok.EndReason() != RuleEndNone || ok.FailedStep() != -1 {
+		t.Fatalf("before any invocation: end %v failed step %d", ok.EndReason(), ok.FailedStep())
+	}
+	err = InvokeMany(context.Background(), []*Rule{bad, ok}, 0, -1, false, nil)
+	mustCode(t, err, ErrCorrupt)
+	if !strings.Contains(err.Error(), "broken at two") {
+		t.Fatalf("the invocation's error is not the rule's failure: %v", err)
+	}
+	if bad.EndReason() != RuleEndError || bad.FailedStep() != 2 {
+		t.Fatalf("failed rule: end %v, failed step %d", bad.EndReason(), bad.FailedStep())
+	}
+	if ok.EndReason() != RuleEndStopped || ok.FailedStep() != -1 {
+		t.Fatalf("the other rule: end %v, failed step %d", ok.EndReason(), ok.FailedStep())
+	}
+	if !reflect.DeepEqual(okSteps, []int64{0, 1}) {
+		t.Fatalf("the other rule was evaluated at %v, want [0 1] (stopped at the failing step)", okSteps)
+	}
+	if autoInRule {
+		t.Fatal("automatic refresh was on inside a rule callback")
+	}
+	// The next invocation starts afresh: no failure left behind.
+	must(t, InvokeMany(context.Background(), []*Rule{bad, ok}, 0, 2, false, nil))
+	if bad.EndReason() != RuleEndStep || bad.FailedStep() != -1 || ok.EndReason() != RuleEndStep {
+		t.Fatalf("after a clean invocation: %v %d %v", bad.EndReason(), bad.FailedStep(), ok.EndReason())
+	}
+	bad.Close()
+	if bad.FailedStep() != -1 {
+		t.Fatal("closed rule's failed step")
 	}
 }

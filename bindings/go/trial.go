@@ -29,7 +29,9 @@ type TrialOptions struct {
 	// RangeBegin, RangeEnd: load only global steps RangeBegin <= step < RangeEnd (smdebug's
 	// range_steps); both 0 means no range, -1 means no bound on that side.
 	RangeBegin, RangeEnd int64
-	// NoAutoRefresh turns off the automatic refresh of queries that need newer data.
+	// NoAutoRefresh turns off the automatic refresh of queries that need newer data (Refresh
+	// loads new data then). The setting is fixed for the trial's life; WithAutoRefresh overrides
+	// it for a block of one goroutine.
 	NoAutoRefresh bool
 	// CollectionWait is how long OpenTrial waits for the collections file of a running job.
 	CollectionWait time.Duration
@@ -192,11 +194,45 @@ func (t *Trial) Refresh() error {
 	return t.call(func(p *C.smd_trial) *C.smd_error { return C.smd_trial_refresh(p) })
 }
 
-// SetAutoRefresh turns automatic refresh on or off and returns the previous setting.
-func (t *Trial) SetAutoRefresh(on bool) (bool, error) {
-	var was C.bool
-	err := t.call(func(p *C.smd_trial) *C.smd_error { return C.smd_trial_set_auto_refresh(p, C.bool(on), &was) })
-	return bool(was), err
+// AutoRefresh tells whether queries of the trial made by the calling goroutine refresh by
+// themselves when they need newer data: inside WithAutoRefresh, the innermost block's setting;
+// elsewhere the setting the trial was opened with (TrialOptions.NoAutoRefresh). false when closed.
+func (t *Trial) AutoRefresh() bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.p == nil {
+		return false
+	}
+	return bool(C.smd_trial_auto_refresh(t.p))
+}
+
+// WithAutoRefresh runs fn with automatic refresh of this trial on or off, whatever the trial was
+// opened with: smdebug's refresh (on) and no_refresh (off) blocks. The setting is fixed for the
+// trial's life; the block overrides it for the queries that fn makes on the calling goroutine,
+// through any handle of the trial, its tensors included. Other goroutines are not affected: a
+// goroutine reading the trial at the same time keeps refreshing as the trial was opened (or as
+// its own WithAutoRefresh says), and a goroutine that fn starts is outside the block too.
+//
+// The C library keeps the setting per OS thread, so the goroutine is locked to its thread
+// (runtime.LockOSThread) while fn runs and unlocked afterwards; the block ends when fn returns or
+// panics. Blocks nest, the innermost wins. It returns fn's error, or the error of starting the
+// block (then fn is not called).
+func (t *Trial) WithAutoRefresh(on bool, fn func() error) error {
+	if fn == nil {
+		return argErr("WithAutoRefresh: nil function")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var scope *C.smd_trial_refresh_scope
+	if err := t.call(func(p *C.smd_trial) *C.smd_error {
+		return C.smd_trial_refresh_scope_create(p, C.bool(on), &scope)
+	}); err != nil {
+		return err
+	}
+	// Freed on this (locked) thread before the unlock above runs; the scope keeps the C trial
+	// alive, so a Close inside fn does not invalidate it.
+	defer C.smd_trial_refresh_scope_free(scope)
+	return fn()
 }
 
 func (t *Trial) strings(f func(*C.smd_trial, *C.smd_strarray) *C.smd_error) ([]string, error) {

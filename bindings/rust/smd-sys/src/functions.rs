@@ -109,7 +109,9 @@ extern "C" {
     pub fn smd_code_skips_rule_step(code: smd_code) -> bool;
     pub fn smd_rule_create_builtin(name: *const c_char, base: *mut smd_trial, others: *const *mut smd_trial, n_others: usize, keys: *const *const c_char, values: *const *const c_char, n_params: usize, out: *mut *mut smd_rule) -> *mut smd_error;
     pub fn smd_rule_builtin_names(out: *mut smd_strarray) -> *mut smd_error;
-    pub fn smd_rule_builtin_params(name: *const c_char, names_out: *mut smd_strarray, defaults_out: *mut smd_strarray, help_out: *mut smd_strarray) -> *mut smd_error;
+    pub fn smd_rule_builtin_params(name: *const c_char, out: *mut smd_strarray) -> *mut smd_error;
+    pub fn smd_rule_builtin_param_default(rule: *const c_char, param: *const c_char) -> *const c_char;
+    pub fn smd_rule_builtin_param_help(rule: *const c_char, param: *const c_char) -> *const c_char;
     pub fn smd_rule_builtin_summary(name: *const c_char) -> *const c_char;
     pub fn smd_rule_free(rule: *mut smd_rule);
     pub fn smd_rule_name(rule: *const smd_rule) -> *const c_char;
@@ -129,6 +131,7 @@ extern "C" {
     pub fn smd_rule_conditions_met(rule: *const smd_rule) -> i64;
     pub fn smd_rule_last_step(rule: *const smd_rule) -> i64;
     pub fn smd_rule_end_reason(rule: *const smd_rule) -> smd_rule_end;
+    pub fn smd_rule_failed_step(rule: *const smd_rule) -> i64;
     pub fn smd_rule_invoke_options_create(out: *mut *mut smd_rule_invoke_options) -> *mut smd_error;
     pub fn smd_rule_invoke_options_free(options: *mut smd_rule_invoke_options);
     pub fn smd_rule_invoke_options_set_finding_callback(options: *mut smd_rule_invoke_options, r#fn: smd_rule_finding_fn, payload: *mut c_void) -> *mut smd_error;
@@ -141,9 +144,6 @@ extern "C" {
     pub fn smd_rule_invoke_options_set_wait_slice_ms(options: *mut smd_rule_invoke_options, slice_ms: i64) -> *mut smd_error;
     pub fn smd_rule_invoke(rule: *mut smd_rule, start_step: i64, end_step: i64, raise_eval_cond: bool, options: *const smd_rule_invoke_options) -> *mut smd_error;
     pub fn smd_rule_invoke_many(rules: *const *mut smd_rule, n: usize, start_step: i64, end_step: i64, raise_eval_cond: bool, options: *const smd_rule_invoke_options) -> *mut smd_error;
-    pub fn smd_rule_error_code(rule: *const smd_rule) -> smd_code;
-    pub fn smd_rule_error_message(rule: *const smd_rule) -> *const c_char;
-    pub fn smd_rule_error_step(rule: *const smd_rule) -> i64;
     // storage.h
     pub fn smd_storage_options_create(out: *mut *mut smd_storage_options) -> *mut smd_error;
     pub fn smd_storage_options_free(options: *mut smd_storage_options);
@@ -200,7 +200,9 @@ extern "C" {
     pub fn smd_trial_free(trial: *mut smd_trial);
     pub fn smd_trial_path(trial: *const smd_trial) -> *const c_char;
     pub fn smd_trial_refresh(trial: *mut smd_trial) -> *mut smd_error;
-    pub fn smd_trial_set_auto_refresh(trial: *mut smd_trial, on: bool, was_out: *mut bool) -> *mut smd_error;
+    pub fn smd_trial_auto_refresh(trial: *const smd_trial) -> bool;
+    pub fn smd_trial_refresh_scope_create(trial: *const smd_trial, on: bool, out: *mut *mut smd_trial_refresh_scope) -> *mut smd_error;
+    pub fn smd_trial_refresh_scope_free(scope: *mut smd_trial_refresh_scope);
     pub fn smd_trial_warnings(trial: *const smd_trial, out: *mut smd_strarray) -> *mut smd_error;
     pub fn smd_trial_has_ended(trial: *const smd_trial, out: *mut bool) -> *mut smd_error;
     pub fn smd_trial_num_workers(trial: *const smd_trial) -> i64;

@@ -72,6 +72,7 @@ pub const SMD_RULE_END_NO_MORE_DATA: smd_rule_end = 2;
 pub const SMD_RULE_END_OF_RULE: smd_rule_end = 3;
 pub const SMD_RULE_END_CONDITION_MET: smd_rule_end = 4;
 pub const SMD_RULE_END_ERROR: smd_rule_end = 5;
+pub const SMD_RULE_END_STOPPED: smd_rule_end = 6;
 
 pub type smd_rule_outcome = c_int;
 pub const SMD_RULE_NOT_MET: smd_rule_outcome = 0;
@@ -98,6 +99,7 @@ opaque!(
     smd_trial,
     smd_tensor,
     smd_trial_options,
+    smd_trial_refresh_scope,
     smd_tensor_filter,
     smd_collection_info,
     smd_value,

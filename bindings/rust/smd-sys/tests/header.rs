@@ -1,5 +1,7 @@
 //! The checked-in declarations must match the C headers: the same functions, each with the same
-//! number of parameters, and the version the library reports must match version.h's major.
+//! number of parameters; the hand-written types.rs has every `SMD_*` enum constant with the
+//! header's value and every opaque `smd_*` handle; and the version the library reports is
+//! consistent.
 use std::collections::BTreeMap;
 use std::path::Path;
 
@@ -26,16 +28,27 @@ fn arity(params: &str) -> usize {
     }
 }
 
-/// name -> parameter count of every `SMD_API` function of the headers.
-fn header_functions() -> BTreeMap<String, usize> {
+/// The text of every public header, comments stripped.
+fn headers() -> Vec<String> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../capi/include/smd");
-    let mut map = BTreeMap::new();
+    let mut out = Vec::new();
     for entry in std::fs::read_dir(&dir).expect("capi/include/smd") {
         let path = entry.unwrap().path();
-        if path.extension().and_then(|e| e.to_str()) != Some("h") {
-            continue;
+        if path.extension().and_then(|e| e.to_str()) == Some("h") {
+            out.push(strip_comments(&std::fs::read_to_string(&path).unwrap()));
         }
-        let text = strip_comments(&std::fs::read_to_string(&path).unwrap());
+    }
+    out
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// name -> parameter count of every `SMD_API` function of the headers.
+fn header_functions() -> BTreeMap<String, usize> {
+    let mut map = BTreeMap::new();
+    for text in headers() {
         for decl in text.split("SMD_API").skip(1) {
             let Some(end) = decl.find(';') else { continue };
             let decl = &decl[..end];
@@ -73,6 +86,80 @@ fn declarations_match_the_headers() {
     for name in rust.keys() {
         assert!(c.contains_key(name), "{name} is declared in functions.rs but not in the headers");
     }
+}
+
+/// name -> value of every `SMD_X = <integer>` enumerator of the headers.
+fn header_constants() -> BTreeMap<String, i64> {
+    let mut map = BTreeMap::new();
+    for text in headers() {
+        let mut rest = text.as_str();
+        while let Some(i) = rest.find("SMD_") {
+            let at = &rest[i..];
+            let preceded = rest[..i].chars().next_back().is_some_and(is_ident);
+            let name_len = at.find(|c: char| !is_ident(c)).unwrap_or(at.len());
+            let (name, after) = at.split_at(name_len);
+            rest = after;
+            if preceded {
+                continue;
+            }
+            let Some(value) = after.trim_start().strip_prefix('=') else { continue };
+            let value = value.trim_start();
+            let end = value.find(|c: char| !(c.is_ascii_digit() || c == '-')).unwrap_or(value.len());
+            if let Ok(v) = value[..end].parse() {
+                map.insert(name.to_string(), v);
+            }
+        }
+    }
+    map
+}
+
+/// name -> value of every `pub const SMD_...` of types.rs.
+fn rust_constants() -> BTreeMap<String, i64> {
+    let text = include_str!("../src/types.rs");
+    let mut map = BTreeMap::new();
+    for line in text.lines() {
+        let Some(rest) = line.trim().strip_prefix("pub const SMD_") else { continue };
+        let name = format!("SMD_{}", &rest[..rest.find(':').unwrap()]);
+        let value = rest[rest.find('=').unwrap() + 1..].trim().trim_end_matches(';');
+        map.insert(name, value.parse().unwrap());
+    }
+    map
+}
+
+#[test]
+fn constants_match_the_headers() {
+    let c = header_constants();
+    let rust = rust_constants();
+    assert!(c.len() > 50, "found only {} constants in the headers", c.len());
+    for (name, v) in &c {
+        assert_eq!(rust.get(name), Some(v), "{name} = {v} in the headers; add it to src/types.rs");
+    }
+    for name in rust.keys() {
+        assert!(c.contains_key(name), "{name} is in types.rs but not in the headers");
+    }
+}
+
+#[test]
+fn every_opaque_handle_is_declared() {
+    let types = include_str!("../src/types.rs");
+    let declared = types.split("opaque!(").nth(1).expect("the opaque! list").split(')').next().unwrap();
+    let declared: Vec<&str> = declared.split(',').map(str::trim).filter(|s| !s.is_empty()).collect();
+    let mut n = 0;
+    for text in headers() {
+        for decl in text.split("typedef struct ").skip(1) {
+            // `typedef struct smd_x smd_x;` declares an opaque handle (a struct body has a brace).
+            let head = &decl[..decl.find(';').unwrap()];
+            let words: Vec<&str> = head.split_whitespace().collect();
+            if let [tag, alias] = words[..] {
+                if tag == alias && tag.starts_with("smd_") && !head.contains('{') {
+                    n += 1;
+                    assert!(declared.contains(&tag), "{tag} is an opaque handle in the headers; add it to opaque! in src/types.rs");
+                }
+            }
+        }
+    }
+    assert!(n > 15, "found only {n} opaque handles in the headers");
+    assert_eq!(declared.len(), n, "opaque! in types.rs declares handles the headers do not: {declared:?}");
 }
 
 #[test]

@@ -5,7 +5,7 @@
 //! [`Result`] with an [`Error`] whose [`ErrorKind`] is the library's code. Values are viewed as
 //! `&[T]` borrowed from the [`Value`] without copies. `Hook`, `Trial`, `Tensor` and `Value` are
 //! `Send + Sync` (the C library allows concurrent calls on them); `Rule` and the option types
-//! are `Send` only.
+//! are `Send` only; a [`RefreshScope`] is neither (it belongs to the thread that made it).
 //!
 //! ```no_run
 //! use smd::{Hook, Mode, Trial};
@@ -37,5 +37,5 @@ pub use rules::{builtin_names, builtin_params, builtin_summary, BuiltinParam, Fi
 pub use s3::{S3Credentials, S3Settings};
 pub use smd_sys as sys;
 pub use tensorboard::TensorBoardWriter;
-pub use trial::{CollectionInfo, Shapes, StepState, Tensor, TensorFilter, Trial, TrialOptions, Value};
+pub use trial::{CollectionInfo, RefreshScope, Shapes, StepState, Tensor, TensorFilter, Trial, TrialOptions, Value};
 pub use types::{version, version_string, DType, Element, Mode};

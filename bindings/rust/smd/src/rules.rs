@@ -26,13 +26,27 @@ pub struct BuiltinParam {
     pub help: String,
 }
 
-/// A built-in rule's parameters.
+/// A built-in rule's parameters, in documentation order. `InvalidArgument` for an unknown rule.
 pub fn builtin_params(name: &str) -> Result<Vec<BuiltinParam>> {
-    let c = cstring(name, "rule name")?;
-    let (mut n, mut d, mut h) = Default::default();
-    check(unsafe { sys::smd_rule_builtin_params(c.as_ptr(), &mut n, &mut d, &mut h) })?;
-    let (n, d, h) = (crate::util::take_strarray(&mut n), crate::util::take_strarray(&mut d), crate::util::take_strarray(&mut h));
-    Ok(n.into_iter().zip(d).zip(h).map(|((name, default), help)| BuiltinParam { name, default, help }).collect())
+    let rule = cstring(name, "rule name")?;
+    let names = strarray(|o| unsafe { sys::smd_rule_builtin_params(rule.as_ptr(), o) })?;
+    names
+        .into_iter()
+        .map(|name| {
+            let param = cstring(&name, "parameter name")?;
+            // SAFETY: static storage (or NULL) for a known rule and parameter.
+            let lookup = |p: *const std::ffi::c_char, what: &str| {
+                if p.is_null() {
+                    Err(Error::new(ErrorKind::Internal, format!("no {what} for parameter {name} of rule {}", rule.to_string_lossy())))
+                } else {
+                    Ok(unsafe { borrowed_str(p) }.to_owned())
+                }
+            };
+            let default = lookup(unsafe { sys::smd_rule_builtin_param_default(rule.as_ptr(), param.as_ptr()) }, "default")?;
+            let help = lookup(unsafe { sys::smd_rule_builtin_param_help(rule.as_ptr(), param.as_ptr()) }, "help")?;
+            Ok(BuiltinParam { name, default, help })
+        })
+        .collect()
 }
 
 /// A built-in rule's one-line description; `None` for an unknown name.
@@ -59,8 +73,12 @@ pub enum RuleEnd {
     EndOfRule,
     /// The condition was met and raised, or stop-at-first.
     ConditionMet,
-    /// The invocation failed.
+    /// This rule failed: the error its invocation returned is its own (or its trial's), at
+    /// [`Rule::failed_step`].
     Error,
+    /// Stopped unfinished: another rule of the same invocation failed or raised its condition,
+    /// a callback cancelled, or a wait timed out. The invocation's error is not this rule's.
+    Stopped,
 }
 
 /// How one step went for one rule (progress callbacks).
@@ -300,13 +318,20 @@ impl Rule {
 
     /// smdebug's invoke_rule: evaluates every step from `start_step` to `end_step` (exclusive;
     /// -1: until the job ends). With `raise_eval_cond`, a met condition ends the invocation with
-    /// `ErrorKind::RuleConditionMet`.
+    /// `ErrorKind::RuleConditionMet`. While the rule evaluates a step its trials do not refresh
+    /// on this thread (smdebug's no_refresh); other threads reading them still do.
+    ///
+    /// Any failure is the `Err` returned here. If the rule itself failed, [`end_reason`](Rule::end_reason)
+    /// is then [`RuleEnd::Error`] and [`failed_step`](Rule::failed_step) says where; a
+    /// cancellation or a wait that timed out leaves it [`RuleEnd::Stopped`].
     pub fn invoke(&mut self, start_step: i64, end_step: i64, raise_eval_cond: bool, options: Option<&mut InvokeOptions>) -> Result<()> {
         let o = options.map_or(ptr::null(), |o| o.raw as *const _);
         check(unsafe { sys::smd_rule_invoke(self.raw, start_step, end_step, raise_eval_cond, o) })
     }
 
-    /// The same for several rules sharing one base trial, step by step together.
+    /// The same for several rules sharing one base trial, step by step together. The first
+    /// error ends the invocation: the rule that failed ends with [`RuleEnd::Error`] (the `Err`
+    /// returned is its own), the others still running with [`RuleEnd::Stopped`].
     pub fn invoke_many(rules: &mut [&mut Rule], start_step: i64, end_step: i64, raise_eval_cond: bool, options: Option<&mut InvokeOptions>) -> Result<()> {
         let raws: Vec<*mut sys::smd_rule> = rules.iter().map(|r| r.raw).collect();
         let o = options.map_or(ptr::null(), |o| o.raw as *const _);
@@ -352,18 +377,19 @@ impl Rule {
             sys::SMD_RULE_END_OF_RULE => RuleEnd::EndOfRule,
             sys::SMD_RULE_END_CONDITION_MET => RuleEnd::ConditionMet,
             sys::SMD_RULE_END_ERROR => RuleEnd::Error,
+            sys::SMD_RULE_END_STOPPED => RuleEnd::Stopped,
             _ => RuleEnd::None,
         }
     }
 
-    /// How this rule failed in its last invocation, with the step; `None` if it did not.
-    pub fn error(&self) -> Option<(Error, i64)> {
-        let code = unsafe { sys::smd_rule_error_code(self.raw) };
-        if code == sys::SMD_OK {
-            return None;
+    /// The step at which this rule failed in its last invocation ([`end_reason`](Rule::end_reason)
+    /// is [`RuleEnd::Error`]); `None` otherwise. How it failed is the `Err` that invocation
+    /// returned (its message names the rule and the step): the rule keeps no error.
+    pub fn failed_step(&self) -> Option<i64> {
+        match unsafe { sys::smd_rule_failed_step(self.raw) } {
+            -1 => None,
+            step => Some(step),
         }
-        let msg = unsafe { borrowed_str(sys::smd_rule_error_message(self.raw)) }.to_owned();
-        Some((Error::new(ErrorKind::from_code(code), msg), unsafe { sys::smd_rule_error_step(self.raw) }))
     }
 }
 

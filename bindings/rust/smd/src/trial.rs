@@ -5,6 +5,7 @@ use crate::types::{DType, Element, Mode};
 use crate::util::{borrowed_str, cstring, opt_cstring, opt_ptr, strarray, take_array};
 use smd_sys as sys;
 use std::ffi::{c_char, CStr};
+use std::marker::PhantomData;
 use std::path::Path;
 use std::ptr;
 
@@ -36,7 +37,9 @@ impl TrialOptions {
         Ok(self)
     }
 
-    /// Whether queries refresh the trial by themselves.
+    /// Whether queries refresh the trial by themselves when they need newer data (default
+    /// true). Fixed for the trial's life; [`Trial::refresh_scope`] overrides it on one thread
+    /// for a while.
     pub fn set_auto_refresh(&mut self, on: bool) -> Result<&mut Self> {
         check(unsafe { sys::smd_trial_options_set_auto_refresh(self.raw, on) })?;
         Ok(self)
@@ -108,7 +111,8 @@ pub enum StepState {
 
 owned_handle!(
     /// An smdebug trial (a folder written by a hook). `Send + Sync`: every function may be called
-    /// concurrently.
+    /// concurrently. Its settings are fixed when it opens; whether queries refresh by themselves
+    /// can be overridden per thread with [`Trial::refresh_scope`].
     Trial, sys::smd_trial, sys::smd_trial_free
 );
 // SAFETY: docs/threading.md: smd_trial may be used concurrently from any number of threads.
@@ -133,11 +137,36 @@ impl Trial {
         check(unsafe { sys::smd_trial_refresh(self.raw) })
     }
 
-    /// Turns automatic refresh on or off; returns the previous setting.
-    pub fn set_auto_refresh(&self, on: bool) -> Result<bool> {
-        let mut was = false;
-        check(unsafe { sys::smd_trial_set_auto_refresh(self.raw, on, &mut was) })?;
-        Ok(was)
+    /// Whether queries of this trial refresh by themselves on the calling thread: the innermost
+    /// [`RefreshScope`] of this trial alive on this thread, else the setting the trial was
+    /// opened with ([`TrialOptions::set_auto_refresh`]).
+    pub fn auto_refresh(&self) -> bool {
+        unsafe { sys::smd_trial_auto_refresh(self.raw) }
+    }
+
+    /// Starts a refresh scope on the calling thread: smdebug's `no_refresh` (`on` false) or
+    /// `refresh` (`on` true) block. Until the returned guard is dropped, queries of this trial
+    /// made on this thread (through any handle of it, its [`Tensor`]s included) refresh by
+    /// themselves if `on` and never if not, whatever the trial was opened with. Other threads
+    /// are not affected. Scopes nest: the innermost wins, and dropping it brings back the
+    /// enclosing one.
+    ///
+    /// ```no_run
+    /// # fn main() -> smd::Result<()> {
+    /// let trial = smd::Trial::open("/tmp/run", None)?;
+    /// {
+    ///     let _frozen = trial.refresh_scope(false)?;
+    ///     // Every query here sees the same steps, however far the job has got meanwhile.
+    ///     let steps = trial.steps(smd::Mode::Global, true)?;
+    ///     assert!(!trial.auto_refresh());
+    ///     println!("{steps:?}");
+    /// }
+    /// assert!(trial.auto_refresh()); // the trial was opened with automatic refresh
+    /// # Ok(()) }
+    /// ```
+    pub fn refresh_scope(&self, on: bool) -> Result<RefreshScope<'_>> {
+        let raw = create(|o| unsafe { sys::smd_trial_refresh_scope_create(self.raw, on, o) })?;
+        Ok(RefreshScope { raw, _trial: PhantomData, _this_thread: PhantomData })
     }
 
     /// Warnings met while loading (skipped files, ...).
@@ -262,6 +291,64 @@ impl Trial {
     pub fn collection(&self, name: &str) -> Result<CollectionInfo> {
         let c = cstring(name, "collection name")?;
         Ok(CollectionInfo { raw: create(|o| unsafe { sys::smd_trial_collection(self.raw, c.as_ptr(), o) })? })
+    }
+}
+
+/// A refresh scope of a trial on one thread, made by [`Trial::refresh_scope`]; dropping it ends
+/// the scope.
+///
+/// The C scope belongs to the thread that created it (it overrides the trial's automatic
+/// refresh for that thread only, and ended on another thread it would end nothing), so a
+/// `RefreshScope` is neither `Send` nor `Sync`: it cannot be moved to, or shared with, another
+/// thread.
+///
+/// ```compile_fail,E0277
+/// # fn main() -> smd::Result<()> {
+/// let trial = smd::Trial::open("/tmp/run", None)?;
+/// let scope = trial.refresh_scope(false)?;
+/// std::thread::scope(|s| {
+///     s.spawn(move || drop(scope)); // error[E0277]: RefreshScope is not `Send`
+/// });
+/// # Ok(()) }
+/// ```
+///
+/// ```compile_fail,E0277
+/// # fn main() -> smd::Result<()> {
+/// let trial = smd::Trial::open("/tmp/run", None)?;
+/// let scope = trial.refresh_scope(false)?;
+/// std::thread::scope(|s| {
+///     s.spawn(|| &scope); // error[E0277]: RefreshScope is not `Sync`
+/// });
+/// # Ok(()) }
+/// ```
+///
+/// Scopes are best dropped innermost first (one dropped out of order ends just itself). A
+/// scope leaked with `std::mem::forget` lasts as long as its thread.
+#[must_use = "the scope ends as soon as the guard is dropped"]
+pub struct RefreshScope<'a> {
+    raw: *mut sys::smd_trial_refresh_scope,
+    _trial: PhantomData<&'a Trial>,
+    // !Send + !Sync whatever `raw` becomes: the scope is the creating thread's.
+    _this_thread: PhantomData<*const ()>,
+}
+
+impl RefreshScope<'_> {
+    /// The C handle, still owned by this guard (for calls through `smd::sys`).
+    pub fn as_raw(&self) -> *mut sys::smd_trial_refresh_scope {
+        self.raw
+    }
+}
+
+impl Drop for RefreshScope<'_> {
+    fn drop(&mut self) {
+        // SAFETY: we own the scope, and being !Send it is dropped on the thread that made it.
+        unsafe { sys::smd_trial_refresh_scope_free(self.raw) }
+    }
+}
+
+impl std::fmt::Debug for RefreshScope<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RefreshScope({:p})", self.raw)
     }
 }
 

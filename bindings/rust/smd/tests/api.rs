@@ -293,8 +293,20 @@ fn hook_state_collections_and_trial_queries() {
     let trial = Trial::open(&dir, Some(&to)).unwrap();
     assert!(trial.path().ends_with("run"), "{}", trial.path());
     trial.refresh().unwrap();
-    assert!(trial.set_auto_refresh(false).unwrap());
-    assert!(!trial.set_auto_refresh(true).unwrap());
+    assert!(trial.auto_refresh(), "opened with automatic refresh");
+    {
+        let _off = trial.refresh_scope(false).unwrap();
+        assert!(!trial.auto_refresh());
+    }
+    assert!(trial.auto_refresh(), "the scope ended with its guard");
+    to.set_auto_refresh(false).unwrap();
+    let manual = Trial::open(&dir, Some(&to)).unwrap();
+    assert!(!manual.auto_refresh(), "opened without automatic refresh");
+    let on = manual.refresh_scope(true).unwrap();
+    assert!(manual.auto_refresh() && !on.as_raw().is_null());
+    drop(on);
+    assert!(!manual.auto_refresh());
+    drop(manual);
     assert!(trial.warnings().unwrap().is_empty());
     assert!(trial.has_ended().unwrap());
     assert_eq!(trial.num_workers(), 1);
@@ -581,6 +593,88 @@ fn clear_include_regex_takes_out_the_builtin_pattern() {
     w.clear_include_regex().unwrap();
     assert!(!hook.is_due("conv.weight"));
     assert!(hook.is_due("kernel"));
+    hook.close().unwrap();
+}
+
+/// Writes one more step of "loss" and makes it visible to readers (the hook stays open: the job
+/// is still running).
+fn write_step(hook: &Hook, loss: f32) {
+    hook.begin_step().unwrap();
+    hook.save_tensor("loss", &[1], &[loss], &[]).unwrap();
+    hook.end_step().unwrap();
+    hook.flush().unwrap();
+}
+
+/// smdebug's no_refresh / refresh blocks: a refresh scope holds for its own thread only, nests,
+/// and ends with its guard.
+#[test]
+fn refresh_scopes_are_per_thread_and_nest() {
+    let t = TempDir::new("scopes");
+    let dir = t.join("run");
+    let hook = Hook::new(&dir, Some(&every_step_options())).unwrap();
+    write_step(&hook, 0.0);
+    let trial = Trial::open(&dir, None).unwrap();
+    let loss = trial.tensor("loss").unwrap();
+    assert_eq!(trial.steps(Mode::Global, true).unwrap(), vec![0]);
+    assert!(trial.auto_refresh());
+
+    let off = trial.refresh_scope(false).unwrap();
+    assert!(!trial.auto_refresh());
+    write_step(&hook, 1.0);
+    // Step 1 was written after the scope began: this thread does not see it, through the trial
+    // or its tensors.
+    assert_eq!(trial.steps(Mode::Global, true).unwrap(), vec![0]);
+    assert_eq!(loss.steps(Mode::Global, true).unwrap(), vec![0]);
+    assert_eq!(trial.has_passed_step(1, Mode::Global).unwrap(), StepState::NotYetAvailable);
+    // Another thread is not in the scope: it refreshes and sees step 1.
+    let (other_auto, other_steps) = std::thread::scope(|s| {
+        s.spawn(|| (trial.auto_refresh(), trial.steps(Mode::Global, true).unwrap())).join().unwrap()
+    });
+    assert!(other_auto, "a scope of another thread does not apply");
+    assert_eq!(other_steps, vec![0, 1]);
+    assert!(!trial.auto_refresh(), "still in the scope");
+    // The other thread's refresh loaded step 1 for every reader; this thread still does not refresh.
+    assert_eq!(trial.steps(Mode::Global, true).unwrap(), vec![0, 1]);
+    write_step(&hook, 2.0);
+    assert_eq!(trial.steps(Mode::Global, true).unwrap(), vec![0, 1]);
+
+    // Nested: the innermost scope wins, and dropping it brings back the outer one.
+    let on = trial.refresh_scope(true).unwrap();
+    assert!(trial.auto_refresh());
+    assert_eq!(trial.steps(Mode::Global, true).unwrap(), vec![0, 1, 2]);
+    assert_eq!(loss.value(2, Mode::Global, None).unwrap().as_slice::<f32>().unwrap(), &[2.0]);
+    {
+        let _inner_off = trial.refresh_scope(false).unwrap();
+        assert!(!trial.auto_refresh());
+        write_step(&hook, 3.0);
+        assert_eq!(trial.steps(Mode::Global, true).unwrap(), vec![0, 1, 2]);
+    }
+    assert!(trial.auto_refresh(), "back in the refresh(true) scope");
+    assert_eq!(trial.steps(Mode::Global, true).unwrap(), vec![0, 1, 2, 3]);
+    drop(on);
+    assert!(!trial.auto_refresh(), "back in the outer no-refresh scope");
+    write_step(&hook, 4.0);
+    assert_eq!(trial.steps(Mode::Global, true).unwrap(), vec![0, 1, 2, 3]);
+    drop(off);
+    assert!(trial.auto_refresh(), "no scope left: the setting the trial was opened with");
+    assert_eq!(trial.steps(Mode::Global, true).unwrap(), vec![0, 1, 2, 3, 4]);
+
+    // A trial opened without automatic refresh refreshes inside a refresh(true) scope only.
+    let mut o = TrialOptions::new().unwrap();
+    o.set_auto_refresh(false).unwrap();
+    let manual = Trial::open(&dir, Some(&o)).unwrap();
+    assert!(!manual.auto_refresh());
+    write_step(&hook, 5.0);
+    assert_eq!(manual.steps(Mode::Global, true).unwrap(), vec![0, 1, 2, 3, 4]);
+    {
+        let _on = manual.refresh_scope(true).unwrap();
+        assert!(manual.auto_refresh());
+        assert_eq!(manual.steps(Mode::Global, true).unwrap(), vec![0, 1, 2, 3, 4, 5]);
+    }
+    assert!(!manual.auto_refresh());
+    // Scopes are per trial: one on `manual` does not change `trial`.
+    let _manual_off = manual.refresh_scope(false).unwrap();
+    assert!(trial.auto_refresh());
     hook.close().unwrap();
 }
 

@@ -23,9 +23,22 @@ fn write_trial(t: &TempDir) -> std::path::PathBuf {
 fn builtin_rule_catalogue() {
     let names = smd::builtin_names().unwrap();
     assert!(names.iter().any(|n| n == "VanishingGradient"), "{names:?}");
-    let params = smd::builtin_params("VanishingGradient").unwrap();
-    let th = params.iter().find(|p| p.name == "threshold").expect("threshold parameter");
-    assert!(!th.default.is_empty() && !th.help.is_empty());
+    let params = smd::builtin_params("vanishinggradient").unwrap();
+    assert_eq!(params.len(), 1, "{params:?}");
+    assert_eq!((params[0].name.as_str(), params[0].default.as_str()), ("threshold", "0.0000001"));
+    assert!(!params[0].help.is_empty());
+    // Names in documentation order; a parameter without a default has "".
+    let params = smd::builtin_params("TensorVariance").unwrap();
+    assert_eq!(params.len(), 4, "{params:?}");
+    assert_eq!(params[2].name, "max_threshold");
+    assert_eq!(params[2].default, "");
+    assert!(params.iter().all(|p| !p.help.is_empty()), "{params:?}");
+    // Every built-in rule's parameters have their help.
+    for name in &names {
+        for p in smd::builtin_params(name).unwrap() {
+            assert!(!p.help.is_empty(), "{name}.{}", p.name);
+        }
+    }
     assert!(smd::builtin_summary("VanishingGradient").is_some_and(|s| !s.is_empty()));
     assert!(smd::builtin_summary("NoSuchRule").is_none());
     assert_eq!(smd::builtin_params("NoSuchRule").unwrap_err().kind(), ErrorKind::InvalidArgument);
@@ -60,7 +73,7 @@ fn builtin_rule_fires_and_reports() {
     rule.clear_findings();
     assert!(rule.findings().is_empty());
     assert_eq!(rule.conditions_met(), 6, "counts are kept");
-    assert!(rule.error().is_none());
+    assert_eq!(rule.failed_step(), None);
     // raise_eval_cond: the first met condition ends the invocation with RuleConditionMet.
     let mut again = Rule::builtin("VanishingGradient", &trial, &[], &[]).unwrap();
     assert_eq!(again.invoke(0, -1, true, None).unwrap_err().kind(), ErrorKind::RuleConditionMet);
@@ -78,6 +91,8 @@ fn custom_rule_closure_sees_the_trial_and_reports() {
         assert_eq!(ctx.trial_count(), 2);
         assert!(ctx.trial(2).is_err());
         let tr = ctx.trial(0)?;
+        // While a rule evaluates a step its trials do not refresh on the invoking thread.
+        assert!(!tr.auto_refresh());
         let v = tr.tensor("loss")?.value(step, Mode::Global, None)?;
         let l = v.as_slice::<f32>()?[0];
         seen2.lock().unwrap().push((step, l));
@@ -93,6 +108,7 @@ fn custom_rule_closure_sees_the_trial_and_reports() {
     rule.set_stop_training(false).unwrap();
     assert!(!rule.stop_training());
     rule.invoke(0, 5, false, None).unwrap();
+    assert!(trial.auto_refresh(), "back to the trial's setting after the invocation");
     assert_eq!(*seen.lock().unwrap(), vec![(0, 1.0), (1, 1.0), (2, 1.0), (3, 5.0), (4, 5.0)]);
     assert_eq!(rule.end_reason(), RuleEnd::Step);
     let f = rule.findings();
@@ -158,9 +174,15 @@ fn closure_errors_and_panics_become_errors() {
     let e = failing.invoke(0, -1, false, None).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Corrupt);
     assert!(e.message().contains("bad data at 2"), "{}", e.message());
+    assert!(e.message().contains("rule Failing at step 2"), "{}", e.message());
     assert_eq!(failing.end_reason(), RuleEnd::Error);
-    let (re, step) = failing.error().unwrap();
-    assert_eq!((re.kind(), step), (ErrorKind::Corrupt, 2));
+    assert_eq!(failing.failed_step(), Some(2));
+    // A cancellation is not the rule's failure: it is stopped, and the previous failure is gone.
+    let mut cancel = InvokeOptions::new().unwrap();
+    cancel.on_progress(|_, step, _| step < 1).unwrap();
+    assert_eq!(failing.invoke(0, -1, false, Some(&mut cancel)).unwrap_err().kind(), ErrorKind::Cancelled);
+    assert_eq!(failing.end_reason(), RuleEnd::Stopped);
+    assert_eq!(failing.failed_step(), None);
     // TensorUnavailableForStep from the closure skips the step (smdebug's behaviour).
     let mut skipping = Rule::custom("Skipping", &trial, &[], |ctx, step| {
         let v = ctx.trial(0)?.tensor("loss")?.value(step + 100, Mode::Global, None);
@@ -234,11 +256,79 @@ fn invoke_options_callbacks_and_invoke_many() {
     cancel.on_progress(|_, step, _| step < 1).unwrap();
     let mut r = Rule::builtin("VanishingGradient", &trial, &[], &[]).unwrap();
     assert_eq!(r.invoke(0, -1, false, Some(&mut cancel)).unwrap_err().kind(), ErrorKind::Cancelled);
+    assert_eq!((r.end_reason(), r.failed_step()), (RuleEnd::Stopped, None));
     let mut stop_first = InvokeOptions::new().unwrap();
     stop_first.set_stop_at_first(true).unwrap();
     let mut r = Rule::builtin("VanishingGradient", &trial, &[], &[]).unwrap();
     r.invoke(0, -1, false, Some(&mut stop_first)).unwrap();
     assert_eq!(r.conditions_met(), 1);
+}
+
+/// In `invoke_many` the first failure ends the invocation: the rule that failed ends with
+/// `Error` at its step (the call's error is its own), the other one is `Stopped`, whichever
+/// order they are in.
+#[test]
+fn invoke_many_with_a_failing_rule() {
+    let t = TempDir::new("many_fail");
+    let trial = Trial::open(write_trial(&t), None).unwrap();
+    let failing = || {
+        Rule::custom("Failing", &trial, &[], |_, step| {
+            if step == 3 {
+                Err(smd::Error::new(ErrorKind::Corrupt, "bad data"))
+            } else {
+                Ok(false)
+            }
+        })
+        .unwrap()
+    };
+    let fine = || Rule::custom("Fine", &trial, &[], |_, _| Ok(false)).unwrap();
+    for failing_first in [true, false] {
+        let (mut bad, mut good) = (failing(), fine());
+        let e = if failing_first {
+            Rule::invoke_many(&mut [&mut bad, &mut good], 0, -1, false, None)
+        } else {
+            Rule::invoke_many(&mut [&mut good, &mut bad], 0, -1, false, None)
+        }
+        .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Corrupt);
+        assert!(e.message().contains("rule Failing at step 3") && e.message().contains("bad data"), "{}", e.message());
+        assert_eq!(bad.end_reason(), RuleEnd::Error, "failing_first {failing_first}");
+        assert_eq!(bad.failed_step(), Some(3));
+        assert_eq!(good.end_reason(), RuleEnd::Stopped, "failing_first {failing_first}");
+        assert_eq!(good.failed_step(), None);
+        assert!(good.last_step() <= 3 && good.last_step() >= 2, "{}", good.last_step());
+    }
+    // A rule raising its condition stops the others too; it is not a failure.
+    let mut high = Rule::custom("High", &trial, &[], |ctx, step| {
+        Ok(ctx.trial(0)?.tensor("loss")?.value(step, Mode::Global, None)?.get_f64(0)? > 2.0)
+    })
+    .unwrap();
+    let mut good = fine();
+    let e = Rule::invoke_many(&mut [&mut high, &mut good], 0, -1, true, None).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::RuleConditionMet);
+    assert_eq!((high.end_reason(), high.failed_step()), (RuleEnd::ConditionMet, None));
+    assert_eq!((good.end_reason(), good.failed_step()), (RuleEnd::Stopped, None));
+}
+
+/// A wait that times out stops the rule; that is not the rule's failure.
+#[test]
+fn wait_timeout_stops_the_rule() {
+    let t = TempDir::new("timeout");
+    let dir = t.join("run");
+    let hook = Hook::new(&dir, Some(&every_step_options())).unwrap();
+    hook.begin_step().unwrap();
+    hook.save_tensor("loss", &[1], &[0.1f32], &[]).unwrap();
+    hook.begin_step().unwrap();
+    hook.flush().unwrap();
+    let trial = Trial::open(&dir, None).unwrap();
+    let mut rule = Rule::custom("Loss", &trial, &[], |_, _| Ok(false)).unwrap();
+    let mut o = InvokeOptions::new().unwrap();
+    o.set_wait_timeout_ms(0).unwrap();
+    let e = rule.invoke(0, -1, false, Some(&mut o)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::StepNotYetAvailable);
+    assert_eq!(rule.steps_evaluated(), 1);
+    assert_eq!((rule.end_reason(), rule.failed_step()), (RuleEnd::Stopped, None));
+    hook.close().unwrap();
 }
 
 #[test]
