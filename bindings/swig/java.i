@@ -308,6 +308,7 @@ static int smd_java_holder_ok(JNIEnv *jenv, jarray a) {
 SMD_JAVA_HANDLE_OUT(smd_storage_options)
 SMD_JAVA_HANDLE_OUT(smd_trial)
 SMD_JAVA_HANDLE_OUT(smd_trial_options)
+SMD_JAVA_HANDLE_OUT(smd_trial_refresh_scope)
 SMD_JAVA_HANDLE_OUT(smd_tensor_filter)
 SMD_JAVA_HANDLE_OUT(smd_tensor)
 SMD_JAVA_HANDLE_OUT(smd_value)
@@ -337,7 +338,6 @@ SMD_JAVA_HANDLE_OUT(smd_tensorboard_writer)
 %}
 %enddef
 SMD_JAVA_SCALAR_OUT(bool, out, jbooleanArray, boolean[], jboolean, SetBooleanArrayRegion)
-SMD_JAVA_SCALAR_OUT(bool, was_out, jbooleanArray, boolean[], jboolean, SetBooleanArrayRegion)
 SMD_JAVA_SCALAR_OUT(bool, written_out, jbooleanArray, boolean[], jboolean, SetBooleanArrayRegion)
 SMD_JAVA_SCALAR_OUT(int64_t, out, jlongArray, long[], jlong, SetLongArrayRegion)
 SMD_JAVA_SCALAR_OUT(double, out, jdoubleArray, double[], jdouble, SetDoubleArrayRegion)
@@ -367,7 +367,6 @@ SMD_JAVA_OBJ_HOLDER(smd_strarray *out, String[][])
   }
 %}
 %typemap(freearg) smd_strarray *out %{ smd_strarray_free(&tmp$argnum); %}
-%apply smd_strarray *out { smd_strarray *names_out, smd_strarray *defaults_out, smd_strarray *help_out };
 
 /* A string the caller frees with smd_free: String[1], null for NULL. */
 SMD_JAVA_OBJ_HOLDER(char **out, String[])
@@ -667,6 +666,10 @@ SMD_JAVA_SCALAR_OUT(int64_t, out_payload, jlongArray, long[], jlong, SetLongArra
 SMD_JAVA_SCALAR_OUT(bool, value_out, jbooleanArray, boolean[], jboolean, SetBooleanArrayRegion)
 %ignore smd_hook_save_reductions;
 %ignore smd_reduction_value;
+
+/* Refresh scopes (the owning proxy is in smd_core.i) are freed by the proxy, through
+ * ai.smd.RefreshScope.close() on the thread that created it. */
+%ignore smd_trial_refresh_scope_free;
 
 %include "smd_core.i"
 

@@ -134,6 +134,12 @@ SMD_HANDLE_OUT(smd_hook)
 SMD_HANDLE_OUT(smd_collection)
 SMD_HANDLE_OUT(smd_rule)
 SMD_HANDLE_OUT(smd_rule_invoke_options)
+SMD_HANDLE_OUT(smd_trial_refresh_scope)
+
+/* Refresh scopes (the owning proxy is in smd_core.i): smd.analysis.utils frees each explicitly
+ * with smd_trial_refresh_scope_free on the thread that made it (a scope freed elsewhere ends
+ * nothing); %delobject makes that call disown the proxy, whose destructor then frees nothing. */
+%delobject smd_trial_refresh_scope_free;
 
 /* Scalars returned through a pointer. */
 %define SMD_SCALAR_OUT(TYPE, NAME, CONVERT)
@@ -141,7 +147,6 @@ SMD_HANDLE_OUT(smd_rule_invoke_options)
 %typemap(argout) TYPE *NAME { $result = SWIG_Python_AppendOutput($result, CONVERT); }
 %enddef
 SMD_SCALAR_OUT(bool, out, PyBool_FromLong(*$1))
-SMD_SCALAR_OUT(bool, was_out, PyBool_FromLong(*$1))
 SMD_SCALAR_OUT(int64_t, out, PyLong_FromLongLong((long long)*$1))
 SMD_SCALAR_OUT(double, out, PyFloat_FromDouble(*$1))
 SMD_SCALAR_OUT(smd_mode, out, PyLong_FromLong((long)*$1))
@@ -540,13 +545,31 @@ static PyObject *smd_py_rule_create_builtin(const char *name, smd_trial *base, P
 
 %nothread smd_py_rule_builtin_params;
 %inline %{
-/* (names, defaults, help) of a built-in rule's parameters; None for an unknown rule. */
+/* (names, defaults, help) of a built-in rule's parameters, three lists of str in documentation
+ * order (a default is "" when the parameter has none); None for an unknown rule. */
 static PyObject *smd_py_rule_builtin_params(const char *name) {
-  smd_strarray a = {0}, b = {0}, c = {0};
-  smd_error *e = smd_rule_builtin_params(name, &a, &b, &c);
+  smd_strarray a = {0};
+  smd_error *e = smd_rule_builtin_params(name, &a);
   if (e) { smd_error_free(e); Py_RETURN_NONE; }
-  PyObject *r = Py_BuildValue("(NNN)", smd_py_str_list(&a), smd_py_str_list(&b), smd_py_str_list(&c));
-  smd_strarray_free(&a); smd_strarray_free(&b); smd_strarray_free(&c);
+  PyObject *names = smd_py_str_list(&a);
+  PyObject *defaults = names ? PyList_New((Py_ssize_t)a.count) : NULL;
+  PyObject *helps = defaults ? PyList_New((Py_ssize_t)a.count) : NULL;
+  PyObject *r = NULL;
+  if (helps) {
+    size_t i = 0;
+    for (; i < a.count; ++i) {
+      const char *d = smd_rule_builtin_param_default(name, a.strings[i]);
+      const char *h = smd_rule_builtin_param_help(name, a.strings[i]);
+      PyObject *dp = PyUnicode_DecodeUTF8(d ? d : "", (Py_ssize_t)strlen(d ? d : ""), "replace");
+      PyObject *hp = dp ? PyUnicode_DecodeUTF8(h ? h : "", (Py_ssize_t)strlen(h ? h : ""), "replace") : NULL;
+      if (!hp) { Py_XDECREF(dp); break; }
+      PyList_SET_ITEM(defaults, (Py_ssize_t)i, dp);
+      PyList_SET_ITEM(helps, (Py_ssize_t)i, hp);
+    }
+    if (i == a.count) r = Py_BuildValue("(OOO)", names, defaults, helps);
+  }
+  Py_XDECREF(names); Py_XDECREF(defaults); Py_XDECREF(helps);
+  smd_strarray_free(&a);
   return r;
 }
 %}

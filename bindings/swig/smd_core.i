@@ -27,6 +27,7 @@ struct TYPE {};
 SMD_OWNED_HANDLE(smd_storage_options, smd_storage_options_free)
 SMD_OWNED_HANDLE(smd_trial, smd_trial_free)
 SMD_OWNED_HANDLE(smd_trial_options, smd_trial_options_free)
+SMD_OWNED_HANDLE(smd_trial_refresh_scope, smd_trial_refresh_scope_free)
 SMD_OWNED_HANDLE(smd_tensor_filter, smd_tensor_filter_free)
 SMD_OWNED_HANDLE(smd_tensor, smd_tensor_free)
 SMD_OWNED_HANDLE(smd_value, smd_value_free)

@@ -1,4 +1,5 @@
 """A minimal ctypes view of libsmd's trial/tensor C API, for the live-job tests."""
+import contextlib
 import ctypes as C
 
 TRAIN, EVAL, PREDICT, GLOBAL = 1, 2, 3, 4
@@ -35,7 +36,9 @@ class Lib:
             "smd_trial_open": (P, [C.c_char_p, P, C.POINTER(P)]),
             "smd_trial_free": (None, [P]),
             "smd_trial_refresh": (P, [P]),
-            "smd_trial_set_auto_refresh": (P, [P, C.c_bool, C.POINTER(C.c_bool)]),
+            "smd_trial_auto_refresh": (C.c_bool, [P]),
+            "smd_trial_refresh_scope_create": (P, [P, C.c_bool, C.POINTER(P)]),
+            "smd_trial_refresh_scope_free": (None, [P]),
             "smd_trial_steps": (P, [P, C.c_int, C.c_bool, C.POINTER(C.POINTER(C.c_int64)),
                                     C.POINTER(C.c_size_t)]),
             "smd_trial_has_passed_step": (P, [P, C.c_int64, C.c_int, C.POINTER(C.c_int)]),
@@ -110,10 +113,18 @@ class Trial:
     def refresh(self):
         self.lib.check(self.lib.L.smd_trial_refresh(self.h))
 
-    def set_auto_refresh(self, on):
-        was = C.c_bool()
-        self.lib.check(self.lib.L.smd_trial_set_auto_refresh(self.h, on, C.byref(was)))
-        return was.value
+    def auto_refresh(self):
+        return bool(self.lib.L.smd_trial_auto_refresh(self.h))
+
+    @contextlib.contextmanager
+    def refresh_scope(self, on):
+        """smd_trial_refresh_scope_create/free around a block (this thread only)."""
+        scope = C.c_void_p()
+        self.lib.check(self.lib.L.smd_trial_refresh_scope_create(self.h, on, C.byref(scope)))
+        try:
+            yield
+        finally:
+            self.lib.L.smd_trial_refresh_scope_free(scope)
 
     def _strs(self, fn, *args):
         a = StrArray()

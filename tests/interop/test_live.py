@@ -98,20 +98,18 @@ def test_live_smdebug_writer(lib, tmp_path):
             assert t.steps() == [0, 1, 2, 3]
             assert t.value_bytes("fc.weight", 3) == cases.weight(3).tobytes()
 
-            # No automatic refresh: new steps stay invisible until an explicit refresh.
-            assert t.set_auto_refresh(False) is True
-            w.send("step")  # step 4 visible on disk
-            assert t.steps() == [0, 1, 2, 3]
-            assert t.has_passed_step(4) == NOT_YET_AVAILABLE
-            t.refresh()
-            assert t.steps() == [0, 1, 2, 3, 4]
-            assert t.set_auto_refresh(True) is False
-
-            # wait_for_steps restores the refresh setting it found (smdebug leaves it off).
-            t.set_auto_refresh(False)
-            t.wait_for_steps([4])
-            assert t.set_auto_refresh(False) is False
-            t.set_auto_refresh(True)
+            # No automatic refresh in a scope: new steps stay invisible until an explicit refresh.
+            with t.refresh_scope(False):
+                assert t.auto_refresh() is False
+                w.send("step")  # step 4 visible on disk
+                assert t.steps() == [0, 1, 2, 3]
+                assert t.has_passed_step(4) == NOT_YET_AVAILABLE
+                t.refresh()
+                assert t.steps() == [0, 1, 2, 3, 4]
+                # wait_for_steps refreshes for its wait, then the scope holds again.
+                t.wait_for_steps([4])
+                assert t.auto_refresh() is False
+            assert t.auto_refresh() is True
 
             w.send("close")  # step 5 and training_job_end.ts
             expect_code(E_NO_MORE_DATA, t.wait_for_steps, [100], GLOBAL, 10000)

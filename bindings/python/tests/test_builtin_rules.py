@@ -7,6 +7,7 @@ import pytest
 
 import smd
 import smd.exceptions as E
+from smd import smdc
 from smd.rules import (Actions, AllZero, Rule, SimilarAcrossRuns, VanishingGradient, builtin_rule,
                        builtin_rule_names, invoke_rule)
 from smd.rules.generic import BuiltinRule, LossNotDecreasing
@@ -40,6 +41,32 @@ def test_the_builtin_rules_are_classes_under_their_sagemaker_names():
         assert cls.__doc__ and cls.rule_name == n
     assert VanishingGradient.parameters()["threshold"][0] == "0.0000001"
     assert LossNotDecreasing.parameter_names()[:2] == ["collection_names", "tensor_regex"]
+
+
+def test_builtin_rule_parameters_names_defaults_and_help():
+    """Names in documentation order, the default as SageMaker writes it ("" when none) and a
+    one-line help (smd_rule_builtin_params + smd_rule_builtin_param_default / _help)."""
+    from smd.rules import TensorVariance
+    assert VanishingGradient.parameter_names() == ["threshold"]
+    (default, help_), = VanishingGradient.parameters().values()
+    assert default == "0.0000001" and "gradient" in help_ and "\n" not in help_
+    params = TensorVariance.parameters()
+    assert list(params) == TensorVariance.parameter_names()
+    assert {"max_threshold", "min_threshold"} <= set(params)
+    assert params["max_threshold"][0] == "" and params["max_threshold"][1]  # no default, a help
+    assert all(isinstance(d, str) and isinstance(h, str) and h for d, h in params.values())
+    assert "max_threshold (none): " + params["max_threshold"][1] in TensorVariance.__doc__
+    assert "threshold (0.0000001): " in VanishingGradient.__doc__
+    # the C lookups under them
+    assert smdc.smd_rule_builtin_params("VanishingGradient") == ["threshold"]
+    assert smdc.smd_rule_builtin_param_default("VanishingGradient", "threshold") == "0.0000001"
+    assert smdc.smd_rule_builtin_param_help("VanishingGradient", "threshold") == help_
+    assert smdc.smd_rule_builtin_param_default("TensorVariance", "max_threshold") == ""
+    assert smdc.smd_rule_builtin_param_default("VanishingGradient", "nope") is None
+    assert smdc.smd_rule_builtin_param_help("NoSuchRule", "threshold") is None
+    assert smdc.smd_py_rule_builtin_params("NoSuchRule") is None
+    with pytest.raises(E.SMDebugValueError):
+        smdc.smd_rule_builtin_params("NoSuchRule")
 
 
 def test_vanishing_gradient_fires_at_the_steps_where_the_gradient_vanishes(tmp_path):
@@ -114,6 +141,8 @@ def test_a_raising_finding_callback_cancels_the_invocation(tmp_path):
     with pytest.raises(RuntimeError, match="stop here"):
         invoke_rule(rule, on_finding=boom)
     assert rule.last_step == 3
+    # cancelled by a callback: stopped unfinished, not a failure of the rule
+    assert rule.end_reason == "stopped" and rule.failed_step == -1
 
 
 @pytest.mark.parametrize("how", ["action_str", "option"])
@@ -210,6 +239,7 @@ def test_progress_callback_reports_each_step_and_can_stop_the_invocation(tmp_pat
     with pytest.raises(Enough):
         invoke_rule(rule, on_progress=stop_at_5)
     assert rule.last_step == 5 and [f.step for f in rule.findings] == [3]
+    assert rule.end_reason == "stopped" and rule.failed_step == -1
     with pytest.raises(TypeError):
         invoke_rule(rule, on_progress="not callable")
 
@@ -233,4 +263,30 @@ def test_progress_callback_stops_following_a_live_job(tmp_path):
     with pytest.raises(Stop):
         invoke_rule(rule, on_progress=progress)
     assert rule.steps_evaluated == 3 and waits == [3]
+    assert rule.end_reason == "stopped" and rule.failed_step == -1
     hook.close()
+
+
+def test_a_wait_that_times_out_stops_the_rule(tmp_path):
+    hook = write_run(tmp_path / "run", steps=3, vanishing_at=(), close=False)
+    hook.begin_step()  # steps 0..2 complete; step 3 never comes
+    hook.flush()
+    rule = VanishingGradient(create_trial(str(tmp_path / "run")), threshold=1e-7)
+    with pytest.raises(E.StepNotYetAvailable):
+        invoke_rule(rule, wait_timeout_ms=200)
+    assert rule.steps_evaluated == 3 and rule.end_reason == "stopped" and rule.failed_step == -1
+    hook.close()
+
+
+def test_a_failing_builtin_rule_ends_with_error_at_its_step(tmp_path):
+    """A built-in rule whose tensor cannot be read fails at that step: the exception
+    invoke_rule raises is its failure, end_reason "error", failed_step that step."""
+    write_run(tmp_path / "run", steps=6)
+    index = sorted((tmp_path / "run" / "events").rglob("*000000000004_worker_0.tfevents"))
+    assert index, "the event file of step 4"
+    index[0].write_bytes(b"not an event file")
+    rule = VanishingGradient(create_trial(str(tmp_path / "run")), threshold=1e-7)
+    with pytest.raises(E.SMDebugError):
+        invoke_rule(rule)
+    assert rule.end_reason == "error" and rule.failed_step == 4
+    assert [f.step for f in rule.findings] == [3]

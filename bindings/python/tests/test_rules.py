@@ -83,8 +83,14 @@ def test_a_rule_exception_ends_the_invocation_and_is_raised_again():
             return False
 
     rule = Broken(create_trial(str(FIXTURES / "modes_reentry")))
+    assert rule.end_reason == "none" and rule.failed_step == -1
     with pytest.raises(KeyError, match="broken at 2"):
         invoke_rule(rule)
+    # the rule failed: its end reason and the step where it failed
+    assert rule.end_reason == "error" and rule.failed_step == 2 and rule.last_step == 2
+    # a later invocation that does not fail clears them
+    invoke_rule(rule, start_step=0, end_step=2)
+    assert rule.end_reason == "end_step" and rule.failed_step == -1
 
 
 def test_tensor_unavailable_for_step_skips_the_step():

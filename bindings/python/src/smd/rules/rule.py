@@ -20,7 +20,8 @@ a message, and the one-line text smd writes to a message file."""
 # smd_rule_end -> the name of why the last invocation stopped.
 _END_REASONS = {_smd.SMD_RULE_END_NONE: "none", _smd.SMD_RULE_END_STEP: "end_step",
                 _smd.SMD_RULE_END_NO_MORE_DATA: "no_more_data", _smd.SMD_RULE_END_OF_RULE: "end_of_rule",
-                _smd.SMD_RULE_END_CONDITION_MET: "condition_met", _smd.SMD_RULE_END_ERROR: "error"}
+                _smd.SMD_RULE_END_CONDITION_MET: "condition_met", _smd.SMD_RULE_END_ERROR: "error",
+                _smd.SMD_RULE_END_STOPPED: "stopped"}
 
 
 def _code_of(exc):
@@ -221,9 +222,16 @@ class Rule:
 
     @property
     def end_reason(self):
-        """Why the last invocation stopped: "none", "end_step", "no_more_data", "end_of_rule",
-        "condition_met" or "error"."""
+        """Why the last invocation stopped: "none" (not invoked yet), "end_step", "no_more_data",
+        "end_of_rule", "condition_met", "error" (this rule failed, at :attr:`failed_step`: the
+        exception ``invoke_rule`` raised is its failure) or "stopped" (stopped unfinished: an
+        ``on_finding``/``on_progress`` callback cancelled it, or a wait timed out)."""
         return _END_REASONS.get(_smd.smd_rule_end_reason(self._rule), "error")
+
+    @property
+    def failed_step(self):
+        """The step at which the last invocation failed (``end_reason`` "error"), else -1."""
+        return _smd.smd_rule_failed_step(self._rule)
 
     def __repr__(self):
         return f"<smd.rules.Rule {self.rule_name} on {self.base_trial.name}>"

@@ -76,7 +76,6 @@ class Trial:
         self.path = _smd.smd_trial_path(self._trial)
         self.name = name if name is not None else path.strip().rstrip("/").split("/")[-1]
         self._user_collections = {}  # collections a script made with collection(name)
-        self._auto_refresh = bool(auto_refresh)
         self._loaded_all = False
 
     def __repr__(self):
@@ -198,13 +197,12 @@ class Trial:
         user = self._user_collections[coll_name] = HookCollection(coll_name)
         return user
 
-    def set_auto_refresh(self, on):
-        """Turns the automatic refresh (loading new steps as queries need them) on or off;
-        returns the previous setting. smdebug's ``no_refresh``/``refresh`` blocks
-        (``smd.analysis.utils``) use it."""
-        previous = _smd.smd_trial_set_auto_refresh(self._trial, bool(on))
-        self._auto_refresh = bool(on)
-        return previous
+    @property
+    def auto_refresh(self):
+        """Whether queries made on the calling thread load new data by themselves: the innermost
+        ``no_refresh``/``refresh`` block of this trial open on this thread decides, else the
+        ``auto_refresh`` the trial was opened with (fixed for its life). Read-only."""
+        return _smd.smd_trial_auto_refresh(self._trial)
 
     def refresh_data(self):
         """Loads the steps and tensors written since the last refresh."""
@@ -221,9 +219,9 @@ class Trial:
     def loaded_all_steps(self):
         """smdebug's attribute: True once the job has ended and every step it wrote is loaded.
         Asking checks for the end of the job; when it has ended, the steps written before it are
-        loaded (unless automatic refresh is off, as inside ``no_refresh``: then only a refresh
-        made earlier counts)."""
-        if not self._loaded_all and self._auto_refresh and self.has_ended():
+        loaded (unless automatic refresh is off on the calling thread, as inside ``no_refresh``:
+        then only a refresh made earlier counts)."""
+        if not self._loaded_all and self.auto_refresh and self.has_ended():
             self.refresh_data()  # the end marker was seen first: this loads every step
             self._loaded_all = True
         return self._loaded_all
@@ -263,9 +261,10 @@ class Trial:
 def create_trial(path=None, name=None, profiler=False, output_dir=None, *, out_dir=None, **kwargs):
     """Opens the trial in folder ``path`` (smdebug's create_trial). Keyword arguments:
     ``range_steps=(begin, end)`` loads only global steps begin <= step < end (None: unbounded);
-    ``auto_refresh`` (default True); ``cache_bytes`` (the size of smd's value cache). ``out_dir``
-    is accepted for ``path`` (the hook's name for the folder, as smdebug's glossary writes
-    ``create_trial(out_dir=...)``). An ``s3://bucket/prefix`` path is read from S3 with the AWS
+    ``auto_refresh`` (default True; fixed for the trial's life: ``smd.analysis.utils.no_refresh``
+    and ``refresh`` override it on one thread for a block); ``cache_bytes`` (the size of smd's
+    value cache). ``out_dir`` is accepted for ``path`` (the hook's name for the folder, as
+    smdebug's glossary writes ``create_trial(out_dir=...)``). An ``s3://bucket/prefix`` path is read from S3 with the AWS
     configuration chain (AWS_* variables, ~/.aws), or with the keyword arguments
     ``s3_endpoint`` ("http[s]://host[:port]"), ``s3_region``, ``s3_profile``,
     ``s3_addressing_style`` ("path" or "virtual"), ``s3_ca_bundle`` (a PEM file) and

@@ -78,7 +78,10 @@ public final class Rule extends NativeObject<smd_rule> implements AutoCloseable 
   /**
    * Evaluates the rule at every global step {@code startStep <= step < endStep} ({@code endStep}
    * &lt; 0: until the job ends). With {@code raiseEvalCond}, a met condition throws
-   * {@link RuleEvaluationConditionMet}. {@code options} may be null.
+   * {@link RuleEvaluationConditionMet}. {@code options} may be null. While the rule evaluates a
+   * step, its trials do not refresh on this thread (smdebug's no_refresh; other threads reading
+   * them still do), so the rule sees one consistent state. A failure of the rule is the thrown
+   * {@link SmdException}, and {@link #endReason()} / {@link #failedStep()} say where it stopped.
    */
   public void invoke(long startStep, long endStep, boolean raiseEvalCond, InvokeOptions options)
       throws SmdException {
@@ -111,7 +114,11 @@ public final class Rule extends NativeObject<smd_rule> implements AutoCloseable 
     }
   }
 
-  /** Several rules over one base trial, stepping through it once. */
+  /**
+   * Several rules over one base trial, stepping through it once. When one rule fails, the
+   * invocation throws that rule's error: its {@link #endReason()} is {@link RuleEnd#ERROR} at
+   * {@link #failedStep()}, and the rules it stopped unfinished say {@link RuleEnd#STOPPED}.
+   */
   public static void invokeAll(List<Rule> rules, long startStep, long endStep, boolean raiseEvalCond,
                                InvokeOptions options) throws SmdException {
     requireNonNull(rules, "rules");
@@ -200,19 +207,13 @@ public final class Rule extends NativeObject<smd_rule> implements AutoCloseable 
     return RuleEnd.of(SmdNative.smd_rule_end_reason(p()));
   }
 
-  /** How the rule itself failed in its last invocation: the code (0: it did not fail). */
-  public int errorCode() {
-    return SmdNative.smd_rule_error_code(p());
-  }
-
-  /** The message of that failure, or null. */
-  public String errorMessage() {
-    return SmdNative.smd_rule_error_message(p());
-  }
-
-  /** The step of that failure, or -1. */
-  public long errorStep() {
-    return SmdNative.smd_rule_error_step(p());
+  /**
+   * The step at which the rule failed in its last invocation ({@link #endReason()} is
+   * {@link RuleEnd#ERROR}), -1 otherwise. How it failed is the {@link SmdException} that
+   * invocation threw (its message names the rule and the step): the rule keeps no error.
+   */
+  public long failedStep() {
+    return SmdNative.smd_rule_failed_step(p());
   }
 
   /** The names of the built-in rules. */
@@ -223,16 +224,21 @@ public final class Rule extends NativeObject<smd_rule> implements AutoCloseable 
     return List.of(out[0]);
   }
 
-  /** A built-in rule's parameters. */
+  /**
+   * A built-in rule's parameters in documentation order (the name as {@link #builtin} takes it,
+   * any case). Throws {@link SmdException} (INVALID_ARGUMENT) for an unknown rule.
+   */
   public static List<Param> builtinParams(String name) throws SmdException {
     requireNonNull(name, "rule name");
     Native.load();
-    String[][] n = new String[1][];
-    String[][] d = new String[1][];
-    String[][] h = new String[1][];
-    SmdNative.smd_rule_builtin_params(name, n, d, h);
+    String[][] names = new String[1][];
+    SmdNative.smd_rule_builtin_params(name, names);
     List<Param> r = new ArrayList<>();
-    for (int i = 0; i < n[0].length; ++i) r.add(new Param(n[0][i], d[0][i], h[0][i]));
+    for (String p : names[0]) {
+      String d = SmdNative.smd_rule_builtin_param_default(name, p);
+      String h = SmdNative.smd_rule_builtin_param_help(name, p);
+      r.add(new Param(p, d == null ? "" : d, h == null ? "" : h));
+    }
     return Collections.unmodifiableList(r);
   }
 

@@ -12,8 +12,16 @@ public enum RuleEnd {
   END_OF_RULE(smd_rule_end.SMD_RULE_END_OF_RULE),
   /** The condition was met and raised, or stop-at-first. */
   CONDITION_MET(smd_rule_end.SMD_RULE_END_CONDITION_MET),
-  /** The invocation failed. */
-  ERROR(smd_rule_end.SMD_RULE_END_ERROR);
+  /**
+   * The rule failed: the exception its invocation threw is its own (or its trial's), at
+   * {@link Rule#failedStep()}.
+   */
+  ERROR(smd_rule_end.SMD_RULE_END_ERROR),
+  /**
+   * Stopped unfinished, without failing: another rule of the invocation failed or raised its
+   * condition, a listener cancelled, or a wait timed out.
+   */
+  STOPPED(smd_rule_end.SMD_RULE_END_STOPPED);
 
   private final int value;
 

@@ -7,7 +7,9 @@ import java.util.Optional;
 /**
  * A trial: the output of a finished or running training job, read as smdebug's Trial does
  * (steps, modes, workers, tensors, collections). Queries that need data the trial does not have
- * yet refresh automatically (smdebug's dynamic refresh). Thread-safe.
+ * yet refresh automatically (smdebug's dynamic refresh), unless the trial was opened with
+ * {@link TrialOptions#autoRefresh} false; a {@link #refreshScope} overrides that on one thread for
+ * a while. Thread-safe; a trial's settings are fixed when it opens.
  */
 public final class Trial extends NativeObject<smd_trial> implements AutoCloseable {
   private Trial(long ptr) {
@@ -46,11 +48,32 @@ public final class Trial extends NativeObject<smd_trial> implements AutoCloseabl
     SmdNative.smd_trial_refresh(p());
   }
 
-  /** Turns automatic refresh on or off; returns the previous setting. */
-  public boolean setAutoRefresh(boolean on) throws SmdException {
-    boolean[] was = new boolean[1];
-    SmdNative.smd_trial_set_auto_refresh(p(), on, was);
-    return was[0];
+  /**
+   * Whether queries of this trial refresh by themselves on the calling thread: the setting of the
+   * innermost {@link RefreshScope} of this trial open on this thread, else the one the trial was
+   * opened with ({@link TrialOptions#autoRefresh}, fixed for the trial's life).
+   */
+  public boolean autoRefresh() {
+    return SmdNative.smd_trial_auto_refresh(p());
+  }
+
+  /**
+   * Opens a refresh block on the calling thread: smdebug's {@code no_refresh} ({@code on} false)
+   * or {@code refresh} ({@code on} true). Until the scope is closed, queries of this trial made
+   * on this thread (through any handle of it, its tensors included) refresh by themselves if
+   * {@code on}, never if not; other threads are unaffected. Scopes nest: the innermost wins. Use
+   * it with try-with-resources, on one thread:
+   *
+   * <pre>{@code
+   * try (RefreshScope frozen = trial.refreshScope(false)) {
+   *   long[] steps = trial.steps(); // one consistent view while the job goes on writing
+   * }
+   * }</pre>
+   */
+  public RefreshScope refreshScope(boolean on) throws SmdException {
+    long[] out = new long[1];
+    SmdNative.smd_trial_refresh_scope_create(p(), on, out);
+    return new RefreshScope(out[0]);
   }
 
   /** Index files that could not be parsed, and similar problems, one line each. */

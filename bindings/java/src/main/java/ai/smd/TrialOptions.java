@@ -24,6 +24,10 @@ public final class TrialOptions extends NativeObject<smd_trial_options> implemen
     return this;
   }
 
+  /**
+   * Whether queries refresh the trial by themselves when they need newer data (default true);
+   * fixed for the trial's life. {@link Trial#refreshScope} overrides it on one thread for a while.
+   */
   public TrialOptions autoRefresh(boolean on) throws SmdException {
     SmdNative.smd_trial_options_set_auto_refresh(p(), on);
     return this;

@@ -84,8 +84,11 @@ class HookTrialTest {
       t.waitForSteps(new long[] {0, 5}, Mode.GLOBAL, 0);
       assertTrue(t.warnings().isEmpty());
       t.refresh();
-      assertTrue(t.setAutoRefresh(false));
-      assertFalse(t.setAutoRefresh(true));
+      assertTrue(t.autoRefresh());
+      try (RefreshScope off = t.refreshScope(false)) {
+        assertFalse(t.autoRefresh());
+      }
+      assertTrue(t.autoRefresh());
 
       List<String> names = t.tensorNames();
       for (String n : List.of("fc1.weight", "f64", "i64", "i32", "mask", "direct", "scalar/loss", "scalar/count",
@@ -376,6 +379,108 @@ class HookTrialTest {
     try (Trial t = Trial.open(out.toString());
          Tensor x = t.tensor("scalar/after"); Value v = x.value(1)) {
       assertEquals(2.0, v.getDouble(0));
+    }
+  }
+
+  /** One live step: begin, a scalar "loss", end, flushed (readable once flush returns). */
+  private static void writeLiveStep(Hook hook, double loss) throws SmdException {
+    hook.beginStep();
+    hook.saveScalar("loss", loss);
+    hook.endStep();
+    hook.flush();
+  }
+
+  /** The global steps of the trial on another thread, started now and joined (its auto refresh first). */
+  private static long[] stepsOnAnotherThread(Trial t, boolean[] autoRefreshOut) throws Exception {
+    long[][] steps = new long[1][];
+    Throwable[] err = new Throwable[1];
+    Thread other = new Thread(() -> {
+      try {
+        autoRefreshOut[0] = t.autoRefresh();
+        steps[0] = t.steps(Mode.GLOBAL, true);
+      } catch (Throwable e) {
+        err[0] = e;
+      }
+    });
+    other.start();
+    other.join();
+    assertNull(err[0]);
+    return steps[0];
+  }
+
+  /** smdebug's no_refresh / refresh blocks: per thread, nested, the innermost wins. */
+  @Test
+  void refreshScopesFreezeOnlyTheirOwnThread() throws Exception {
+    Path out = tmp.resolve("scopes");
+    try (HookOptions o = new HookOptions().saveConfig(SaveConfig.every(1));
+         Hook hook = Hook.create(out.toString(), o)) {
+      writeLiveStep(hook, 0.5);
+      try (Trial t = Trial.open(out.toString()); Tensor loss = t.tensor("scalar/loss")) {
+        assertFalse(t.hasEnded());
+        assertArrayEquals(new long[] {0}, t.steps(Mode.GLOBAL, true));
+        assertTrue(t.autoRefresh());
+        try (RefreshScope off = t.refreshScope(false)) {
+          assertFalse(t.autoRefresh());
+          writeLiveStep(hook, 0.4); // step 1, written after the block began
+          // Not seen on this thread: not by the trial's queries, nor by its tensors.
+          assertArrayEquals(new long[] {0}, t.steps(Mode.GLOBAL, true));
+          assertArrayEquals(new long[] {0}, loss.steps(Mode.GLOBAL, true));
+          assertEquals(StepState.NOT_YET_AVAILABLE, t.hasPassedStep(1, Mode.GLOBAL));
+          // Another thread is not in the block: it refreshes, and loads step 1 for every thread.
+          boolean[] otherAuto = new boolean[1];
+          assertArrayEquals(new long[] {0, 1}, stepsOnAnotherThread(t, otherAuto));
+          assertTrue(otherAuto[0]);
+          assertFalse(t.autoRefresh());
+          assertArrayEquals(new long[] {0, 1}, t.steps(Mode.GLOBAL, true));
+
+          writeLiveStep(hook, 0.3); // step 2
+          assertArrayEquals(new long[] {0, 1}, t.steps(Mode.GLOBAL, true));
+          // A nested refresh block refreshes; ending it brings the outer block back.
+          try (RefreshScope on = t.refreshScope(true)) {
+            assertTrue(t.autoRefresh());
+            assertArrayEquals(new long[] {0, 1, 2}, t.steps(Mode.GLOBAL, true));
+            try (RefreshScope offAgain = t.refreshScope(false)) {
+              assertFalse(t.autoRefresh());
+            }
+            assertTrue(t.autoRefresh());
+          }
+          assertFalse(t.autoRefresh());
+          writeLiveStep(hook, 0.2); // step 3
+          assertArrayEquals(new long[] {0, 1, 2}, loss.steps(Mode.GLOBAL, true));
+          off.close();
+          assertTrue(off.isClosed());
+          assertTrue(t.autoRefresh());
+          off.close(); // idempotent: ends nothing more
+          assertTrue(t.autoRefresh());
+        }
+        // Out of the block, queries refresh by themselves again.
+        assertArrayEquals(new long[] {0, 1, 2, 3}, loss.steps(Mode.GLOBAL, true));
+      }
+
+      // A trial opened without automatic refresh refreshes inside a refresh block only, and the
+      // block outlives the Trial handle.
+      try (TrialOptions manualOpts = new TrialOptions().autoRefresh(false)) {
+        Trial manual = Trial.open(out.toString(), manualOpts);
+        Tensor loss = manual.tensor("scalar/loss");
+        assertFalse(manual.autoRefresh());
+        assertArrayEquals(new long[] {0, 1, 2, 3}, manual.steps(Mode.GLOBAL, true));
+        writeLiveStep(hook, 0.1); // step 4
+        assertArrayEquals(new long[] {0, 1, 2, 3}, manual.steps(Mode.GLOBAL, true));
+        boolean[] otherAuto = new boolean[1];
+        assertArrayEquals(new long[] {0, 1, 2, 3}, stepsOnAnotherThread(manual, otherAuto));
+        assertFalse(otherAuto[0]);
+        try (RefreshScope on = manual.refreshScope(true)) {
+          assertTrue(manual.autoRefresh());
+          assertArrayEquals(new long[] {0, 1, 2, 3, 4}, manual.steps(Mode.GLOBAL, true));
+          manual.close();
+          assertThrows(IllegalStateException.class, () -> manual.refreshScope(false));
+          writeLiveStep(hook, 0.05); // step 5: the tensor still refreshes inside the block
+          assertArrayEquals(new long[] {0, 1, 2, 3, 4, 5}, loss.steps(Mode.GLOBAL, true));
+        }
+        writeLiveStep(hook, 0.01); // step 6: not after the block
+        assertArrayEquals(new long[] {0, 1, 2, 3, 4, 5}, loss.steps(Mode.GLOBAL, true));
+        loss.close();
+      }
     }
   }
 

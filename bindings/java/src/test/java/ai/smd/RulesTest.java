@@ -37,7 +37,18 @@ class RulesTest {
     assertNull(Rule.builtinSummary("NoSuchRule"));
     List<Rule.Param> params = Rule.builtinParams("AllZero");
     assertTrue(params.stream().anyMatch(p -> p.name().equals("collection_names")), params.toString());
-    assertThrows(SmdException.class, () -> Rule.builtinParams("NoSuchRule"));
+    for (Rule.Param p : params) assertFalse(p.help().isEmpty(), p.toString());
+    assertEquals(List.of(new Rule.Param("threshold", "0.0000001", params("VanishingGradient").get(0).help())),
+        params("VanishingGradient"));
+    assertEquals(params("VanishingGradient"), params("vanishinggradient")); // any case, defaults and help too
+    List<Rule.Param> variance = params("TensorVariance");
+    assertEquals(4, variance.size());
+    assertEquals("max_threshold", variance.get(2).name());
+    assertEquals("", variance.get(2).defaultValue()); // no default
+    assertFalse(variance.get(2).help().isEmpty());
+    SmdException unknown = assertThrows(SmdException.class, () -> Rule.builtinParams("NoSuchRule"));
+    assertEquals(SmdException.INVALID_ARGUMENT, unknown.code());
+    assertThrows(NullPointerException.class, () -> Rule.builtinParams(null));
     try (Trial t = Trial.open(out.toString());
          Rule r = Rule.builtin("AllZero", t, Map.of("tensor_regex", "fc1.*"))) {
       assertEquals("AllZero", r.name());
@@ -48,9 +59,7 @@ class RulesTest {
       assertEquals(5, r.conditionsMet());
       assertEquals(9, r.lastStep());
       assertEquals(0, r.stepsSkipped());
-      assertEquals(0, r.errorCode());
-      assertNull(r.errorMessage());
-      assertEquals(-1, r.errorStep());
+      assertEquals(-1, r.failedStep());
       List<Finding> f = r.findings();
       assertEquals(5, f.size());
       assertEquals(5, f.get(0).step());
@@ -165,9 +174,11 @@ class RulesTest {
       assertEquals(SmdException.INTERNAL, e.code());
       assertTrue(e.getCause() instanceof IllegalStateException);
       assertEquals("kaput at 3", e.getCause().getMessage());
+      // The rule's failure is the thrown exception; the rule says where it failed.
+      assertTrue(e.getMessage().contains("rule Boom at step 3"), e.getMessage());
+      assertTrue(e.getMessage().contains("kaput at 3"), e.getMessage());
       assertEquals(RuleEnd.ERROR, boom.endReason());
-      assertEquals(3, boom.errorStep());
-      assertTrue(boom.errorMessage().contains("kaput"), boom.errorMessage());
+      assertEquals(3, boom.failedStep());
       SmdException e2 = assertThrows(SmdException.class, smdErr::invoke);
       assertEquals(SmdException.INVALID_ARGUMENT, e2.code());
       assertTrue(e2.getMessage().contains("insufficient information"), e2.getMessage());
@@ -197,6 +208,44 @@ class RulesTest {
       assertEquals(RuleEnd.END_OF_RULE, self[0].endReason());
       self[0].close();
       assertThrows(IllegalStateException.class, self[0]::invoke);
+    }
+  }
+
+  private static List<Rule.Param> params(String rule) throws SmdException {
+    return Rule.builtinParams(rule);
+  }
+
+  /** One failing rule among several: its error is the invocation's, the others are stopped. */
+  @Test
+  void invokeAllReportsTheFailedRuleAndStopsTheOthers() throws Exception {
+    Path out = writeRun(tmp);
+    List<Long> fineSteps = new ArrayList<>();
+    try (Trial t = Trial.open(out.toString());
+         Rule fine = Rule.custom("Fine", t, (ctx, step) -> {
+           fineSteps.add(step);
+           return false;
+         });
+         Rule broken = Rule.custom("Broken", t, (ctx, step) -> {
+           if (step == 4) throw new SmdException(SmdException.CORRUPT, "cannot make sense of it");
+           return false;
+         })) {
+      SmdException e = assertThrows(SmdException.class,
+          () -> Rule.invokeAll(List.of(fine, broken), 0, -1, false, null));
+      assertEquals(SmdException.CORRUPT, e.code());
+      assertTrue(e.getMessage().contains("rule Broken at step 4"), e.getMessage());
+      assertTrue(e.getMessage().contains("cannot make sense of it"), e.getMessage());
+      assertEquals(RuleEnd.ERROR, broken.endReason());
+      assertEquals(4, broken.failedStep());
+      assertEquals(RuleEnd.STOPPED, fine.endReason());
+      assertEquals(-1, fine.failedStep());
+      assertTrue(fineSteps.size() <= 5 && !fineSteps.contains(5L), fineSteps.toString()); // not past the failure
+
+      // Invoked again without the failure, both finish normally and the failure is gone.
+      Rule.invokeAll(List.of(fine), 0, -1, false, null);
+      assertEquals(RuleEnd.NO_MORE_DATA, fine.endReason());
+      assertEquals(-1, fine.failedStep());
+      assertEquals(RuleEnd.ERROR, broken.endReason()); // not invoked: unchanged
+      assertEquals(4, broken.failedStep());
     }
   }
 
@@ -264,6 +313,9 @@ class RulesTest {
       o.onFinding((rule, f) -> false);
       SmdException e = assertThrows(SmdException.class, () -> r.invoke(0, -1, false, o));
       assertEquals(SmdException.CANCELLED, e.code());
+      // A cancellation is not the rule's failure: it stopped unfinished.
+      assertEquals(RuleEnd.STOPPED, r.endReason());
+      assertEquals(-1, r.failedStep());
       o.onFinding(null);
       o.onProgress((rule, step, outcome) -> {
         if (step == 2) throw new IllegalArgumentException("stop at 2");
