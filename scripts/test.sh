@@ -72,6 +72,9 @@ run_ctest() {  # run_ctest DIR [ctest args...]
   return 0
 }
 
+echo "== capi/api.json, capi/smd.symbols and bindings/swig/smd_handles.i are current (scripts/gen-api.py)"
+if .venv/bin/python scripts/gen-api.py --check; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+
 echo "== build (RelWithDebInfo)"
 build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
 echo "== C/C++ tests"

@@ -667,15 +667,10 @@ SMD_JAVA_SCALAR_OUT(bool, value_out, jbooleanArray, boolean[], jboolean, SetBool
 %ignore smd_hook_save_reductions;
 %ignore smd_reduction_value;
 
-/* Refresh scopes (the owning proxy is in smd_core.i) are freed by the proxy, through
- * ai.smd.RefreshScope.close() on the thread that created it. */
-%ignore smd_trial_refresh_scope_free;
 
 %include "smd_core.i"
 
 /* TensorBoard export (not in smd_core.i: Python does not bind it). */
-SMD_OWNED_HANDLE(smd_tensorboard_writer, smd_tensorboard_writer_free)
-%ignore smd_tensorboard_writer_free;
 %include "smd/tensorboard.h"
 
 /* ---- Java-specific entry points. */

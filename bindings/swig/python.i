@@ -136,10 +136,6 @@ SMD_HANDLE_OUT(smd_rule)
 SMD_HANDLE_OUT(smd_rule_invoke_options)
 SMD_HANDLE_OUT(smd_trial_refresh_scope)
 
-/* Refresh scopes (the owning proxy is in smd_core.i): smd.analysis.utils frees each explicitly
- * with smd_trial_refresh_scope_free on the thread that made it (a scope freed elsewhere ends
- * nothing); %delobject makes that call disown the proxy, whose destructor then frees nothing. */
-%delobject smd_trial_refresh_scope_free;
 
 /* Scalars returned through a pointer. */
 %define SMD_SCALAR_OUT(TYPE, NAME, CONVERT)

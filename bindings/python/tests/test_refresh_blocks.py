@@ -182,14 +182,10 @@ def test_two_handles_of_one_trial_share_the_block(live):
         new = job.write_step()
         assert w.steps() == [0] and tr.tensor("w").steps() == [0]
     finally:
-        smdc.smd_trial_refresh_scope_free(scope)  # disowns the proxy: it is not freed again
+        del scope  # the last reference: the proxy frees the scope at once, on this thread
     assert w.steps() == [0, new]
-    del scope
-    # a scope never freed explicitly is freed (on this thread) with its last reference
-    scope = smdc.smd_trial_refresh_scope_create(tr._trial, False)
-    assert tr.auto_refresh is False
-    del scope
     assert tr.auto_refresh is True
+    assert not hasattr(smdc, "smd_trial_refresh_scope_free")  # the proxy owns it
 
 
 def test_loaded_all_steps_follows_the_calling_threads_setting(tmp_path):

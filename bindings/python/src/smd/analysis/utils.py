@@ -33,8 +33,9 @@ def _as_list(trials):
 
 @contextmanager
 def _refresh_scope(trials, on):
-    """One smd refresh scope per trial, made on entry and freed in reverse order on exit (on
-    this thread: a scope freed on another thread would end nothing)."""
+    """One smd refresh scope per trial, made on entry and freed in reverse order on exit, on
+    this thread (a scope freed on another thread would end nothing): dropping the last reference
+    to a scope's proxy frees it at once."""
     items = _as_list(trials)
     scopes = []
     try:
@@ -43,7 +44,7 @@ def _refresh_scope(trials, on):
         yield trials
     finally:
         while scopes:
-            _smd.smd_trial_refresh_scope_free(scopes.pop())
+            scopes.pop()
 
 
 def no_refresh(trials):
