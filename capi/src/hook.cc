@@ -517,15 +517,10 @@ smd_error* smd_hook_stop_requested(const smd_hook* hook, bool* out) noexcept {
 
 namespace {
 
-// The C-boundary checks of a save: pointers that must not be NULL and the dtype's range. The
-// hook checks the rest (sizes against the shape, names, collections' names).
+// The C-boundary checks of a save: pointers that must not be NULL. The hook checks the rest
+// (the dtype, sizes against the shape, names, collections' names).
 smd_error* CheckSaveRequest(const smd::hook::Hook::SaveRequest& req) {
   if (req.name == nullptr) return MakeError(SMD_E_INVALID_ARGUMENT, "tensor name is NULL");
-  if (smd::GetDTypeInfo(static_cast<int>(req.dtype)) == nullptr) {
-    return MakeError(SMD_E_INVALID_ARGUMENT, "unknown dtype " +
-                                                 std::to_string(static_cast<int>(req.dtype)) +
-                                                 " for tensor '" + req.name + "'");
-  }
   if (req.dtype == smd::DType::kString && req.strings == nullptr) {
     return MakeError(SMD_E_INVALID_ARGUMENT, std::string("tensor '") + req.name +
                                                  "': string tensors are saved with smd_hook_save_strings");

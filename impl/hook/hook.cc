@@ -599,7 +599,7 @@ Result<DuePlan> Hook::Plan(const std::string& name) {
 Status Hook::Save(SaveRequest& req) {
   ManagedGuard guard(req.managed);
   // Arguments first: cheap checks only. The caller has checked the pointers (name, shape when
-  // ndim > 0, data when nbytes > 0, collections) and the dtype's range.
+  // ndim > 0, data when nbytes > 0, collections); the dtype is checked here, once.
   const DTypeInfo* info = GetDTypeInfo(static_cast<int>(req.dtype));
   if (info == nullptr) {
     return InvalidArgument("unknown dtype " + std::to_string(static_cast<int>(req.dtype)) +
