@@ -596,10 +596,14 @@ Result<DuePlan> Hook::Plan(const std::string& name) {
 // ------------------------------------------------------------------------------------------
 // Saving
 
+// Save: the arguments checked, then (SaveUnderGate) held for the next step, or in three parts:
+// PlanLocked decides (under mu_) what the step needs of the tensor, CopyPayload takes its data
+// for the writer (outside mu_), and the writer's queue takes the job (the hand-off).
 Status Hook::Save(SaveRequest& req) {
   ManagedGuard guard(req.managed);
-  // Arguments first: cheap checks only. The caller has checked the pointers (name, shape when
-  // ndim > 0, data when nbytes > 0, collections); the dtype is checked here, once.
+  // Arguments first, cheap checks only (inline: the fast path below is the cost of a save that
+  // nothing wants). The caller has checked the pointers (name, shape when ndim > 0, data when
+  // nbytes > 0, collections); the dtype is checked here, once.
   const DTypeInfo* info = GetDTypeInfo(static_cast<int>(req.dtype));
   if (info == nullptr) {
     return InvalidArgument("unknown dtype " + std::to_string(static_cast<int>(req.dtype)) +
@@ -657,145 +661,164 @@ Status Hook::Save(SaveRequest& req) {
     return closed_flag_.load(std::memory_order_relaxed) ? InvalidState("the hook is closed")
                                                         : Status::Ok();
   }
-
   std::shared_lock<std::shared_mutex> gate(gate_);
   // The guard deletes the tensor unless the writer adopted it (nothing due, an error, or held as
   // a copy before the first step).
   return SaveUnderGate(req, count, guard.ref());
 }
 
+
 Status Hook::SaveUnderGate(SaveRequest& req, size_t count, DLManagedTensorVersioned*& managed) {
-  const bool strings = req.dtype == DType::kString;
   TensorJob job;
   {
     std::lock_guard<std::mutex> lock(mu_);
     SMD_RETURN_IF_ERROR(CheckOpenLocked());
-    if (!in_step_.load(std::memory_order_relaxed)) {
-      // No step is open (before the first, or after EndStep): held, with a copy of the data, for
-      // the next step. Reductions the caller computed answer a plan, and plans need a step.
-      if (req.reductions_only) {
-        return InvalidState(NoStepOpenLocked() + ": reductions of '" + std::string(req.name) +
-                            "' can be saved only in a step");
-      }
-      if (!writes_) return Status::Ok();
-      SMD_RETURN_IF_ERROR(writer_->error());
-      HeldSave h;
-      h.name = req.name;
-      if (h.name.empty() || !IsValidUtf8(h.name)) {
-        return InvalidArgument(h.name.empty() ? "tensor name is empty" : "tensor name is not valid UTF-8");
-      }
-      h.dtype = req.dtype;
-      h.shape.assign(req.shape, req.shape + req.ndim);
-      if (strings) {
-        for (size_t i = 0; i < count; ++i) h.strings.emplace_back(req.strings[i], req.string_lens[i]);
-      } else if (req.nbytes > 0) {
-        const char* p = static_cast<const char*>(req.data);
-        h.data.assign(p, p + req.nbytes);
-      }
-      for (size_t i = 0; i < req.n_collections; ++i) h.collections.emplace_back(req.collections[i]);
-      held_saves_.push_back(std::move(h));
-      return Status::Ok();
-    }
-    std::string name(req.name);
-    // One hash lookup per save: a name seen for the first time is checked once.
-    auto [name_it, first_time] = names_.try_emplace(name);
-    if (first_time && (name.empty() || !IsValidUtf8(name))) {
-      names_.erase(name_it);
-      return InvalidArgument(name.empty() ? "tensor name is empty" : "tensor name is not valid UTF-8");
-    }
-    for (size_t i = 0; i < req.n_collections; ++i) {
-      size_t idx = GetOrCreateLocked(req.collections[i]);
-      Collection& c = collections_[idx];
-      bool changed = false;
-      if (c.explicit_names.insert(name).second) {
-        c.tensor_names.insert(name);
-        changed = true;
-      }
-      if (!IsIncludedLocked(c)) {
-        include_names_.insert(c.name);
-        changed = true;
-      }
-      if (changed) InvalidateLocked();
-    }
-    bool raw = false, shape = false;
-    ReductionList& reds = job.reductions;
-    const Collection* tb_hist = nullptr;  // histogram: the first qualifying collection by name
-    bool tb_scalar = false;
-    const std::vector<uint32_t>& members = MembersLocked(name, name_it->second);
-    if (!name_it->second.regex_error.ok()) {
-      return name_it->second.regex_error.WithContext("tensor '" + name + "' was not saved");
-    }
-    for (uint32_t i : members) {
-      if (!due_[i]) continue;
-      const Collection& c = collections_[i];
-      const ReductionConfig& rc = EffectiveReductionLocked(c);
-      raw = raw || rc.save_raw_tensor;
-      shape = shape || rc.save_shape;
-      if (tensorboard_dir_) {
-        if (IsScalarCollection(c.name)) {
-          tb_scalar = true;
-        } else if (c.save_histogram && !IsNonReductionCollection(c.name) &&
-                   (tb_hist == nullptr || c.name < tb_hist->name)) {
-          tb_hist = &c;
-        }
-      }
-      if (IsScalarCollection(c.name)) continue;
-      auto add = [&](const std::vector<ReductionOp>& ops, bool abs) {
-        for (ReductionOp op : ops) reds.Add(op, abs);
-      };
-      add(rc.reductions(), false);
-      add(rc.norms(), false);
-      add(rc.abs_reductions(), true);
-      add(rc.abs_norms(), true);
-    }
-    if (req.dtype == DType::kBool || count == 0) tb_hist = nullptr;
-    tb_scalar = tb_scalar && count == 1;
-    if (strings) {  // values only: no reductions or summaries of text (smdebug cannot make them)
-      reds = ReductionList();
-      tb_hist = nullptr;
-      tb_scalar = false;
-    }
-    if (req.reductions_only) {
-      if (raw || tb_hist != nullptr || tb_scalar) {
-        return InvalidState("tensor '" + name + "': its value is due at this step (" +
-                            (raw ? std::string("a due collection saves raw tensors")
-                                 : std::string("a TensorBoard summary is exported")) +
-                            "): save the tensor itself");
-      }
-      job.given_reductions.reserve(reds.size());
-      for (size_t ri = 0; ri < reds.size(); ++ri) {
-        const ReductionName r = reds[ri];
-        const GivenReduction* g = nullptr;
-        for (size_t k = 0; k < req.n_given && g == nullptr; ++k) {
-          if (req.given[k].name.op == r.op && req.given[k].name.abs == r.abs) g = &req.given[k];
-        }
-        const std::string rname = std::string(r.abs ? "abs_" : "") + ReductionOpName(r.op);
-        if (g == nullptr) {
-          return InvalidArgument("tensor '" + name + "': reduction " + rname +
-                                 " is due at this step but no value was given for it");
-        }
-        SMD_ASSIGN_OR_RETURN(DType rdt, ReductionResultDType(r.op, r.abs, req.dtype));
-        Result<ReductionValue> v = ReductionValueFromDouble(rdt, g->value);
-        if (!v.ok()) {
-          return v.status().WithContext("tensor '" + name + "', reduction " + rname);
-        }
-        job.given_reductions.push_back(v.value());
-      }
-    }
-    if (!raw && !shape && reds.empty() && tb_hist == nullptr && !tb_scalar) return Status::Ok();
-    if (!writes_) return Status::Ok();
-    if (tb_hist != nullptr) job.tb_histogram_tag = tb_hist->name + "/" + name;
-    job.tb_scalar = tb_scalar;
-    job.write_raw = raw;
-    job.write_shape = shape;
-    job.step = step_;
-    job.mode = mode_;
-    job.mode_step = mode_steps_[ModeIndex(mode_)].value_or(-1);
-    job.wall_time = WallTime();
-    job.name = std::move(name);
-    step_with_data_ = step_;
-    ever_saved_ = true;
+    // No step is open (before the first, or after EndStep): held, with a copy of the data, for
+    // the next step.
+    if (!in_step_.load(std::memory_order_relaxed)) return HoldLocked(req, count);
+    SMD_ASSIGN_OR_RETURN(const bool due, PlanLocked(req, count, &job));
+    if (!due) return Status::Ok();
   }
+  CopyPayload(req, count, managed, &job);
+  return writer_->Enqueue(std::move(job));
+}
+
+Status Hook::HoldLocked(const SaveRequest& req, size_t count) {
+  const bool strings = req.dtype == DType::kString;
+  // Reductions the caller computed answer a plan, and plans need a step.
+  if (req.reductions_only) {
+    return InvalidState(NoStepOpenLocked() + ": reductions of '" + std::string(req.name) +
+                        "' can be saved only in a step");
+  }
+  if (!writes_) return Status::Ok();
+  SMD_RETURN_IF_ERROR(writer_->error());
+  HeldSave h;
+  h.name = req.name;
+  if (h.name.empty() || !IsValidUtf8(h.name)) {
+    return InvalidArgument(h.name.empty() ? "tensor name is empty" : "tensor name is not valid UTF-8");
+  }
+  h.dtype = req.dtype;
+  h.shape.assign(req.shape, req.shape + req.ndim);
+  if (strings) {
+    for (size_t i = 0; i < count; ++i) h.strings.emplace_back(req.strings[i], req.string_lens[i]);
+  } else if (req.nbytes > 0) {
+    const char* p = static_cast<const char*>(req.data);
+    h.data.assign(p, p + req.nbytes);
+  }
+  for (size_t i = 0; i < req.n_collections; ++i) h.collections.emplace_back(req.collections[i]);
+  held_saves_.push_back(std::move(h));
+  return Status::Ok();
+}
+
+Result<bool> Hook::PlanLocked(const SaveRequest& req, size_t count, TensorJob* out) {
+  TensorJob& job = *out;
+  const bool strings = req.dtype == DType::kString;
+  std::string name(req.name);
+  // One hash lookup per save: a name seen for the first time is checked once.
+  auto [name_it, first_time] = names_.try_emplace(name);
+  if (first_time && (name.empty() || !IsValidUtf8(name))) {
+    names_.erase(name_it);
+    return InvalidArgument(name.empty() ? "tensor name is empty" : "tensor name is not valid UTF-8");
+  }
+  for (size_t i = 0; i < req.n_collections; ++i) {
+    size_t idx = GetOrCreateLocked(req.collections[i]);
+    Collection& c = collections_[idx];
+    bool changed = false;
+    if (c.explicit_names.insert(name).second) {
+      c.tensor_names.insert(name);
+      changed = true;
+    }
+    if (!IsIncludedLocked(c)) {
+      include_names_.insert(c.name);
+      changed = true;
+    }
+    if (changed) InvalidateLocked();
+  }
+  bool raw = false, shape = false;
+  ReductionList& reds = job.reductions;
+  const Collection* tb_hist = nullptr;  // histogram: the first qualifying collection by name
+  bool tb_scalar = false;
+  const std::vector<uint32_t>& members = MembersLocked(name, name_it->second);
+  if (!name_it->second.regex_error.ok()) {
+    return name_it->second.regex_error.WithContext("tensor '" + name + "' was not saved");
+  }
+  for (uint32_t i : members) {
+    if (!due_[i]) continue;
+    const Collection& c = collections_[i];
+    const ReductionConfig& rc = EffectiveReductionLocked(c);
+    raw = raw || rc.save_raw_tensor;
+    shape = shape || rc.save_shape;
+    if (tensorboard_dir_) {
+      if (IsScalarCollection(c.name)) {
+        tb_scalar = true;
+      } else if (c.save_histogram && !IsNonReductionCollection(c.name) &&
+                 (tb_hist == nullptr || c.name < tb_hist->name)) {
+        tb_hist = &c;
+      }
+    }
+    if (IsScalarCollection(c.name)) continue;
+    auto add = [&](const std::vector<ReductionOp>& ops, bool abs) {
+      for (ReductionOp op : ops) reds.Add(op, abs);
+    };
+    add(rc.reductions(), false);
+    add(rc.norms(), false);
+    add(rc.abs_reductions(), true);
+    add(rc.abs_norms(), true);
+  }
+  if (req.dtype == DType::kBool || count == 0) tb_hist = nullptr;
+  tb_scalar = tb_scalar && count == 1;
+  if (strings) {  // values only: no reductions or summaries of text (smdebug cannot make them)
+    reds = ReductionList();
+    tb_hist = nullptr;
+    tb_scalar = false;
+  }
+  if (req.reductions_only) {
+    if (raw || tb_hist != nullptr || tb_scalar) {
+      return InvalidState("tensor '" + name + "': its value is due at this step (" +
+                          (raw ? std::string("a due collection saves raw tensors")
+                               : std::string("a TensorBoard summary is exported")) +
+                          "): save the tensor itself");
+    }
+    job.given_reductions.reserve(reds.size());
+    for (size_t ri = 0; ri < reds.size(); ++ri) {
+      const ReductionName r = reds[ri];
+      const GivenReduction* g = nullptr;
+      for (size_t k = 0; k < req.n_given && g == nullptr; ++k) {
+        if (req.given[k].name.op == r.op && req.given[k].name.abs == r.abs) g = &req.given[k];
+      }
+      const std::string rname = std::string(r.abs ? "abs_" : "") + ReductionOpName(r.op);
+      if (g == nullptr) {
+        return InvalidArgument("tensor '" + name + "': reduction " + rname +
+                               " is due at this step but no value was given for it");
+      }
+      SMD_ASSIGN_OR_RETURN(DType rdt, ReductionResultDType(r.op, r.abs, req.dtype));
+      Result<ReductionValue> v = ReductionValueFromDouble(rdt, g->value);
+      if (!v.ok()) {
+        return v.status().WithContext("tensor '" + name + "', reduction " + rname);
+      }
+      job.given_reductions.push_back(v.value());
+    }
+  }
+  if (!raw && !shape && reds.empty() && tb_hist == nullptr && !tb_scalar) return false;
+  if (!writes_) return false;
+  if (tb_hist != nullptr) job.tb_histogram_tag = tb_hist->name + "/" + name;
+  job.tb_scalar = tb_scalar;
+  job.write_raw = raw;
+  job.write_shape = shape;
+  job.step = step_;
+  job.mode = mode_;
+  job.mode_step = mode_steps_[ModeIndex(mode_)].value_or(-1);
+  job.wall_time = WallTime();
+  job.name = std::move(name);
+  step_with_data_ = step_;
+  ever_saved_ = true;
+  return true;
+}
+
+void Hook::CopyPayload(const SaveRequest& req, size_t count, DLManagedTensorVersioned*& managed,
+                       TensorJob* out) {
+  TensorJob& job = *out;
+  const bool strings = req.dtype == DType::kString;
   job.dtype = req.dtype;
   job.shape.assign(req.shape, req.shape + req.ndim);
   job.num_elements = count;
@@ -818,7 +841,6 @@ Status Hook::SaveUnderGate(SaveRequest& req, size_t count, DLManagedTensorVersio
     job.data = writer_->pool().Acquire(req.nbytes);
     if (req.nbytes > 0) CopyForHandOff(job.data.data(), req.data, req.nbytes);
   }
-  return writer_->Enqueue(std::move(job));
 }
 
 Status Hook::SaveScalar(const std::string& name, DType dtype, const void* value, double timestamp) {

@@ -209,8 +209,19 @@ class Hook : public std::enable_shared_from_this<Hook> {
   // Saves held before the first step, offered to the step just begun (gate_ held exclusively,
   // mu_ not held). Returns the first error.
   Status ReplayHeldSaves();
-  // Save's work once the gate is held (shared or exclusively).
+  // Save's work once the gate is held (shared or exclusively): hold, or plan, copy, hand off.
   Status SaveUnderGate(SaveRequest& req, size_t count, DLManagedTensorVersioned*& managed);
+  // No step is open: a copy is held for the next step (mu_ held).
+  Status HoldLocked(const SaveRequest& req, size_t count);
+  // The decision (mu_ held): the tensor's name checked once, its explicit collections recorded,
+  // then what the due collections need of it (raw value, shape, reductions, TensorBoard
+  // summaries) and, for reductions the caller computed, their values; fills *job's metadata.
+  // false: nothing is due (or nothing is written), the save is done.
+  Result<bool> PlanLocked(const SaveRequest& req, size_t count, TensorJob* job);
+  // The copy (mu_ not held): the data the plan needs, copied into the writer's pool (or a
+  // DLPack tensor adopted, `managed` then null), for the hand-off to the writer's queue.
+  void CopyPayload(const SaveRequest& req, size_t count, DLManagedTensorVersioned*& managed,
+                   TensorJob* job);
   std::string CollectionsJsonLocked() const;
 
   // Immutable after Init.
