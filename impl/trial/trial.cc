@@ -33,7 +33,7 @@ Trial::Trial(std::string path, std::unique_ptr<io::Storage> storage, const Trial
     : path_(std::move(path)), storage_(std::move(storage)), options_(options) {
   window_ = options.incomplete_step_window >= 0 ? options.incomplete_step_window : WindowFromEnv();
   auto_refresh_ = options.auto_refresh;
-  cache_ = std::make_unique<RecordCache>(options.cache_bytes);
+  records_ = std::make_unique<RecordReader>(storage_.get(), options.cache_bytes);
   if (options.watch && !ended) watcher_ = storage_->WatchChanges();
 }
 
@@ -178,7 +178,7 @@ Trial::Stats Trial::GetStats() const {
   Stats s;
   s.index_files_read = index_files_read_.load();
   s.listings = listings_.load();
-  s.records_read = records_read_.load();
+  s.records_read = records_->reads();
   size_t bytes = 0;
   for (const auto& t : tensors_) {
     bytes += sizeof(TensorData) + t->name.capacity();

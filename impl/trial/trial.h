@@ -33,11 +33,11 @@
 #include "impl/storage/open.h"
 #include "impl/storage/storage.h"
 #include "impl/format/collections_file.h"
+#include "impl/trial/record_reader.h"
 #include "impl/trial/value.h"
 
 namespace smd::trial {
 
-class RecordCache;
 struct ParsedIndex;
 
 // smdebug's StepState, same values.
@@ -159,10 +159,7 @@ class Trial : public std::enable_shared_from_this<Trial> {
                                                                  const std::string* worker);
   // The dtype and shape of the value saved at a step, from the start of its record only (a
   // cached value, or a small record, is decoded whole). Errors: as TensorValue.
-  struct ValueInfo {
-    DType dtype = DType::kInvalid;
-    std::vector<int64_t> shape;
-  };
+  using ValueInfo = trial::ValueInfo;
   Result<ValueInfo> TensorValueInfo(uint32_t id, int64_t step, Mode mode, const std::string* worker);
   Result<std::vector<int64_t>> TensorShape(uint32_t id, int64_t step, Mode mode,
                                            const std::string* worker);
@@ -257,36 +254,20 @@ class Trial : public std::enable_shared_from_this<Trial> {
   // 0 found, 1 not found, 2 worker absent at a found step
   int FindLocked(uint32_t id, int64_t step, Mode mode, const std::string* worker, Found* out) const;
   Result<Found> Resolve(uint32_t id, int64_t step, Mode mode, const std::string* worker);
+  // Where record (file, offset, length) is, for the record reader (the event file's path and
+  // span, read under mu_; event_files_ never moves its strings).
+  RecordLocation LocateRecord(uint32_t file, uint64_t offset, uint64_t length) const;
+  // The value of a record, through the record reader.
   Result<ValuePtr> ReadRecord(uint32_t file, uint64_t offset, uint64_t length,
                               const std::string& tag, uint32_t tensor_id, int64_t step, Mode mode);
-  // One record of an event file, decoded: no value cache; whole small files read and cached
-  // when use_blocks. *reads counts the storage reads done.
-  Result<ValuePtr> ReadRecordAt(const std::string& rel, uint64_t span, uint32_t file,
-                                uint64_t offset, uint64_t length, const std::string& tag,
-                                uint32_t tensor_id, int64_t step, Mode mode, bool use_blocks,
-                                int* reads);
   Result<ValuePtr> ValueOf(uint32_t id, const Found& f, int64_t step, Mode mode);
-  // The info of a large record from its first bytes; nullopt when they do not suffice.
-  Result<std::optional<ValueInfo>> ReadRecordHead(uint32_t file, uint64_t offset, uint64_t length,
-                                                  const std::string& tag, uint32_t tensor_id,
-                                                  int64_t step, Mode mode);
-  // Messages of failed reads: the event file and record offset in front of `st`, and
-  // TensorUnavailableForStep naming the missing event file.
-  Status RecordError(const std::string& rel, uint64_t offset, const Status& st) const;
-  Status MissingEventFileError(const std::string& rel, uint32_t tensor_id, int64_t step,
-                               Mode mode) const;
-  // A record the index places (partly) beyond the end of its event file: names the file once,
-  // its real size, the record's byte range, and the tensor and step. `read` is the failed
-  // read's status (ok when the size was checked before reading).
-  Status TruncatedRecordError(const std::string& rel, uint64_t offset, uint64_t length,
-                              uint32_t tensor_id, int64_t step, const Status& read) const;
 
   const std::string path_;
   std::unique_ptr<io::Storage> storage_;
   const TrialOptions options_;
   int64_t window_ = 1000;
   std::unique_ptr<io::ChangeWatch> watcher_;  // null: the storage cannot notify (poll)
-  std::unique_ptr<RecordCache> cache_;
+  std::unique_ptr<RecordReader> records_;  // event-file records and their caches
 
   bool auto_refresh_ = true;  // fixed at open; RefreshOverride overrides it per thread
   static uint64_t NextSerial();
@@ -331,7 +312,6 @@ class Trial : public std::enable_shared_from_this<Trial> {
   std::map<int64_t, int> unread_steps_;
   std::atomic<uint64_t> index_files_read_{0};
   std::atomic<uint64_t> listings_{0};
-  std::atomic<uint64_t> records_read_{0};
 };
 
 // smdebug's messages (BEHAVIOR.md §8) with their codes.

@@ -143,9 +143,11 @@ Result<Trial::ValueInfo> Trial::TensorValueInfo(uint32_t id, int64_t step, Mode 
                                                 const std::string* worker) {
   SMD_ASSIGN_OR_RETURN(Found f, Resolve(id, step, mode, worker));
   const StepEntry& e = f.entry;
-  if (e.file != kNone && e.length > kWholeRecordInfoMax && !cache_->GetValue(e.file, e.offset)) {
+  if (e.file != kNone && e.length > kWholeRecordInfoMax &&
+      !records_->cache().GetValue(e.file, e.offset)) {
     SMD_ASSIGN_OR_RETURN(std::optional<ValueInfo> head,
-                         ReadRecordHead(e.file, e.offset, e.length, TensorName(id), id, step, mode));
+                         records_->ReadHead(LocateRecord(e.file, e.offset, e.length), TensorName(id),
+                                            RecordOwner{&TensorName(id), step, mode}));
     if (head) return std::move(*head);
   }
   SMD_ASSIGN_OR_RETURN(ValuePtr v, ValueOf(id, f, step, mode));
@@ -185,7 +187,7 @@ Result<std::vector<std::pair<int64_t, ValuePtr>>> Trial::TensorValues(uint32_t i
   std::vector<std::pair<uint32_t, uint64_t>> keys(n);
   for (size_t i = 0; i < n; ++i) keys[i] = {found[i].entry.file, found[i].entry.offset};
   std::vector<ValuePtr> values;
-  cache_->GetValues(keys, &values);
+  records_->cache().GetValues(keys, &values);
   std::vector<const std::string*> rels(n, nullptr);
   std::vector<uint64_t> spans(n, 0);
   {
@@ -207,8 +209,9 @@ Result<std::vector<std::pair<int64_t, ValuePtr>>> Trial::TensorValues(uint32_t i
     }
     if (values[i]) return;  // cached
     int r = 0;
-    auto v = ReadRecordAt(*rels[i], spans[i], e.file, e.offset, e.length, name, id, steps[i], mode,
-                          /*use_blocks=*/false, &r);
+    RecordLocation at{e.file, rels[i], spans[i], e.offset, e.length};
+    auto v = records_->ReadUncached(at, name, RecordOwner{&name, steps[i], mode},
+                                    /*use_blocks=*/false, &r);
     reads[i] = static_cast<uint8_t>(r);
     if (v.ok()) {
       fresh[i] = std::move(v).value();
@@ -216,7 +219,7 @@ Result<std::vector<std::pair<int64_t, ValuePtr>>> Trial::TensorValues(uint32_t i
       errors[i] = v.status();
     }
   });
-  cache_->PutValues(keys, fresh);
+  records_->cache().PutValues(keys, fresh);
   std::vector<uint32_t> touched;
   uint64_t total_reads = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -226,8 +229,8 @@ Result<std::vector<std::pair<int64_t, ValuePtr>>> Trial::TensorValues(uint32_t i
       values[i] = std::move(fresh[i]);
     }
   }
-  cache_->TouchFiles(touched);
-  records_read_ += total_reads;
+  records_->cache().TouchFiles(touched);
+  records_->CountReads(total_reads);
   std::vector<std::pair<int64_t, ValuePtr>> out;
   out.reserve(steps.size());
   for (size_t i = 0; i < n; ++i) {

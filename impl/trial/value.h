@@ -53,6 +53,12 @@ class Value {
 
 using ValuePtr = std::shared_ptr<const Value>;
 
+// The dtype and shape of a saved value, without its elements.
+struct ValueInfo {
+  DType dtype = DType::kInvalid;
+  std::vector<int64_t> shape;
+};
+
 // Decodes the Event payload of one record (FORMAT.md §5-6) into a Value. `expected_tag`, when
 // not empty, must equal the record's tag (a wrong offset in an index shows up here).
 // Every dtype smd knows is decoded with its own type (int8 stays int8; int16, uint16/32/64,
