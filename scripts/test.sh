@@ -22,7 +22,7 @@ cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 # No test may reach the EC2 instance metadata address (169.254.169.254) by accident: the S3
 # client's credential chain skips it. Tests of that path set AWS_EC2_METADATA_SERVICE_ENDPOINT to
-# a local server (tests/impl/s3/client_unit_test.cc).
+# a local server (tests/impl/storage/s3/credentials_test.cc).
 export AWS_EC2_METADATA_DISABLED=true
 
 JOBS=${SMD_JOBS:-$(nproc)}

@@ -1,0 +1,203 @@
+// impl/storage/s3/config.h: the AWS configuration chain (environment, credentials and config
+// files, container and instance credentials) and endpoint validation.
+#include "impl/storage/s3/client.h"
+#include "impl/storage/s3/config.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace smd::s3 {
+namespace {
+
+// Configuration. Each test sets the variables it needs and clears the others.
+class S3Config : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* v : kVars) {
+      if (const char* old = std::getenv(v)) saved_.emplace_back(v, old);
+      unsetenv(v);
+    }
+    dir_ = ::testing::TempDir() + "/s3cfg-" + std::to_string(getpid());
+    std::string cmd = "mkdir -p '" + dir_ + "'";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    setenv("AWS_SHARED_CREDENTIALS_FILE", (dir_ + "/credentials").c_str(), 1);
+    setenv("AWS_CONFIG_FILE", (dir_ + "/config").c_str(), 1);
+    std::remove((dir_ + "/credentials").c_str());
+    std::remove((dir_ + "/config").c_str());
+    setenv("AWS_EC2_METADATA_DISABLED", "true", 1);  // no instance metadata unless a test asks
+  }
+  void TearDown() override {
+    for (const char* v : kVars) unsetenv(v);
+    for (const auto& [k, v] : saved_) setenv(k.c_str(), v.c_str(), 1);
+  }
+  void Write(const std::string& name, const std::string& text) {
+    std::ofstream(dir_ + "/" + name) << text;
+  }
+  static constexpr const char* kVars[] = {
+      "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+      "AWS_SHARED_CREDENTIALS_FILE", "AWS_CONFIG_FILE", "AWS_REGION", "AWS_DEFAULT_REGION",
+      "AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_CA_BUNDLE",
+      "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI",
+      "AWS_CONTAINER_AUTHORIZATION_TOKEN", "AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE",
+      "AWS_EC2_METADATA_DISABLED", "AWS_EC2_METADATA_SERVICE_ENDPOINT"};
+  std::vector<std::pair<std::string, std::string>> saved_;
+  std::string dir_;
+};
+
+TEST_F(S3Config, EnvironmentCredentialsComeFirst) {
+  Write("credentials", "[default]\naws_access_key_id = FILEKEY\naws_secret_access_key = FILESECRET\n");
+  setenv("AWS_ACCESS_KEY_ID", "ENVKEY", 1);
+  setenv("AWS_SECRET_ACCESS_KEY", "ENVSECRET", 1);
+  setenv("AWS_SESSION_TOKEN", "ENVTOKEN", 1);
+  auto c = ConfigFromEnvironment();
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->credentials.access_key_id, "ENVKEY");
+  EXPECT_EQ(c->credentials.secret_access_key, "ENVSECRET");
+  EXPECT_EQ(c->credentials.session_token, "ENVTOKEN");
+  EXPECT_EQ(c->region, "us-east-1");
+  EXPECT_EQ(c->endpoint, "https://s3.us-east-1.amazonaws.com");
+  EXPECT_FALSE(c->path_style);  // AWS: virtual-hosted
+}
+
+TEST_F(S3Config, HalfEnvironmentCredentialsAreAnError) {
+  setenv("AWS_ACCESS_KEY_ID", "ENVKEY", 1);
+  auto c = ConfigFromEnvironment();
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), Code::kAuth);
+  EXPECT_NE(c.status().message().find("AWS_SECRET_ACCESS_KEY"), std::string::npos);
+}
+
+TEST_F(S3Config, ProfileFromCredentialsAndConfigFiles) {
+  Write("credentials",
+        "[default]\naws_access_key_id = DEF\naws_secret_access_key = DEFS\n"
+        "[work]\naws_access_key_id = WORK\naws_secret_access_key = WORKS\n"
+        "aws_session_token = WORKT\n");
+  Write("config",
+        "[default]\nregion = eu-west-1\n"
+        "[profile work]\nregion = ap-south-1\nendpoint_url = http://minio.local:9000/\n"
+        "s3 =\n  addressing_style = virtual\nca_bundle = /etc/ca.pem\n");
+  auto d = ConfigFromEnvironment();
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ(d->credentials.access_key_id, "DEF");
+  EXPECT_EQ(d->region, "eu-west-1");
+  EXPECT_EQ(d->endpoint, "https://s3.eu-west-1.amazonaws.com");
+
+  setenv("AWS_PROFILE", "work", 1);
+  auto w = ConfigFromEnvironment();
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_EQ(w->credentials.access_key_id, "WORK");
+  EXPECT_EQ(w->credentials.secret_access_key, "WORKS");
+  EXPECT_EQ(w->credentials.session_token, "WORKT");
+  EXPECT_EQ(w->region, "ap-south-1");
+  EXPECT_EQ(w->endpoint, "http://minio.local:9000");
+  EXPECT_FALSE(w->path_style);  // the profile's s3.addressing_style
+  EXPECT_EQ(w->ca_bundle, "/etc/ca.pem");
+
+  // Environment beats the profile for region, endpoint and CA bundle.
+  setenv("AWS_DEFAULT_REGION", "us-west-2", 1);
+  setenv("AWS_ENDPOINT_URL", "http://generic:1", 1);
+  setenv("AWS_CA_BUNDLE", "/env/ca.pem", 1);
+  auto e = ConfigFromEnvironment();
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ(e->region, "us-west-2");
+  EXPECT_EQ(e->endpoint, "http://generic:1");
+  EXPECT_EQ(e->ca_bundle, "/env/ca.pem");
+  setenv("AWS_REGION", "sa-east-1", 1);
+  setenv("AWS_ENDPOINT_URL_S3", "http://s3only:2", 1);
+  auto f = ConfigFromEnvironment();
+  ASSERT_TRUE(f.ok());
+  EXPECT_EQ(f->region, "sa-east-1");
+  EXPECT_EQ(f->endpoint, "http://s3only:2");
+}
+
+TEST_F(S3Config, CustomEndpointDefaultsToPathStyle) {
+  setenv("AWS_ACCESS_KEY_ID", "K", 1);
+  setenv("AWS_SECRET_ACCESS_KEY", "S", 1);
+  setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:7070", 1);
+  auto c = ConfigFromEnvironment();
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->path_style);
+  setenv("AWS_ENDPOINT_URL", "127.0.0.1:7070", 1);
+  EXPECT_EQ(ConfigFromEnvironment().status().code(), Code::kInvalidArgument);
+}
+
+TEST_F(S3Config, NoCredentialsNamesWhereItLooked) {
+  setenv("AWS_PROFILE", "ghost", 1);
+  auto c = ConfigFromEnvironment();
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), Code::kAuth);
+  EXPECT_NE(c.status().message().find("ghost"), std::string::npos);
+  EXPECT_NE(c.status().message().find("AWS_ACCESS_KEY_ID"), std::string::npos);
+}
+
+TEST_F(S3Config, ContainerThenInstanceMetadataWhenNoKeys) {
+  Write("token", "Bearer abc\n");
+  setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:1/creds", 1);
+  setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", (dir_ + "/token").c_str(), 1);
+  auto c = ConfigFromEnvironment();
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->credential_source, Config::CredentialSource::kContainer);
+  EXPECT_EQ(c->credentials_url, "http://127.0.0.1:1/creds");
+  EXPECT_EQ(c->credentials_auth_token, "Bearer abc");
+  setenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/credentials/x", 1);
+  EXPECT_EQ(ConfigFromEnvironment()->credentials_url, "http://169.254.170.2/v2/credentials/x");
+
+  unsetenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI");
+  unsetenv("AWS_CONTAINER_CREDENTIALS_FULL_URI");
+  unsetenv("AWS_EC2_METADATA_DISABLED");
+  setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", "http://127.0.0.1:2/", 1);
+  auto i = ConfigFromEnvironment();
+  ASSERT_TRUE(i.ok()) << i.status().message();
+  EXPECT_EQ(i->credential_source, Config::CredentialSource::kInstanceMetadata);
+  EXPECT_EQ(i->credentials_url, "http://127.0.0.1:2");
+
+  // Profile keys come before both.
+  Write("credentials", "[default]\naws_access_key_id = P\naws_secret_access_key = PS\n");
+  auto p = ConfigFromEnvironment();
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(p->credential_source, Config::CredentialSource::kStatic);
+  EXPECT_EQ(p->credentials.access_key_id, "P");
+}
+
+// Credentials in the endpoint's URL are refused (they would go out in the Host header and show
+// in every message); the message does not show them.
+TEST_F(S3Config, EndpointWithUserInformationIsRefused) {
+  setenv("AWS_ACCESS_KEY_ID", "K", 1);
+  setenv("AWS_SECRET_ACCESS_KEY", "S", 1);
+  for (const char* ep : {"http://alice:pw-xyzzy@127.0.0.1:9", "https://alice:pw-xyzzy@h.example/",
+                         "http://:pw-xyzzy@127.0.0.1:9"}) {
+    setenv("AWS_ENDPOINT_URL_S3", ep, 1);
+    auto c = ConfigFromEnvironment();
+    ASSERT_FALSE(c.ok()) << ep;
+    EXPECT_EQ(c.status().code(), Code::kInvalidArgument);
+    EXPECT_EQ(c.status().message().find("pw-xyzzy"), std::string::npos) << c.status().message();
+    EXPECT_NE(c.status().message().find("user name or password"), std::string::npos)
+        << c.status().message();
+    Config cfg;
+    cfg.endpoint = ep;
+    cfg.credentials = {"K", "S", ""};
+    auto client = Client::Create(cfg);
+    ASSERT_FALSE(client.ok()) << ep;
+    EXPECT_EQ(client.status().code(), Code::kInvalidArgument);
+    EXPECT_EQ(client.status().message().find("pw-xyzzy"), std::string::npos);
+  }
+  EXPECT_EQ(RedactEndpoint("http://a:b@h:1"), "http://***@h:1");
+  EXPECT_EQ(RedactEndpoint("http://h:1"), "http://h:1");
+  EXPECT_TRUE(ValidateEndpoint("http://127.0.0.1:9000").ok());
+}
+
+}  // namespace
+}  // namespace smd::s3
