@@ -20,8 +20,13 @@
  *  - Arrays come back in one way: numbers and handles as a caller-owned array plus a size_t
  *    count, `T **x_out, size_t *n_out` (numbers freed with smd_free(), values with
  *    smd_value_array_free(); the array may be NULL when the count is 0); strings as an owned
- *    smd_strarray freed with smd_strarray_free(). Arrays owned by a handle (a value's shape) are
- *    borrowed pointers with a count getter.
+ *    smd_strarray freed with smd_strarray_free(). Several arrays of one result are parallel
+ *    and share that one count (a tensor's steps and values); strings beside them come as an
+ *    smd_strarray of the same count. Arrays a handle owns are borrowed: numbers as a pointer
+ *    with a count getter (a value's shape), objects through a count and an index accessor
+ *    (a rule's findings: smd_rule_findings_count, smd_rule_findings_at).
+ *  - Static facts (names of codes, dtypes, modes, built-in rules and their parameters) are
+ *    static strings, NULL for what does not exist.
  *  - Queries take a const handle; functions that change a handle say so in their name (_set_,
  *    _add_, _create, _close, ...). Setters of objects and options return smd_error *.
  *  - Out of memory is reported as SMD_E_OUT_OF_MEMORY, never as success: when even the error
