@@ -330,20 +330,26 @@ static void test_running_multiworker(void) {
   smd_trial_free(t);
 }
 
+/* A live copy of fixture `src` in scratch/`name` (into dst): its collections file and step 0. */
+static void start_live_copy(const char *src, const char *name, char *dst, size_t dst_size) {
+  char a[4096], b[4096];
+  snprintf(dst, dst_size, "%s/%s", scratch, name);
+  mkdirs(dst);
+  snprintf(a, sizeof a, "%s/collections/000000000/worker_0_collections.json", src);
+  snprintf(b, sizeof b, "%s/collections/000000000/worker_0_collections.json", dst);
+  CHECK(copy_file(a, b));
+  copy_step(src, dst, 0);
+}
+
 static void test_live_copies(void) {
-  char dst[2048], a[4096], b[4096];
+  char dst[2048], b[4096];
   const char *src = capi_fixture("modes_reentry");
   smd_trial *t = NULL;
   int64_t *steps = NULL;
   size_t n = 0;
   smd_step_state state;
   const int64_t want[] = {2};
-  snprintf(dst, sizeof dst, "%s/live", scratch);
-  mkdirs(dst);
-  snprintf(a, sizeof a, "%s/collections/000000000/worker_0_collections.json", src);
-  snprintf(b, sizeof b, "%s/collections/000000000/worker_0_collections.json", dst);
-  CHECK(copy_file(a, b));
-  copy_step(src, dst, 0);
+  start_live_copy(src, "live", dst, sizeof dst);
   CHECK_OK(smd_trial_open(dst, NULL, &t));
   if (t == NULL) return;
   CHECK_OK(smd_trial_steps(t, SMD_MODE_GLOBAL, false, &steps, &n));
@@ -429,15 +435,10 @@ static size_t count_steps(const smd_trial *t) {
 
 /* smdebug's no_refresh / refresh blocks: a scope on one thread, the trial itself unchanged. */
 static void test_refresh_scopes(void) {
-  char dst[2048], a[4096], b[4096];
+  char dst[2048];
   const char *src = capi_fixture("modes_reentry");
   smd_trial *t = NULL;
-  snprintf(dst, sizeof dst, "%s/scopes", scratch);
-  mkdirs(dst);
-  snprintf(a, sizeof a, "%s/collections/000000000/worker_0_collections.json", src);
-  snprintf(b, sizeof b, "%s/collections/000000000/worker_0_collections.json", dst);
-  CHECK(copy_file(a, b));
-  copy_step(src, dst, 0);
+  start_live_copy(src, "scopes", dst, sizeof dst);
   CHECK_OK(smd_trial_open(dst, NULL, &t));
   if (t == NULL) return;
   smd_tensor *loss = NULL;
