@@ -35,6 +35,8 @@ Trial::Trial(std::string path, std::unique_ptr<io::Storage> storage, const Trial
   auto_refresh_ = options.auto_refresh;
   records_ = std::make_unique<RecordReader>(storage_.get(), options.cache_bytes);
   if (options.watch && !ended) watcher_ = storage_->WatchChanges();
+  lister_ = std::make_unique<IndexLister>(storage_.get(), watcher_.get(), options.range_begin,
+                                          options.range_end);
 }
 
 Trial::~Trial() = default;
@@ -177,7 +179,7 @@ Trial::Stats Trial::GetStats() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   Stats s;
   s.index_files_read = index_files_read_.load();
-  s.listings = listings_.load();
+  s.listings = lister_->listings();
   s.records_read = records_->reads();
   size_t bytes = 0;
   for (const auto& t : tensors_) {

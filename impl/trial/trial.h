@@ -33,6 +33,7 @@
 #include "impl/storage/open.h"
 #include "impl/storage/storage.h"
 #include "impl/format/collections_file.h"
+#include "impl/trial/index_lister.h"
 #include "impl/trial/record_reader.h"
 #include "impl/trial/value.h"
 
@@ -219,7 +220,6 @@ class Trial : public std::enable_shared_from_this<Trial> {
   // checked it before anything was listed (Open does); otherwise it is checked here.
   Status RefreshLocked(Status* first_problem, std::optional<bool> ended_before = std::nullopt);
   Status ListAndLoadIndex(Status* first_problem, bool live);  // live: the job has not ended
-  Result<std::vector<PendingFile>> ListNewIndexFiles(bool* listed_any);
   void ResolveEntries(const ParsedIndex& p, std::vector<Prediction>* out);
   void ApplyIndexFile(const ParsedIndex& p, const std::vector<Prediction>& resolved,
                       int64_t global_step, const std::string& worker);
@@ -230,8 +230,6 @@ class Trial : public std::enable_shared_from_this<Trial> {
                        bool live, std::vector<uint32_t>* grown);
   void ShrinkTables(const std::vector<uint32_t>& grown);
   void UpdateCursor();
-  void RememberUnreadLocked(const PendingFile& f);
-  void ForgetUnreadLocked(const std::string& rel);
   void AddWarning(const std::string& message);
 
   uint32_t InternWorker(const std::string& w);
@@ -301,17 +299,12 @@ class Trial : public std::enable_shared_from_this<Trial> {
   int64_t last_complete_step_ = -1;
   bool loaded_all_ = false;
 
-  // Refresh bookkeeping (guarded by refresh_mu_, read under mu_ by GetStats).
-  std::string cursor_;                        // relative index path; empty: none yet
-  std::unordered_set<std::string> read_files_;  // read index files at or after the cursor
+  // Which index files refreshes read: the cursor, the files read after it and those to read
+  // again. Used with refresh_mu_ held, and with mu_ held exclusively for what queries read (the
+  // cursor, the steps of unread files: read under mu_).
+  std::unique_ptr<IndexLister> lister_;
   std::vector<Prediction> predicted_;         // how the previous file's entries were resolved
-  // Index files whose read failed (not a missing file, not malformed content): read again by
-  // every refresh, whatever the cursor, until one succeeds. rel -> (global step, worker).
-  std::map<std::string, std::pair<int64_t, std::string>> unread_;
-  // The global steps of unread_ (guarded by mu_): not complete, whatever the other files say.
-  std::map<int64_t, int> unread_steps_;
   std::atomic<uint64_t> index_files_read_{0};
-  std::atomic<uint64_t> listings_{0};
 };
 
 // smdebug's messages (BEHAVIOR.md §8) with their codes.

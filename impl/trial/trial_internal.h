@@ -185,9 +185,7 @@ struct Trial::ParseSlot {
 };
 
 struct Trial::PendingFile {
-  std::string rel;
-  int64_t step = 0;
-  std::string worker;
+  IndexFileName name;
   ParseSlot* slot = nullptr;  // set when it was parsed
   Status status;
   bool gone = false;  // vanished between listing and reading

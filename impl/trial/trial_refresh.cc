@@ -97,7 +97,7 @@ int64_t Trial::last_complete_step() const {
 
 std::string Trial::index_cursor() const {
   std::shared_lock<std::shared_mutex> lock(mu_);  // UpdateCursor writes it with mu_ held
-  return cursor_;
+  return lister_->cursor();
 }
 
 Result<bool> Trial::HasEnded() const { return storage_->Exists(io::kEndOfJobFile); }
@@ -123,7 +123,7 @@ Status Trial::MaybeRefresh() {
   }
   // With trusted change events, nothing pending means nothing new: skip the listing (unless
   // an index file is still to be read again).
-  if (watcher_ && unread_.empty() && !watcher_->ConsumeChanges()) return Status::Ok();
+  if (watcher_ && !lister_->HasUnread() && !watcher_->ConsumeChanges()) return Status::Ok();
   return RefreshLocked(nullptr);
 }
 
@@ -157,124 +157,18 @@ Status Trial::RefreshLocked(Status* first_problem, std::optional<bool> ended_bef
   return Status::Ok();
 }
 
-Result<std::vector<Trial::PendingFile>> Trial::ListNewIndexFiles(bool* listed_any) {
-  *listed_any = false;
-  std::vector<PendingFile> out;
-  if (watcher_) {
-    watcher_->Watch("");
-    watcher_->Watch("index");
-  }
-  // Files sort before `floor` are not listed again: those before the cursor, and (a pure
-  // shortcut) those of steps before range_steps' begin, which are never read. The listings
-  // start there: only step folders from the floor's on, and in the cursor's folder only the
-  // names from the cursor's on.
-  std::string floor = cursor_;
-  if (options_.range_begin > 0) {
-    std::string range_floor =
-        io::IndexDirRelPath(options_.range_begin) + ZeroPad(options_.range_begin, 12);
-    if (range_floor > floor) floor = std::move(range_floor);
-  }
-  std::string cursor_dir;
-  if (!floor.empty()) {
-    size_t a = floor.find('/');
-    size_t b = floor.find('/', a + 1);
-    cursor_dir = floor.substr(a + 1, b - a - 1);
-  }
-  std::string cursor_dir_rel, cursor_name;  // cursor_ as (folder, name)
-  if (!cursor_.empty()) {
-    size_t slash = cursor_.rfind('/');
-    cursor_dir_rel = cursor_.substr(0, slash);
-    cursor_name = cursor_.substr(slash + 1);
-  }
-  // Files whose read failed before come first, wherever the cursor is now.
-  for (const auto& kv : unread_) {
-    PendingFile f;
-    f.rel = kv.first;
-    f.step = kv.second.first;
-    f.worker = kv.second.second;
-    out.push_back(std::move(f));
-  }
-  const size_t retried = out.size();
-  auto dirs = storage_->List("index", cursor_dir);  // every path in an earlier one is before it
-  if (!dirs.ok()) {
-    if (dirs.status().code() == Code::kNotFound) return out;
-    return dirs.status().WithContext("listing the index folders of '" + storage_->root() + "'");
-  }
-  // Folders in the order of the paths under them ("index/<d>/..."), names sorted within each:
-  // the files come out in path order without sorting them afterwards.
-  std::sort(dirs->begin(), dirs->end(),
-            [](const std::string& a, const std::string& b) { return a + '/' < b + '/'; });
-  ++listings_;
-  for (const std::string& d : dirs.value()) {
-    if (d < cursor_dir) continue;  // every path in it sorts before the cursor
-    const std::string dir_rel = "index/" + d;
-    if (watcher_) watcher_->Watch(dir_rel);
-    // Names before the cursor's, in its folder, sort before the cursor: skipped below anyway.
-    auto names = storage_->List(dir_rel, dir_rel == cursor_dir_rel ? std::string_view(cursor_name)
-                                                                   : std::string_view());
-    if (!names.ok()) {
-      if (names.status().code() == Code::kNotFound) continue;  // vanished
-      if (storage_->FileSize(dir_rel).ok()) continue;  // a file, where a step folder should be
-      if (names.status().code() == Code::kCorrupt) {  // a link that leads out of the trial
-        AddWarning("skipped index folder '" + storage_->Describe(dir_rel) + "': " +
-                   names.status().message());
-        continue;
-      }
-      // Anything else (an I/O error, a listing S3 could not give after its retries) must not
-      // pass for an empty folder: its steps would be skipped for good once the cursor moved on.
-      return names.status().WithContext("listing '" + storage_->Describe(dir_rel) + "'");
-    }
-    for (const std::string& name : names.value()) {
-      if (name.size() <= 5 || !EndsWith(name, ".json")) continue;
-      std::string rel = dir_rel + "/" + name;
-      if (rel < floor) {
-        if (rel >= cursor_) *listed_any = true;  // listed by smdebug, skipped by the range
-        continue;
-      }
-      *listed_any = true;
-      if (read_files_.count(rel) || unread_.count(rel)) continue;
-      std::optional<int64_t> step = io::StepFromFileName(name);
-      std::optional<std::string> worker = io::WorkerFromFileName(name);
-      if (!step || !worker || worker->empty()) {
-        AddWarning("skipped index file '" + storage_->Describe(rel) +
-                   "': its name is not <step>_<worker>.json");
-        read_files_.insert(rel);
-        continue;
-      }
-      if (*step < 0) {
-        // No writer names a step below 0 (smdebug refuses them): a stray or hostile file.
-        AddWarning("skipped index file '" + storage_->Describe(rel) + "': step " +
-                   std::to_string(*step) + " is negative");
-        read_files_.insert(rel);
-        continue;
-      }
-      if ((options_.range_begin >= 0 && *step < options_.range_begin) ||
-          (options_.range_end >= 0 && *step >= options_.range_end)) {
-        continue;  // outside range_steps: never read (and not remembered, as in smdebug)
-      }
-      PendingFile f;
-      f.rel = std::move(rel);
-      f.step = *step;
-      f.worker = (*worker)[0] == '_' ? DeserializeWorker(std::move(*worker)) : std::move(*worker);
-      out.push_back(std::move(f));
-    }
-  }
-  if (retried > 0) {
-    std::sort(out.begin(), out.end(),
-              [](const PendingFile& a, const PendingFile& b) { return a.rel < b.rel; });
-  }
-  return out;
-}
-
 Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
   bool listed_any = false;
-  SMD_ASSIGN_OR_RETURN(std::vector<PendingFile> files, ListNewIndexFiles(&listed_any));
+  SMD_ASSIGN_OR_RETURN(std::vector<IndexFileName> names,
+                       lister_->ListNew(&listed_any, [this](const std::string& m) { AddWarning(m); }));
+  std::vector<PendingFile> files(names.size());
+  for (size_t i = 0; i < names.size(); ++i) files[i].name = std::move(names[i]);
 
   // Files are read at most kParseAhead ahead of the one applied, so file i can use slot
   // i % slots.size(): the file that used it before has been applied.
   std::vector<ParseSlot> slots(std::min(files.size(), kParseAhead));
   auto read_one_into = [this](PendingFile& f, ParseSlot* slot) {
-    Status read = storage_->ReadAllInto(f.rel, &slot->text);
+    Status read = storage_->ReadAllInto(f.name.rel, &slot->text);
     if (!read.ok()) {
       if (read.code() == Code::kNotFound) {
         f.gone = true;
@@ -306,7 +200,7 @@ Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
                    "' is not a path inside the trial");
     }
     if (!st.ok()) {
-      f.status = Status(st.code(), "index file '" + storage_->Describe(f.rel) + "': " + st.message());
+      f.status = Status(st.code(), "index file '" + storage_->Describe(f.name.rel) + "': " + st.message());
     }
   };
 
@@ -335,15 +229,15 @@ Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
       for (size_t i = begin; i < end; ++i) {
         PendingFile& f = files[i];
         if (f.gone) {
-          ForgetUnreadLocked(f.rel);
+          lister_->ForgetUnread(f.name.rel);
           continue;
         }
         if (f.unread) {
           unread.push_back(i);
           continue;
         }
-        ForgetUnreadLocked(f.rel);
-        read_files_.insert(f.rel);
+        lister_->ForgetUnread(f.name.rel);
+        lister_->MarkRead(f.name.rel);
         if (!f.status.ok()) {
           if (first_problem != nullptr && first_problem->ok()) *first_problem = f.status;
           problems.push_back(f.status.message());
@@ -359,7 +253,7 @@ Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
         PendingFile& f = files[i];
         if (f.gone || f.unread || !f.status.ok()) continue;
         ++index_files_read_;
-        ApplyIndexFile(f.slot->parsed, resolved[k++], f.step, f.worker);
+        ApplyIndexFile(f.slot->parsed, resolved[k++], f.name.step, f.name.worker);
       }
     }
     pipe.Consumed(end);
@@ -370,7 +264,7 @@ Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
     ShrinkTables(grown);
   }
   // The files whose read failed get one more try now (the storage's own retries were spent on
-  // each, so this is a second round of them); those that fail again stay in unread_.
+  // each, so this is a second round of them); those that fail again stay unread (IndexLister).
   Status unread_error;
   size_t still_unread = 0;
   for (size_t i : unread) {
@@ -386,25 +280,25 @@ Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
     {
       std::unique_lock<std::shared_mutex> lock(mu_);
       if (f.unread) {
-        RememberUnreadLocked(f);
+        lister_->RememberUnread(f.name);
         ++still_unread;
         if (unread_error.ok()) {
-          unread_error = Status(f.status.code(), "index file '" + storage_->Describe(f.rel) +
+          unread_error = Status(f.status.code(), "index file '" + storage_->Describe(f.name.rel) +
                                                      "' could not be read (it is read again by "
                                                      "the next refresh): " + f.status.message());
         }
         continue;
       }
-      ForgetUnreadLocked(f.rel);
+      lister_->ForgetUnread(f.name.rel);
       if (f.gone) continue;
-      read_files_.insert(f.rel);
+      lister_->MarkRead(f.name.rel);
       if (!f.status.ok()) {
         if (first_problem != nullptr && first_problem->ok()) *first_problem = f.status;
         problem = f.status.message();
       } else {
         ResolveEntries(slot.parsed, &resolved);
         ++index_files_read_;
-        ApplyIndexFile(slot.parsed, resolved, f.step, f.worker);
+        ApplyIndexFile(slot.parsed, resolved, f.name.step, f.name.worker);
       }
     }
     if (!problem.empty()) AddWarning("skipped " + problem);
@@ -414,48 +308,20 @@ Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
                                                    std::to_string(still_unread - 1) +
                                                    " more index file(s))");
   }
-  if (listed_any || !cursor_.empty()) {
+  if (listed_any || !lister_->cursor().empty()) {
     std::unique_lock<std::shared_mutex> lock(mu_);
     UpdateCursor();
   }
-  if (!cursor_.empty()) {
-    for (auto it = read_files_.begin(); it != read_files_.end();) {
-      it = *it < cursor_ ? read_files_.erase(it) : std::next(it);
-    }
-  }
+  lister_->ForgetReadBeforeCursor();
   return unread_error;
-}
-
-// Called with mu_ held exclusively.
-void Trial::RememberUnreadLocked(const PendingFile& f) {
-  if (unread_.emplace(f.rel, std::make_pair(f.step, f.worker)).second) ++unread_steps_[f.step];
-}
-
-void Trial::ForgetUnreadLocked(const std::string& rel) {
-  if (unread_.empty()) return;
-  auto it = unread_.find(rel);
-  if (it == unread_.end()) return;
-  auto s = unread_steps_.find(it->second.first);
-  if (s != unread_steps_.end() && --s->second <= 0) unread_steps_.erase(s);
-  unread_.erase(it);
 }
 
 // BEHAVIOR.md §6.7: the cursor trails the last complete step; too many incomplete steps make the
 // trial give up on the oldest half of them. Called with mu_ held exclusively.
 void Trial::UpdateCursor() {
   if (worker_set_.empty()) return;
-  const std::string last_worker = SerializeWorker(*worker_set_.rbegin());
-  int64_t token_step = 0;
-  if (!cursor_.empty()) token_step = io::StepFromFileName(BaseName(cursor_)).value_or(0);
-  if (last_complete_step_ >= token_step) {
-    cursor_ = io::IndexFileRelPath(last_complete_step_, last_worker);
-  }
-  // (written so that a last complete step of INT64_MAX does not overflow)
-  if (static_cast<int64_t>(steps_.size()) - 1 - last_complete_step_ > window_) {
-    const int64_t step = last_complete_step_ + window_ / 2;
-    cursor_ = io::IndexFileRelPath(step, last_worker);
-    last_complete_step_ = step;
-  }
+  lister_->Advance(SerializeWorker(*worker_set_.rbegin()), &last_complete_step_,
+                   static_cast<int64_t>(steps_.size()), window_);
 }
 
 uint32_t Trial::InternWorker(const std::string& w) {

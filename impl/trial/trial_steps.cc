@@ -28,7 +28,7 @@ namespace smd::trial {
 // Trial queries
 
 bool Trial::IsCompleteLocked(int64_t g) const {
-  if (!unread_steps_.empty() && unread_steps_.count(g)) return false;  // an index file to read again
+  if (lister_->StepUnread(g)) return false;  // an index file to read again
   if (loaded_all_ || last_complete_step_ >= g) return true;
   auto it = steps_.find(g);
   return it != steps_.end() && static_cast<int64_t>(it->second.workers.size()) == num_workers_;
@@ -229,8 +229,8 @@ StepState Trial::HasPassedStepLocked(int64_t step, Mode mode) const {
   const StepState s = HasPassedStepIgnoringUnreadLocked(step, mode);
   // While an index file could not be read, a step that looks skipped may be in it (its mode
   // step is unknown until it is read): not yet available, never unavailable.
-  if (!unread_steps_.empty() && s != StepState::kAvailable) return StepState::kNotYetAvailable;
-  if (!unread_steps_.empty() && mode == Mode::kGlobal && unread_steps_.count(step))
+  if (lister_->HasUnread() && s != StepState::kAvailable) return StepState::kNotYetAvailable;
+  if (mode == Mode::kGlobal && lister_->StepUnread(step))
     return StepState::kNotYetAvailable;
   return s;
 }
