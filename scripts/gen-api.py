@@ -13,6 +13,7 @@ the conventions check (tests/abi/check_conventions.py), the Rust FFI declaration
 the handles (bindings/swig/smd_handles.i, written here too). tests/abi/api_compiles.py turns api.json back into C that must compile against
 the headers (every signature, enum value and struct), so the description cannot drift from them.
 """
+import copy
 import json
 import pathlib
 import subprocess
@@ -47,7 +48,6 @@ def type_text(node):
 
 
 def _strip_names(node):
-    import copy
     node = copy.deepcopy(node)
     n = node
     while n is not None:

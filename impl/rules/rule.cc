@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
-#include <memory>
 #include <optional>
 
 #include "impl/core/text.h"
@@ -85,17 +84,14 @@ namespace {
 class NoRefresh {
  public:
   explicit NoRefresh(const std::vector<TrialPtr>& trials) {
-    scopes_.reserve(trials.size());
-    for (const TrialPtr& t : trials) scopes_.push_back(std::make_unique<Trial::RefreshOverride>(t.get(), false));
-  }
-  ~NoRefresh() {
-    while (!scopes_.empty()) scopes_.pop_back();  // innermost first
+    scopes_.reserve(trials.size());  // one allocation per step evaluated
+    for (const TrialPtr& t : trials) scopes_.emplace_back(t.get(), false);
   }
   NoRefresh(const NoRefresh&) = delete;
   NoRefresh& operator=(const NoRefresh&) = delete;
 
  private:
-  std::vector<std::unique_ptr<Trial::RefreshOverride>> scopes_;
+  std::vector<Trial::RefreshOverride> scopes_;  // ended in any order (each by its own id)
 };
 
 std::string ValidUtf8(const std::string& s) {

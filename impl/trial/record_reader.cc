@@ -17,7 +17,6 @@ RecordReader::~RecordReader() = default;
 
 Result<ValuePtr> RecordReader::Read(const RecordLocation& at, const std::string& tag,
                                     const RecordOwner& who) {
-  if (ValuePtr v = cache_->GetValue(at.file, at.offset)) return v;
   int reads = 0;
   auto value = ReadUncached(at, tag, who, /*use_blocks=*/true, &reads);
   reads_ += static_cast<uint64_t>(reads);

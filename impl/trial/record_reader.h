@@ -45,8 +45,8 @@ class RecordReader {
   RecordReader(const RecordReader&) = delete;
   RecordReader& operator=(const RecordReader&) = delete;
 
-  // The value of the record whose payload is the event tagged `tag`: cached, or read, decoded
-  // and cached. Errors: TensorUnavailableForStep naming a missing event file, kCorrupt (a
+  // The value of the record whose payload is the event tagged `tag`, read, decoded and cached.
+  // Callers look in cache() first (then a cached record need not even be located). Errors: TensorUnavailableForStep naming a missing event file, kCorrupt (a
   // truncated file, a bad length or CRC), the storage's errors, each naming file and offset.
   Result<ValuePtr> Read(const RecordLocation& at, const std::string& tag, const RecordOwner& who);
   // The same without the value cache (bulk readers look it up and fill it once for many

@@ -112,11 +112,13 @@ class Trial : public std::enable_shared_from_this<Trial> {
    public:
     RefreshOverride(const Trial* trial, bool on);
     ~RefreshOverride();
+    RefreshOverride(RefreshOverride&& other) noexcept : id_(other.id_) { other.id_ = 0; }
     RefreshOverride(const RefreshOverride&) = delete;
     RefreshOverride& operator=(const RefreshOverride&) = delete;
+    RefreshOverride& operator=(RefreshOverride&&) = delete;
 
    private:
-    uint64_t id_;
+    uint64_t id_;  // 0: moved from, ends nothing
   };
   // Messages about files skipped so far (malformed index files, unreadable collection files).
   std::vector<std::string> Warnings() const;

@@ -65,6 +65,7 @@ Trial::RefreshOverride::RefreshOverride(const Trial* trial, bool on)
 }
 
 Trial::RefreshOverride::~RefreshOverride() {
+  if (id_ == 0) return;  // moved from
   // Normally the last entry; one ended out of order is taken out where it is.
   std::vector<OverrideEntry>& overrides = ThreadOverrides();
   for (auto it = overrides.rbegin(); it != overrides.rend(); ++it) {
