@@ -37,9 +37,13 @@ Trial::Trial(std::string path, std::unique_ptr<io::Storage> storage, const Trial
   if (options.watch && !ended) watcher_ = storage_->WatchChanges();
   lister_ = std::make_unique<IndexLister>(storage_.get(), watcher_.get(), options.range_begin,
                                           options.range_end);
+  tables_ = std::make_unique<IndexTables>(lister_.get());
 }
 
 Trial::~Trial() = default;
+
+// Set while opening, before the trial is shared, and never after: read without the lock.
+int64_t Trial::num_workers() const { return tables_->num_workers(); }
 
 Result<std::shared_ptr<Trial>> Trial::Open(const std::string& raw_path, const TrialOptions& options) {
   std::string path(StripAscii(raw_path));
@@ -147,12 +151,12 @@ Status Trial::LoadCollections() {
     SMD_ASSIGN_OR_RETURN(files, ListCollectionFiles());
   }
   SMD_RETURN_IF_ERROR(ReadCollectionsFile(files[0]));
-  while (static_cast<int64_t>(files.size()) < num_workers_) {
+  while (static_cast<int64_t>(files.size()) < num_workers()) {
     SMD_ASSIGN_OR_RETURN(bool ended, storage_->Exists(io::kEndOfJobFile));
     if (ended) {
       return MissingCollectionFilesError(std::to_string(files.size()) + " collection file(s) in '" +
                                          where + "' but _meta.num_workers is " +
-                                         std::to_string(num_workers_));
+                                         std::to_string(num_workers()));
     }
     if (Clock::now() >= *deadline) break;  // a running job: the others may still come
     wait_for_change();
@@ -171,7 +175,7 @@ Status Trial::ReadCollectionsFile(const std::string& rel) {
   }
   std::unique_lock<std::shared_mutex> lock(mu_);
   collections_ = std::move(parsed.collections);
-  num_workers_ = parsed.num_workers.value_or(1);
+  tables_->set_num_workers(parsed.num_workers.value_or(1));
   return Status::Ok();
 }
 
@@ -181,21 +185,10 @@ Trial::Stats Trial::GetStats() const {
   s.index_files_read = index_files_read_.load();
   s.listings = lister_->listings();
   s.records_read = records_->reads();
-  size_t bytes = 0;
-  for (const auto& t : tensors_) {
-    bytes += sizeof(TensorData) + t->name.capacity();
-    for (int m = 0; m < kNumModes; ++m) {
-      s.entries += t->by_mode[m].size();
-      s.reduction_entries += t->reds[m].size();
-      bytes += t->by_mode[m].capacity() * sizeof(StepEntry) + t->reds[m].capacity() * sizeof(RedEntry);
-    }
-  }
-  for (const auto& kv : steps_) {
-    bytes += 64 + sizeof(StepInfo) + kv.second.workers.capacity() * 4 + kv.second.tensors.capacity() * 4;
-  }
-  for (const auto& m : mode_to_global_) bytes += m.size() * 64;
-  bytes += tensor_ids_.size() * 48 + event_files_.size() * 96 + shape_dims_.capacity() * 8;
-  s.table_bytes = bytes;
+  const IndexTables::Stats t = tables_->GetStats();
+  s.entries = t.entries;
+  s.reduction_entries = t.reduction_entries;
+  s.table_bytes = t.table_bytes;
   return s;
 }
 

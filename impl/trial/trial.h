@@ -7,6 +7,11 @@
 // only read when a value is asked for, one record at a time. A refresh lists only index files
 // after a cursor that trails the last complete step, so its cost follows the new data.
 //
+// The parts: IndexLister (index_lister.h) decides which index files a refresh reads,
+// IndexTables (index_tables.h) holds what they say, RecordReader (record_reader.h) reads the
+// event-file records behind them through the caches. The Trial composes them: locking, refresh
+// and waiting policy, collections, and smdebug's errors.
+//
 // Thread safety: every method may be called from any thread concurrently; refreshes are
 // serialized internally and readers see either the state before or after one.
 #pragma once
@@ -34,15 +39,13 @@
 #include "impl/storage/storage.h"
 #include "impl/format/collections_file.h"
 #include "impl/trial/index_lister.h"
+#include "impl/trial/index_tables.h"
 #include "impl/trial/record_reader.h"
 #include "impl/trial/value.h"
 
 namespace smd::trial {
 
 struct ParsedIndex;
-
-// smdebug's StepState, same values.
-enum class StepState : int { kUnavailable = 0, kAvailable = 1, kNotYetAvailable = 2 };
 
 struct TrialOptions {
   // range_steps: only global steps begin <= s < end are loaded; -1 means no bound.
@@ -127,7 +130,7 @@ class Trial : public std::enable_shared_from_this<Trial> {
   Result<bool> HasEnded() const;
   // Whether the trial has seen the end of the job and loaded everything (no more auto refresh).
   bool loaded_all_steps() const;
-  int64_t num_workers() const { return num_workers_; }
+  int64_t num_workers() const;
   int64_t last_complete_step() const;
   // The index file (relative to the trial) that the next refresh lists after; empty before any
   // step is complete (BEHAVIOR.md §6.7: smdebug's last_index_token).
@@ -190,14 +193,8 @@ class Trial : public std::enable_shared_from_this<Trial> {
   Stats GetStats() const;
 
  private:
-  struct StepEntry;
-  struct RedEntry;
-  struct TensorData;
-  struct StepInfo;
-  struct Found;
   struct ParseSlot;
   struct PendingFile;
-  struct Prediction;
 
   // ended: training_job_end.ts was there at open, so the trial will not change and needs no
   // change watch (closing an inotify descriptor costs a kernel grace period, ~10 ms).
@@ -222,45 +219,18 @@ class Trial : public std::enable_shared_from_this<Trial> {
   // checked it before anything was listed (Open does); otherwise it is checked here.
   Status RefreshLocked(Status* first_problem, std::optional<bool> ended_before = std::nullopt);
   Status ListAndLoadIndex(Status* first_problem, bool live);  // live: the job has not ended
-  void ResolveEntries(const ParsedIndex& p, std::vector<Prediction>* out);
-  void ApplyIndexFile(const ParsedIndex& p, const std::vector<Prediction>& resolved,
-                      int64_t global_step, const std::string& worker);
-  // Reserves the tables of the tensors a batch of resolved files adds to (once per batch, to
-  // the size they will have); returns the (tensor, mode) tables given room beyond the batch.
-  void ReserveForBatch(const std::vector<const ParsedIndex*>& files,
-                       const std::vector<std::vector<Prediction>>& resolved, size_t files_after,
-                       bool live, std::vector<uint32_t>* grown);
-  void ShrinkTables(const std::vector<uint32_t>& grown);
   void UpdateCursor();
   void AddWarning(const std::string& message);
 
-  uint32_t InternWorker(const std::string& w);
-  uint32_t InternTensor(std::string_view name);
-  uint32_t InternReduction(std::string_view name);
-  uint32_t InternShape(const int64_t* dims, uint32_t ndim);
-  uint32_t InternEventFile(std::string_view rel);
-
-  bool IsCompleteLocked(int64_t global_step) const;
-  std::vector<int64_t> StepsLocked(Mode mode, bool show_incomplete) const;
-  std::optional<int64_t> GlobalStepLocked(Mode mode, int64_t mode_step) const;
-  // The first step of `mode` at or after `step` (a mode step for TRAIN/EVAL/PREDICT) with its
-  // global step, incomplete steps included.
-  std::optional<std::pair<int64_t, int64_t>> StepAtOrAfterLocked(Mode mode, int64_t step) const;
-  // The last step of `mode`, incomplete included; -1 if none.
-  int64_t LastStepLocked(Mode mode) const;
-  StepState HasPassedStepLocked(int64_t step, Mode mode) const;
-  StepState HasPassedStepIgnoringUnreadLocked(int64_t step, Mode mode) const;
-  std::vector<int64_t> TensorStepsLocked(uint32_t id, Mode mode, bool show_incomplete) const;
-  // 0 found, 1 not found, 2 worker absent at a found step
-  int FindLocked(uint32_t id, int64_t step, Mode mode, const std::string* worker, Found* out) const;
-  Result<Found> Resolve(uint32_t id, int64_t step, Mode mode, const std::string* worker);
+  // The tensor at a step, refreshing once if it is not known yet (BEHAVIOR.md §7.1).
+  Result<FoundEntry> Resolve(uint32_t id, int64_t step, Mode mode, const std::string* worker);
   // Where record (file, offset, length) is, for the record reader (the event file's path and
-  // span, read under mu_; event_files_ never moves its strings).
+  // span, read under mu_; the tables never move an event file's path).
   RecordLocation LocateRecord(uint32_t file, uint64_t offset, uint64_t length) const;
   // The value of a record, through the record reader.
   Result<ValuePtr> ReadRecord(uint32_t file, uint64_t offset, uint64_t length,
                               const std::string& tag, uint32_t tensor_id, int64_t step, Mode mode);
-  Result<ValuePtr> ValueOf(uint32_t id, const Found& f, int64_t step, Mode mode);
+  Result<ValuePtr> ValueOf(uint32_t id, const FoundEntry& f, int64_t step, Mode mode);
 
   const std::string path_;
   std::unique_ptr<io::Storage> storage_;
@@ -275,37 +245,17 @@ class Trial : public std::enable_shared_from_this<Trial> {
   std::mutex refresh_mu_;  // serializes refreshes (listing, parsing, applying)
 
   mutable std::shared_mutex mu_;  // guards everything below
-  int64_t num_workers_ = 1;
   std::map<std::string, CollectionInfo> collections_;
   std::set<std::string> worker_set_;  // from collection file names
   std::vector<std::string> warnings_;
   std::unordered_set<std::string> warned_;
 
-  std::vector<std::string> workers_;  // worker names from index file names, by id
-  std::unordered_map<std::string, uint32_t> worker_ids_;
-  std::vector<std::unique_ptr<TensorData>> tensors_;
-  std::unordered_map<std::string_view, uint32_t> tensor_ids_;  // keys view TensorData::name
-  std::vector<std::string> red_names_;
-  std::unordered_map<std::string, uint32_t> red_ids_;
-  std::vector<int64_t> shape_dims_;
-  std::vector<std::pair<uint32_t, uint32_t>> shapes_;  // (first dim, ndim)
-  std::unordered_multimap<uint64_t, uint32_t> shape_ids_;
-  // Relative paths, by id. A deque: its strings never move as it grows, so a reader may keep a
-  // reference after dropping the lock.
-  std::deque<std::string> event_files_;
-  std::vector<uint64_t> event_file_span_;  // bytes covered by the records the index names
-  std::unordered_map<std::string_view, uint32_t> event_file_ids_;  // keys view event_files_
-
-  std::map<int64_t, StepInfo> steps_;                // global step -> info
-  std::map<int64_t, int64_t> mode_to_global_[3];     // TRAIN, EVAL, PREDICT
-  int64_t last_complete_step_ = -1;
-  bool loaded_all_ = false;
-
   // Which index files refreshes read: the cursor, the files read after it and those to read
   // again. Used with refresh_mu_ held, and with mu_ held exclusively for what queries read (the
   // cursor, the steps of unread files: read under mu_).
   std::unique_ptr<IndexLister> lister_;
-  std::vector<Prediction> predicted_;         // how the previous file's entries were resolved
+  // What the index files read say (impl/trial/index_tables.h).
+  std::unique_ptr<IndexTables> tables_;
   std::atomic<uint64_t> index_files_read_{0};
 };
 

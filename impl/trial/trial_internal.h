@@ -1,5 +1,5 @@
-// What the parts of the Trial implementation (trial*.cc) share: tuning constants, small helpers
-// and the layout of the in-memory tables. Not for use outside impl/trial.
+// What the parts of the Trial implementation (trial*.cc, index_tables.cc) share: tuning constants
+// and small helpers. Not for use outside impl/trial.
 #pragma once
 
 #include <algorithm>
@@ -19,10 +19,6 @@
 
 namespace smd::trial {
 
-// ---------------------------------------------------------------------------------------------
-// Internal tables
-
-constexpr uint32_t kNone = UINT32_MAX;
 constexpr std::string_view kReductionPrefix = "smdebug/reductions/";
 constexpr size_t kApplyChunk = 64;             // index files applied under one lock
 constexpr size_t kParseAhead = 256;            // index files read ahead of parsing and applying
@@ -132,49 +128,6 @@ inline void ShortPoll(int* slice_ms, std::optional<Clock::time_point> deadline) 
   *slice_ms = std::min(*slice_ms * 2, kWaitSliceMs);
 }
 
-struct Trial::StepEntry {
-  int64_t mode_step;
-  uint32_t worker;
-  uint32_t file;  // kNone: no raw value location
-  uint64_t offset;
-  uint64_t length;
-  uint32_t shape;  // kNone: no saved shape
-  uint32_t reserved;
-};
-
-struct Trial::RedEntry {
-  int64_t mode_step;
-  uint32_t worker;
-  uint16_t red;
-  uint8_t abs;
-  uint8_t reserved;
-  uint32_t file;
-  uint32_t reserved2;
-  uint64_t offset;
-  uint64_t length;
-};
-
-struct Trial::TensorData {
-  std::string name;
-  std::vector<StepEntry> by_mode[kNumModes];  // sorted by (mode_step, worker id)
-  std::vector<RedEntry> reds[kNumModes];      // sorted by (mode_step, worker id, red, abs)
-  uint8_t mode_mask = 0;
-};
-
-struct Trial::StepInfo {
-  Mode mode = Mode::kGlobal;  // of the first index file seen for the step
-  int64_t mode_step = 0;
-  std::vector<uint32_t> workers;  // sorted ids of the workers with an index file for it
-  std::vector<uint32_t> tensors;  // sorted ids of the tensors saved at it
-};
-
-struct Trial::Found {
-  Mode mode = Mode::kGlobal;
-  int64_t mode_step = 0;
-  StepEntry entry{};
-  std::vector<RedEntry> reds;
-};
-
 // Where an index file is read and parsed. A refresh keeps a ring of these (as many as files may
 // be parsed ahead) and reuses their buffers: no allocation per file in the steady state, and none
 // freed on another thread than the one that allocated it (which made malloc's arena locks the
@@ -190,12 +143,6 @@ struct Trial::PendingFile {
   Status status;
   bool gone = false;  // vanished between listing and reading
   bool unread = false;  // the read failed (I/O, S3): to be read again, never skipped
-};
-
-struct Trial::Prediction {
-  uint32_t tensor = kNone;
-  uint32_t red = kNone;  // kNone: a raw tensor entry
-  bool abs = false;
 };
 
 }  // namespace smd::trial

@@ -88,12 +88,12 @@ bool Trial::auto_refresh() const {
 
 bool Trial::loaded_all_steps() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return loaded_all_;
+  return tables_->loaded_all();
 }
 
 int64_t Trial::last_complete_step() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return last_complete_step_;
+  return tables_->last_complete_step();
 }
 
 std::string Trial::index_cursor() const {
@@ -115,12 +115,12 @@ Status Trial::MaybeRefresh() {
   if (!auto_refresh()) return Status::Ok();
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    if (loaded_all_) return Status::Ok();
+    if (tables_->loaded_all()) return Status::Ok();
   }
   std::lock_guard<std::mutex> lock(refresh_mu_);
   {
     std::shared_lock<std::shared_mutex> l(mu_);
-    if (loaded_all_) return Status::Ok();
+    if (tables_->loaded_all()) return Status::Ok();
   }
   // With trusted change events, nothing pending means nothing new: skip the listing (unless
   // an index file is still to be read again).
@@ -141,7 +141,7 @@ Status Trial::RefreshLocked(Status* first_problem, std::optional<bool> ended_bef
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
     known_workers = worker_set_.size();
-    num_workers = num_workers_;
+    num_workers = tables_->num_workers();
   }
   if (static_cast<int64_t>(known_workers) < num_workers) {
     SMD_ASSIGN_OR_RETURN(std::vector<std::string> files, ListCollectionFiles());
@@ -150,10 +150,7 @@ Status Trial::RefreshLocked(Status* first_problem, std::optional<bool> ended_bef
   SMD_RETURN_IF_ERROR(ListAndLoadIndex(first_problem, /*live=*/!ended));
   if (ended) {
     std::unique_lock<std::shared_mutex> lock(mu_);
-    if (!loaded_all_) {
-      loaded_all_ = true;
-      if (!steps_.empty()) last_complete_step_ = steps_.rbegin()->first;
-    }
+    tables_->MarkLoadedAll();
   }
   return Status::Ok();
 }
@@ -226,7 +223,7 @@ Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
       // Names first, so that each tensor's tables grow once per chunk, to their final size
       // (not by doubling, which touches twice the memory).
       std::vector<const ParsedIndex*> ok_files;
-      std::vector<std::vector<Prediction>> resolved;
+      std::vector<std::vector<ResolvedTag>> resolved;
       for (size_t i = begin; i < end; ++i) {
         PendingFile& f = files[i];
         if (f.gone) {
@@ -246,15 +243,15 @@ Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
         }
         ok_files.push_back(&f.slot->parsed);
         resolved.emplace_back();
-        ResolveEntries(f.slot->parsed, &resolved.back());
+        tables_->Resolve(f.slot->parsed, &resolved.back());
       }
-      ReserveForBatch(ok_files, resolved, n - end, live, &grown);
+      tables_->Reserve(ok_files, resolved, n - end, live, &grown);
       size_t k = 0;
       for (size_t i = begin; i < end; ++i) {
         PendingFile& f = files[i];
         if (f.gone || f.unread || !f.status.ok()) continue;
         ++index_files_read_;
-        ApplyIndexFile(f.slot->parsed, resolved[k++], f.name.step, f.name.worker);
+        tables_->Apply(f.slot->parsed, resolved[k++], f.name.step, f.name.worker);
       }
     }
     pipe.Consumed(end);
@@ -262,7 +259,7 @@ Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
   }
   if (!grown.empty()) {
     std::unique_lock<std::shared_mutex> lock(mu_);
-    ShrinkTables(grown);
+    tables_->Shrink(grown);
   }
   // The files whose read failed get one more try now (the storage's own retries were spent on
   // each, so this is a second round of them); those that fail again stay unread (IndexLister).
@@ -276,7 +273,7 @@ Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
     f.unread = false;
     read_one_into(f, &slot);
     if (!f.gone && !f.unread) parse_one(f);
-    std::vector<Prediction> resolved;
+    std::vector<ResolvedTag> resolved;
     std::string problem;
     {
       std::unique_lock<std::shared_mutex> lock(mu_);
@@ -297,9 +294,9 @@ Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
         if (first_problem != nullptr && first_problem->ok()) *first_problem = f.status;
         problem = f.status.message();
       } else {
-        ResolveEntries(slot.parsed, &resolved);
+        tables_->Resolve(slot.parsed, &resolved);
         ++index_files_read_;
-        ApplyIndexFile(slot.parsed, resolved, f.name.step, f.name.worker);
+        tables_->Apply(slot.parsed, resolved, f.name.step, f.name.worker);
       }
     }
     if (!problem.empty()) AddWarning("skipped " + problem);
@@ -321,269 +318,7 @@ Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
 // trial give up on the oldest half of them. Called with mu_ held exclusively.
 void Trial::UpdateCursor() {
   if (worker_set_.empty()) return;
-  lister_->Advance(SerializeWorker(*worker_set_.rbegin()), &last_complete_step_,
-                   static_cast<int64_t>(steps_.size()), window_);
-}
-
-uint32_t Trial::InternWorker(const std::string& w) {
-  auto it = worker_ids_.find(w);
-  if (it != worker_ids_.end()) return it->second;
-  uint32_t id = static_cast<uint32_t>(workers_.size());
-  workers_.push_back(w);
-  worker_ids_.emplace(w, id);
-  return id;
-}
-
-uint32_t Trial::InternTensor(std::string_view name) {
-  auto it = tensor_ids_.find(name);
-  if (it != tensor_ids_.end()) return it->second;
-  uint32_t id = static_cast<uint32_t>(tensors_.size());
-  auto t = std::make_unique<TensorData>();
-  t->name.assign(name.data(), name.size());
-  tensor_ids_.emplace(std::string_view(t->name), id);
-  tensors_.push_back(std::move(t));
-  return id;
-}
-
-uint32_t Trial::InternReduction(std::string_view name) {
-  std::string n(name);
-  auto it = red_ids_.find(n);
-  if (it != red_ids_.end()) return it->second;
-  uint32_t id = static_cast<uint32_t>(red_names_.size());
-  red_names_.push_back(n);
-  red_ids_.emplace(std::move(n), id);
-  return id;
-}
-
-uint32_t Trial::InternShape(const int64_t* dims, uint32_t ndim) {
-  const uint64_t h = HashDims(dims, ndim);
-  auto range = shape_ids_.equal_range(h);
-  for (auto it = range.first; it != range.second; ++it) {
-    const auto& s = shapes_[it->second];
-    if (s.second == ndim &&
-        std::equal(dims, dims + ndim, shape_dims_.begin() + s.first)) {
-      return it->second;
-    }
-  }
-  uint32_t id = static_cast<uint32_t>(shapes_.size());
-  shapes_.emplace_back(static_cast<uint32_t>(shape_dims_.size()), ndim);
-  shape_dims_.insert(shape_dims_.end(), dims, dims + ndim);
-  shape_ids_.emplace(h, id);
-  return id;
-}
-
-uint32_t Trial::InternEventFile(std::string_view rel) {
-  auto it = event_file_ids_.find(rel);
-  if (it != event_file_ids_.end()) return it->second;
-  uint32_t id = static_cast<uint32_t>(event_files_.size());
-  event_files_.emplace_back(rel);
-  event_file_span_.push_back(0);
-  event_file_ids_.emplace(std::string_view(event_files_.back()), id);
-  return id;
-}
-
-namespace {
-
-template <typename Vec, typename Key, typename Less, typename Eq, typename Make>
-typename Vec::value_type& FindOrInsertSorted(Vec& v, const Key& key, Less less, Eq eq, Make make) {
-  if (v.empty() || less(v.back(), key)) {
-    v.push_back(make());
-    return v.back();
-  }
-  if (eq(v.back(), key)) return v.back();
-  auto it = std::lower_bound(v.begin(), v.end(), key, less);
-  if (it != v.end() && eq(*it, key)) return *it;
-  return *v.insert(it, make());
-}
-
-}  // namespace
-
-// Resolves the tags of an index file to (tensor, reduction) ids. Called with mu_ held exclusively.
-void Trial::ResolveEntries(const ParsedIndex& p, std::vector<Prediction>* out) {
-  if (predicted_.size() < p.tensors.size()) predicted_.resize(p.tensors.size());
-  out->reserve(p.tensors.size());
-  for (size_t i = 0; i < p.tensors.size(); ++i) {
-    const IndexTensorRef& e = p.tensors[i];
-    Prediction& pr = predicted_[i];
-    // Index files of consecutive steps list the same tags in the same order: check the guess
-    // from the previous file before parsing and hashing the tag.
-    bool hit = false;
-    if (pr.tensor != kNone) {
-      const std::string& tname = tensors_[pr.tensor]->name;
-      if (pr.red == kNone) {
-        hit = e.name == tname && (e.name.empty() || e.name[0] != 's' ||
-                                  e.name.compare(0, kReductionPrefix.size(), kReductionPrefix) != 0);
-      } else {
-        const std::string& rname = red_names_[pr.red];
-        const size_t want = kReductionPrefix.size() + (pr.abs ? 4 : 0) + rname.size() + 1 + tname.size();
-        if (e.name.size() == want) {
-          std::string_view rest = e.name;
-          hit = rest.compare(0, kReductionPrefix.size(), kReductionPrefix) == 0;
-          rest.remove_prefix(kReductionPrefix.size());
-          if (hit && pr.abs) {
-            hit = rest.compare(0, 4, "abs_") == 0;
-            rest.remove_prefix(4);
-          }
-          hit = hit && rest.compare(0, rname.size(), rname) == 0 && rest[rname.size()] == '/' &&
-                rest.substr(rname.size() + 1) == tname;
-        }
-      }
-    }
-    if (!hit) {
-      std::string_view base, red;
-      bool abs = false;
-      if (ParseReductionTag(e.name, &base, &red, &abs)) {
-        pr.tensor = InternTensor(base);
-        pr.red = InternReduction(red);
-        pr.abs = abs;
-      } else {
-        pr.tensor = InternTensor(e.name);
-        pr.red = kNone;
-        pr.abs = false;
-      }
-    }
-    out->push_back(pr);
-  }
-}
-
-void Trial::ReserveForBatch(const std::vector<const ParsedIndex*>& files,
-                            const std::vector<std::vector<Prediction>>& resolved,
-                            size_t files_after, bool live, std::vector<uint32_t>* grown) {
-  // Per (tensor, mode): the files of the batch that have it (one step entry each) and its
-  // reduction entries.
-  const size_t n = tensors_.size() * kNumModes;
-  std::vector<uint32_t> step_count(n, 0), red_count(n, 0), stamp(n, UINT32_MAX);
-  auto count = [&](uint32_t tensor, int mi, uint32_t file, bool red) {
-    const size_t idx = static_cast<size_t>(tensor) * kNumModes + static_cast<size_t>(mi);
-    if (stamp[idx] != file) {
-      stamp[idx] = file;
-      ++step_count[idx];
-    }
-    if (red) ++red_count[idx];
-  };
-  for (uint32_t k = 0; k < files.size(); ++k) {
-    const int mi = ModeIndex(files[k]->mode);
-    for (const Prediction& pr : resolved[k]) count(pr.tensor, mi, k, pr.red != kNone);
-    for (const IndexShapeRef& s : files[k]->shapes) {
-      auto it = tensor_ids_.find(s.name);  // (new names are interned when applied; rare)
-      if (it != tensor_ids_.end()) count(it->second, mi, k, false);
-    }
-  }
-  for (size_t idx = 0; idx < n; ++idx) {
-    if (step_count[idx] == 0) continue;
-    TensorData& t = *tensors_[idx / kNumModes];
-    const int mi = static_cast<int>(idx % kNumModes);
-    // A tensor in every file of the batch is probably in every later file of this refresh too.
-    const bool every = step_count[idx] == files.size();
-    auto reserve = [&](auto& v, size_t add, size_t per_file) {
-      if (v.capacity() >= v.size() + add) return;
-      size_t want = v.size() + add;
-      if (every && files_after > 0) {
-        want += files_after * per_file;
-        grown->push_back(static_cast<uint32_t>(idx));
-      }
-      // Growing by at least half keeps a live trial's refreshes (a few steps each) from copying
-      // the whole table every time; a live trial also gets an eighth more room to begin with.
-      if (live) want += want / 8;
-      v.reserve(std::max(want, v.size() + v.size() / 2));
-    };
-    reserve(t.by_mode[mi], step_count[idx], 1);
-    if (red_count[idx] > 0) reserve(t.reds[mi], red_count[idx], red_count[idx] / step_count[idx]);
-  }
-}
-
-// Returns what a guess of ReserveForBatch left unused (a tensor that stopped appearing).
-void Trial::ShrinkTables(const std::vector<uint32_t>& grown) {
-  for (uint32_t idx : grown) {
-    TensorData& t = *tensors_[idx / kNumModes];
-    const int mi = static_cast<int>(idx % kNumModes);
-    auto shrink = [](auto& v) {
-      if (v.capacity() > v.size() + v.size() / 4 + 16) v.shrink_to_fit();
-    };
-    shrink(t.by_mode[mi]);
-    shrink(t.reds[mi]);
-  }
-}
-
-// Registers one index file (BEHAVIOR.md §6.6). Called with mu_ held exclusively.
-void Trial::ApplyIndexFile(const ParsedIndex& p, const std::vector<Prediction>& resolved,
-                           int64_t global_step, const std::string& worker) {
-  if (p.tensors.empty() && p.shapes.empty()) return;
-  const uint32_t w = InternWorker(worker);
-  const Mode m = p.mode;
-  const int mi = ModeIndex(m);
-  const int64_t ms = p.mode_step;
-  StepInfo& si = steps_.try_emplace(global_step).first->second;
-  if (si.workers.empty() && si.tensors.empty()) {
-    si.mode = m;  // the first file seen for a step decides its mode (smdebug: first writer wins)
-    si.mode_step = ms;
-  }
-  if (m != Mode::kGlobal) mode_to_global_[mi].emplace(ms, global_step);
-  const uint32_t file = p.tensors.empty() ? kNone : InternEventFile(p.event_file_name);
-
-  using SE = StepEntry;
-  auto entry_less = [](const SE& e, const std::pair<int64_t, uint32_t>& k) {
-    return e.mode_step < k.first || (e.mode_step == k.first && e.worker < k.second);
-  };
-  auto entry_eq = [](const SE& e, const std::pair<int64_t, uint32_t>& k) {
-    return e.mode_step == k.first && e.worker == k.second;
-  };
-  auto entry_for = [&](TensorData& t) -> SE& {
-    return FindOrInsertSorted(t.by_mode[mi], std::make_pair(ms, w), entry_less, entry_eq,
-                              [&] { return SE{ms, w, kNone, 0, 0, kNone, 0}; });
-  };
-
-  si.tensors.reserve(si.tensors.size() + p.tensors.size() + p.shapes.size());
-  for (size_t i = 0; i < p.tensors.size(); ++i) {
-    const IndexTensorRef& e = p.tensors[i];
-    const Prediction& pr = resolved[i];
-    TensorData& t = *tensors_[pr.tensor];
-    t.mode_mask |= static_cast<uint8_t>(1u << mi);
-    if (si.tensors.empty() || si.tensors.back() != pr.tensor) si.tensors.push_back(pr.tensor);
-    uint64_t end = e.start + e.length;
-    if (end < e.start) end = UINT64_MAX;
-    if (end > event_file_span_[file]) event_file_span_[file] = end;
-    if (pr.red == kNone) {
-      SE& se = entry_for(t);
-      se.file = file;
-      se.offset = e.start;
-      se.length = e.length;
-    } else {
-      entry_for(t);  // a step record exists wherever anything was saved
-      const uint16_t red = static_cast<uint16_t>(pr.red);
-      const uint8_t abs = pr.abs ? 1 : 0;
-      auto key = std::make_tuple(ms, w, red, abs);
-      auto less = [](const RedEntry& r, const std::tuple<int64_t, uint32_t, uint16_t, uint8_t>& k) {
-        return std::make_tuple(r.mode_step, r.worker, r.red, r.abs) < k;
-      };
-      auto eq = [](const RedEntry& r, const std::tuple<int64_t, uint32_t, uint16_t, uint8_t>& k) {
-        return std::make_tuple(r.mode_step, r.worker, r.red, r.abs) == k;
-      };
-      RedEntry& re = FindOrInsertSorted(t.reds[mi], key, less, eq, [&] {
-        return RedEntry{ms, w, red, abs, 0, kNone, 0, 0, 0};
-      });
-      re.file = file;
-      re.offset = e.start;
-      re.length = e.length;
-    }
-  }
-  for (const IndexShapeRef& s : p.shapes) {
-    std::string_view base, red;
-    bool abs;
-    if (ParseReductionTag(s.name, &base, &red, &abs)) continue;  // shapes of reductions: none
-    const uint32_t id = InternTensor(s.name);
-    TensorData& t = *tensors_[id];
-    t.mode_mask |= static_cast<uint8_t>(1u << mi);
-    si.tensors.push_back(id);
-    entry_for(t).shape = InternShape(p.dims.data() + s.dims_begin, s.ndim);
-  }
-  if (!std::is_sorted(si.tensors.begin(), si.tensors.end())) std::sort(si.tensors.begin(), si.tensors.end());
-  si.tensors.erase(std::unique(si.tensors.begin(), si.tensors.end()), si.tensors.end());
-  auto wit = std::lower_bound(si.workers.begin(), si.workers.end(), w);
-  if (wit == si.workers.end() || *wit != w) si.workers.insert(wit, w);
-  if (static_cast<int64_t>(si.workers.size()) == num_workers_ && global_step > last_complete_step_) {
-    last_complete_step_ = global_step;
-  }
+  tables_->AdvanceCursor(lister_.get(), SerializeWorker(*worker_set_.rbegin()), window_);
 }
 
 }  // namespace smd::trial

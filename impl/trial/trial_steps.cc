@@ -27,41 +27,15 @@ namespace smd::trial {
 // ---------------------------------------------------------------------------------------------
 // Trial queries
 
-bool Trial::IsCompleteLocked(int64_t g) const {
-  if (lister_->StepUnread(g)) return false;  // an index file to read again
-  if (loaded_all_ || last_complete_step_ >= g) return true;
-  auto it = steps_.find(g);
-  return it != steps_.end() && static_cast<int64_t>(it->second.workers.size()) == num_workers_;
-}
-
-std::vector<int64_t> Trial::StepsLocked(Mode mode, bool show_incomplete) const {
-  std::vector<int64_t> out;
-  if (mode == Mode::kGlobal) {
-    out.reserve(steps_.size());
-    for (const auto& kv : steps_) {
-      if (show_incomplete || IsCompleteLocked(kv.first)) out.push_back(kv.first);
-    }
-  } else {
-    for (const auto& kv : mode_to_global_[ModeIndex(mode)]) {
-      if (show_incomplete || IsCompleteLocked(kv.second)) out.push_back(kv.first);
-    }
-  }
-  return out;
-}
-
 Result<std::vector<int64_t>> Trial::Steps(Mode mode, bool show_incomplete) {
   SMD_RETURN_IF_ERROR(MaybeRefresh());
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return StepsLocked(mode, show_incomplete);
+  return tables_->Steps(mode, show_incomplete);
 }
 
 std::vector<Mode> Trial::Modes() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  std::vector<Mode> out;
-  for (Mode m : {Mode::kTrain, Mode::kEval, Mode::kPredict}) {
-    if (!mode_to_global_[ModeIndex(m)].empty()) out.push_back(m);
-  }
-  return out;
+  return tables_->Modes();
 }
 
 Result<std::vector<std::string>> Trial::Workers() {
@@ -70,31 +44,23 @@ Result<std::vector<std::string>> Trial::Workers() {
   return std::vector<std::string>(worker_set_.begin(), worker_set_.end());
 }
 
-std::optional<int64_t> Trial::GlobalStepLocked(Mode mode, int64_t mode_step) const {
-  if (mode == Mode::kGlobal) return mode_step;
-  const auto& m = mode_to_global_[ModeIndex(mode)];
-  auto it = m.find(mode_step);
-  if (it == m.end()) return std::nullopt;
-  return it->second;
-}
-
 Result<std::optional<int64_t>> Trial::GlobalStep(Mode mode, int64_t mode_step) {
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    if (auto g = GlobalStepLocked(mode, mode_step)) return std::optional<int64_t>(g);
+    if (auto g = tables_->GlobalStep(mode, mode_step)) return std::optional<int64_t>(g);
   }
   SMD_RETURN_IF_ERROR(MaybeRefresh());
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return GlobalStepLocked(mode, mode_step);
+  return tables_->GlobalStep(mode, mode_step);
 }
 
 Result<std::optional<std::pair<Mode, int64_t>>> Trial::ModeOf(int64_t global_step) {
   using R = std::optional<std::pair<Mode, int64_t>>;
   auto lookup = [&]() -> R {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    auto it = steps_.find(global_step);
-    if (it == steps_.end()) return std::nullopt;
-    return std::make_pair(it->second.mode, it->second.mode_step);
+    const StepInfo* si = tables_->Step(global_step);
+    if (si == nullptr) return std::nullopt;
+    return std::make_pair(si->mode, si->mode_step);
   };
   if (R r = lookup()) return r;
   SMD_RETURN_IF_ERROR(MaybeRefresh());
@@ -114,14 +80,9 @@ Result<std::vector<std::string>> Trial::TensorNames(const TensorFilter& f) {
   std::shared_lock<std::shared_mutex> lock(mu_);
   std::vector<uint32_t> ids;
   if (!f.step) {
-    for (uint32_t id = 0; id < tensors_.size(); ++id) {
-      if (f.mode == Mode::kGlobal || (tensors_[id]->mode_mask & (1u << ModeIndex(f.mode)))) {
-        ids.push_back(id);
-      }
-    }
-  } else if (std::optional<int64_t> g = GlobalStepLocked(f.mode, *f.step)) {
-    auto it = steps_.find(*g);
-    if (it != steps_.end()) ids = it->second.tensors;
+    ids = tables_->TensorsOfMode(f.mode);
+  } else if (std::optional<int64_t> g = tables_->GlobalStep(f.mode, *f.step)) {
+    if (const StepInfo* si = tables_->Step(*g)) ids = si->tensors;
   }
   if (f.collection) {
     auto cit = collections_.find(*f.collection);
@@ -138,7 +99,7 @@ Result<std::vector<std::string>> Trial::TensorNames(const TensorFilter& f) {
     }
     std::vector<uint32_t> kept;
     for (uint32_t id : ids) {
-      const std::string& n = tensors_[id]->name;
+      const std::string& n = tables_->tensor_name(id);
       bool in = members.count(n) > 0;
       for (size_t k = 0; !in && k < regexes.size(); ++k) {
         Result<bool> m = regexes[k]->Search(n);
@@ -154,7 +115,7 @@ Result<std::vector<std::string>> Trial::TensorNames(const TensorFilter& f) {
   } else if (!regexes.empty()) {
     std::vector<uint32_t> kept;
     for (uint32_t id : ids) {
-      const std::string& n = tensors_[id]->name;
+      const std::string& n = tables_->tensor_name(id);
       for (const auto& re : regexes) {
         SMD_ASSIGN_OR_RETURN(bool m, re->Search(n));
         if (m) {
@@ -167,7 +128,7 @@ Result<std::vector<std::string>> Trial::TensorNames(const TensorFilter& f) {
   }
   std::vector<std::string> out;
   out.reserve(ids.size());
-  for (uint32_t id : ids) out.push_back(tensors_[id]->name);
+  for (uint32_t id : ids) out.push_back(tables_->tensor_name(id));
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -175,23 +136,23 @@ Result<std::vector<std::string>> Trial::TensorNames(const TensorFilter& f) {
 Result<bool> Trial::HasTensor(const std::string& name) {
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    if (tensor_ids_.count(name)) return true;
+    if (tables_->FindTensor(name)) return true;
   }
   SMD_RETURN_IF_ERROR(MaybeRefresh());
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return tensor_ids_.count(name) > 0;
+  return tables_->FindTensor(name).has_value();
 }
 
 Result<uint32_t> Trial::TensorId(const std::string& name) {
   SMD_ASSIGN_OR_RETURN(bool has, HasTensor(name));
   if (!has) return TensorUnavailableError(name);
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return tensor_ids_.find(name)->second;
+  return *tables_->FindTensor(name);
 }
 
 const std::string& Trial::TensorName(uint32_t id) const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return tensors_[id]->name;  // TensorData never moves, so the reference stays valid
+  return tables_->tensor_name(id);  // never moves, so the reference stays valid
 }
 
 std::vector<std::string> Trial::CollectionNames() const {
@@ -207,56 +168,10 @@ const CollectionInfo* Trial::Collection(const std::string& name) const {
   return it == collections_.end() ? nullptr : &it->second;  // never changes after open
 }
 
-std::optional<std::pair<int64_t, int64_t>> Trial::StepAtOrAfterLocked(Mode mode, int64_t step) const {
-  if (mode == Mode::kGlobal) {
-    auto it = steps_.lower_bound(step);
-    if (it == steps_.end()) return std::nullopt;
-    return std::make_pair(it->first, it->first);
-  }
-  const std::map<int64_t, int64_t>& m = mode_to_global_[ModeIndex(mode)];
-  auto it = m.lower_bound(step);
-  if (it == m.end()) return std::nullopt;
-  return *it;
-}
-
-int64_t Trial::LastStepLocked(Mode mode) const {
-  if (mode == Mode::kGlobal) return steps_.empty() ? -1 : steps_.rbegin()->first;
-  const std::map<int64_t, int64_t>& m = mode_to_global_[ModeIndex(mode)];
-  return m.empty() ? -1 : m.rbegin()->first;
-}
-
-StepState Trial::HasPassedStepLocked(int64_t step, Mode mode) const {
-  const StepState s = HasPassedStepIgnoringUnreadLocked(step, mode);
-  // While an index file could not be read, a step that looks skipped may be in it (its mode
-  // step is unknown until it is read): not yet available, never unavailable.
-  if (lister_->HasUnread() && s != StepState::kAvailable) return StepState::kNotYetAvailable;
-  if (mode == Mode::kGlobal && lister_->StepUnread(step))
-    return StepState::kNotYetAvailable;
-  return s;
-}
-
-StepState Trial::HasPassedStepIgnoringUnreadLocked(int64_t step, Mode mode) const {
-  // The first step of the mode at or after `step`, and its global step (no copy of the step list:
-  // this runs on every poll of wait_for_steps and on every miss of a value read).
-  const auto at = StepAtOrAfterLocked(mode, step);
-  if (at) {
-    const int64_t g = at->second;
-    if (at->first > step) {
-      return last_complete_step_ >= g ? StepState::kUnavailable : StepState::kNotYetAvailable;
-    }
-    auto sit = steps_.find(g);
-    const bool all_wrote =
-        sit != steps_.end() && static_cast<int64_t>(sit->second.workers.size()) == num_workers_;
-    if (all_wrote || loaded_all_ || g <= last_complete_step_) return StepState::kAvailable;
-    return StepState::kNotYetAvailable;
-  }
-  return loaded_all_ ? StepState::kUnavailable : StepState::kNotYetAvailable;
-}
-
 Result<StepState> Trial::HasPassedStep(int64_t step, Mode mode) {
   SMD_RETURN_IF_ERROR(MaybeRefresh());
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return HasPassedStepLocked(step, mode);
+  return tables_->HasPassedStep(step, mode);
 }
 
 Status Trial::WaitForSteps(const std::vector<int64_t>& steps, Mode mode, int64_t timeout_ms) {
@@ -272,8 +187,8 @@ Status Trial::WaitForSteps(const std::vector<int64_t>& steps, Mode mode, int64_t
       if (s == StepState::kAvailable) break;
       if (s == StepState::kUnavailable) {
         std::shared_lock<std::shared_mutex> lock(mu_);
-        if (!loaded_all_) return StepUnavailableError(step, mode);
-        const int64_t last = LastStepLocked(mode);
+        if (!tables_->loaded_all()) return StepUnavailableError(step, mode);
+        const int64_t last = tables_->LastStep(mode);
         if (step < last) return StepUnavailableError(step, mode);
         return NoMoreDataError(step, mode, last);
       }
@@ -287,7 +202,7 @@ Status Trial::WaitForSteps(const std::vector<int64_t>& steps, Mode mode, int64_t
         bool done;
         {
           std::shared_lock<std::shared_mutex> l(mu_);
-          done = loaded_all_;
+          done = tables_->loaded_all();
         }
         if (!done) {
           watcher_->ConsumeChanges();

@@ -27,121 +27,46 @@ namespace smd::trial {
 // ---------------------------------------------------------------------------------------------
 // Tensor queries
 
-std::vector<int64_t> Trial::TensorStepsLocked(uint32_t id, Mode mode, bool show_incomplete) const {
-  const TensorData& t = *tensors_[id];
-  std::vector<int64_t> out;
-  if (mode == Mode::kGlobal) {
-    for (Mode m : kAllModesInOrder) {
-      const auto& v = t.by_mode[ModeIndex(m)];
-      for (size_t i = 0; i < v.size(); ++i) {
-        if (i > 0 && v[i].mode_step == v[i - 1].mode_step) continue;
-        std::optional<int64_t> g = GlobalStepLocked(m, v[i].mode_step);
-        if (g && (show_incomplete || IsCompleteLocked(*g))) out.push_back(*g);
-      }
-    }
-    std::sort(out.begin(), out.end());
-    out.erase(std::unique(out.begin(), out.end()), out.end());
-  } else {
-    const auto& v = t.by_mode[ModeIndex(mode)];
-    for (size_t i = 0; i < v.size(); ++i) {
-      if (i > 0 && v[i].mode_step == v[i - 1].mode_step) continue;
-      if (!show_incomplete) {
-        std::optional<int64_t> g = GlobalStepLocked(mode, v[i].mode_step);
-        if (!g || !IsCompleteLocked(*g)) continue;
-      }
-      out.push_back(v[i].mode_step);
-    }
-  }
-  return out;
-}
-
 Result<std::vector<int64_t>> Trial::TensorSteps(uint32_t id, Mode mode, bool show_incomplete) {
   SMD_RETURN_IF_ERROR(MaybeRefresh());
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return TensorStepsLocked(id, mode, show_incomplete);
-}
-
-int Trial::FindLocked(uint32_t id, int64_t step, Mode mode, const std::string* worker,
-                      Found* out) const {
-  const TensorData& t = *tensors_[id];
-  Mode m = mode;
-  int64_t ms = step;
-  auto range_of = [&](Mode mm, int64_t s) {
-    const auto& v = t.by_mode[ModeIndex(mm)];
-    auto lo = std::lower_bound(v.begin(), v.end(), s,
-                               [](const StepEntry& e, int64_t k) { return e.mode_step < k; });
-    auto hi = lo;
-    while (hi != v.end() && hi->mode_step == s) ++hi;
-    return std::make_pair(lo, hi);
-  };
-  auto r = range_of(m, ms);
-  if (mode == Mode::kGlobal && r.first == r.second) {
-    // Not saved in GLOBAL mode at that step: translate the global step to its mode step.
-    auto it = steps_.find(step);
-    if (it == steps_.end()) return 1;
-    m = it->second.mode;
-    ms = it->second.mode_step;
-    r = range_of(m, ms);
-  }
-  if (r.first == r.second) return 1;
-  const StepEntry* chosen = nullptr;
-  for (auto it = r.first; it != r.second; ++it) {
-    const std::string& wn = workers_[it->worker];
-    if (worker != nullptr) {
-      if (wn == *worker) chosen = &*it;
-    } else if (chosen == nullptr || wn < workers_[chosen->worker]) {
-      chosen = &*it;  // no worker given: the lexicographically smallest
-    }
-  }
-  if (chosen == nullptr) return 2;
-  out->mode = m;
-  out->mode_step = ms;
-  out->entry = *chosen;
-  out->reds.clear();
-  const auto& reds = t.reds[ModeIndex(m)];
-  auto lo = std::lower_bound(reds.begin(), reds.end(), std::make_pair(ms, chosen->worker),
-                             [](const RedEntry& e, const std::pair<int64_t, uint32_t>& k) {
-                               return e.mode_step < k.first ||
-                                      (e.mode_step == k.first && e.worker < k.second);
-                             });
-  for (; lo != reds.end() && lo->mode_step == ms && lo->worker == chosen->worker; ++lo) {
-    out->reds.push_back(*lo);
-  }
-  return 0;
+  return tables_->TensorSteps(id, mode, show_incomplete);
 }
 
 // BEHAVIOR.md §7.1, with NoMoreData raised properly.
-Result<Trial::Found> Trial::Resolve(uint32_t id, int64_t step, Mode mode, const std::string* worker) {
-  Found f;
-  int rc;
+Result<FoundEntry> Trial::Resolve(uint32_t id, int64_t step, Mode mode, const std::string* worker) {
+  using FR = IndexTables::FindResult;
+  FoundEntry f;
+  FR r;
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    rc = FindLocked(id, step, mode, worker, &f);
+    r = tables_->Find(id, step, mode, worker, &f);
   }
-  if (rc == 0) return f;
-  if (rc == 2) return InvalidWorkerError(*worker);
+  if (r == FR::kFound) return f;
+  if (r == FR::kNoSuchWorker) return InvalidWorkerError(*worker);
   SMD_RETURN_IF_ERROR(MaybeRefresh());
   std::shared_lock<std::shared_mutex> lock(mu_);
-  switch (HasPassedStepLocked(step, mode)) {
+  switch (tables_->HasPassedStep(step, mode)) {
     case StepState::kAvailable:
-      rc = FindLocked(id, step, mode, worker, &f);
-      if (rc == 0) return f;
-      if (rc == 2) return InvalidWorkerError(*worker);
-      return TensorUnavailableForStepError(tensors_[id]->name, step, mode);
+      r = tables_->Find(id, step, mode, worker, &f);
+      if (r == FR::kFound) return f;
+      if (r == FR::kNoSuchWorker) return InvalidWorkerError(*worker);
+      return TensorUnavailableForStepError(tables_->tensor_name(id), step, mode);
     case StepState::kUnavailable:
       return StepUnavailableError(step, mode);
     case StepState::kNotYetAvailable:
-      if (loaded_all_) {
-        const std::vector<int64_t> done = StepsLocked(mode, false);
+      if (tables_->loaded_all()) {
+        const std::vector<int64_t> done = tables_->Steps(mode, false);
         return NoMoreDataError(step, mode, done.empty() ? -1 : done.back());
       }
       return StepNotYetAvailableError(step, mode);
   }
   return Internal("unreachable step state");
 }
+
 Result<Trial::ValueInfo> Trial::TensorValueInfo(uint32_t id, int64_t step, Mode mode,
                                                 const std::string* worker) {
-  SMD_ASSIGN_OR_RETURN(Found f, Resolve(id, step, mode, worker));
+  SMD_ASSIGN_OR_RETURN(FoundEntry f, Resolve(id, step, mode, worker));
   const StepEntry& e = f.entry;
   if (e.file != kNone && e.length > kWholeRecordInfoMax &&
       !records_->cache().GetValue(e.file, e.offset)) {
@@ -157,7 +82,7 @@ Result<Trial::ValueInfo> Trial::TensorValueInfo(uint32_t id, int64_t step, Mode 
   return out;
 }
 
-Result<ValuePtr> Trial::ValueOf(uint32_t id, const Found& f, int64_t step, Mode mode) {
+Result<ValuePtr> Trial::ValueOf(uint32_t id, const FoundEntry& f, int64_t step, Mode mode) {
   const std::string& name = TensorName(id);
   if (f.entry.file == kNone) {
     return TensorUnavailableForStepError(name, step, mode, !f.reds.empty());
@@ -166,17 +91,17 @@ Result<ValuePtr> Trial::ValueOf(uint32_t id, const Found& f, int64_t step, Mode 
 }
 
 Result<ValuePtr> Trial::TensorValue(uint32_t id, int64_t step, Mode mode, const std::string* worker) {
-  SMD_ASSIGN_OR_RETURN(Found f, Resolve(id, step, mode, worker));
+  SMD_ASSIGN_OR_RETURN(FoundEntry f, Resolve(id, step, mode, worker));
   return ValueOf(id, f, step, mode);
 }
 
 Result<std::vector<std::pair<int64_t, ValuePtr>>> Trial::TensorValues(uint32_t id, Mode mode,
                                                                       const std::string* worker) {
   SMD_ASSIGN_OR_RETURN(std::vector<int64_t> steps, TensorSteps(id, mode, false));
-  std::vector<Found> found;
+  std::vector<FoundEntry> found;
   found.reserve(steps.size());
   for (int64_t s : steps) {
-    SMD_ASSIGN_OR_RETURN(Found f, Resolve(id, s, mode, worker));
+    SMD_ASSIGN_OR_RETURN(FoundEntry f, Resolve(id, s, mode, worker));
     found.push_back(std::move(f));
   }
   // The records live in different event files: read them in parallel. What the reading threads
@@ -194,8 +119,8 @@ Result<std::vector<std::pair<int64_t, ValuePtr>>> Trial::TensorValues(uint32_t i
     std::shared_lock<std::shared_mutex> lock(mu_);
     for (size_t i = 0; i < n; ++i) {
       if (found[i].entry.file == kNone) continue;
-      rels[i] = &event_files_[found[i].entry.file];
-      spans[i] = event_file_span_[found[i].entry.file];
+      rels[i] = &tables_->event_file(found[i].entry.file);
+      spans[i] = tables_->event_file_span(found[i].entry.file);
     }
   }
   std::vector<Status> errors(n);
@@ -242,12 +167,10 @@ Result<std::vector<std::pair<int64_t, ValuePtr>>> Trial::TensorValues(uint32_t i
 
 Result<std::vector<int64_t>> Trial::TensorShape(uint32_t id, int64_t step, Mode mode,
                                                 const std::string* worker) {
-  SMD_ASSIGN_OR_RETURN(Found f, Resolve(id, step, mode, worker));
+  SMD_ASSIGN_OR_RETURN(FoundEntry f, Resolve(id, step, mode, worker));
   if (f.entry.shape != kNone) {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    const auto& s = shapes_[f.entry.shape];
-    return std::vector<int64_t>(shape_dims_.begin() + s.first,
-                                shape_dims_.begin() + s.first + s.second);
+    return tables_->Shape(f.entry.shape);
   }
   auto v = ValueOf(id, f, step, mode);
   if (!v.ok()) {
@@ -273,10 +196,10 @@ Result<std::vector<std::pair<int64_t, std::vector<int64_t>>>> Trial::TensorShape
 
 Result<std::vector<std::string>> Trial::TensorReductionNames(uint32_t id, int64_t step, Mode mode,
                                                              const std::string* worker) {
-  SMD_ASSIGN_OR_RETURN(Found f, Resolve(id, step, mode, worker));
+  SMD_ASSIGN_OR_RETURN(FoundEntry f, Resolve(id, step, mode, worker));
   std::vector<std::string> out;
   std::shared_lock<std::shared_mutex> lock(mu_);
-  for (const RedEntry& r : f.reds) out.push_back((r.abs ? "abs_" : "") + red_names_[r.red]);
+  for (const RedEntry& r : f.reds) out.push_back((r.abs ? "abs_" : "") + tables_->reduction_name(r.red));
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
@@ -284,7 +207,7 @@ Result<std::vector<std::string>> Trial::TensorReductionNames(uint32_t id, int64_
 
 Result<ValuePtr> Trial::TensorReductionValue(uint32_t id, int64_t step, std::string_view reduction,
                                              Mode mode, const std::string* worker) {
-  SMD_ASSIGN_OR_RETURN(Found f, Resolve(id, step, mode, worker));
+  SMD_ASSIGN_OR_RETURN(FoundEntry f, Resolve(id, step, mode, worker));
   const std::string& name = TensorName(id);
   // The saved one: "abs_<r>" or "<r>", with "l1_norm"/"l2_norm" accepted for l1/l2.
   bool abs = false;
@@ -298,7 +221,7 @@ Result<ValuePtr> Trial::TensorReductionValue(uint32_t id, int64_t step, std::str
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
     for (const RedEntry& r : f.reds) {
-      if ((r.abs != 0) == abs && red_names_[r.red] == base) saved = &r;
+      if ((r.abs != 0) == abs && tables_->reduction_name(r.red) == base) saved = &r;
     }
   }
   if (saved != nullptr) {
@@ -331,12 +254,9 @@ Result<ValuePtr> Trial::TensorReductionValue(uint32_t id, int64_t step, std::str
 Result<std::vector<std::string>> Trial::TensorWorkers(uint32_t id, int64_t step, Mode mode) {
   auto find_all = [&](std::vector<std::string>* out) {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    Found f;
-    if (FindLocked(id, step, mode, nullptr, &f) != 0) return false;
-    const auto& v = tensors_[id]->by_mode[ModeIndex(f.mode)];
-    for (const StepEntry& e : v) {
-      if (e.mode_step == f.mode_step) out->push_back(workers_[e.worker]);
-    }
+    FoundEntry f;
+    if (tables_->Find(id, step, mode, nullptr, &f) != IndexTables::FindResult::kFound) return false;
+    *out = tables_->WorkersOf(id, f);
     return true;
   };
   std::vector<std::string> out;
