@@ -11,6 +11,7 @@
 #include "impl/format/hook_config.h"
 #include "impl/format/layout.h"
 #include "impl/hook/hook.h"
+#include "impl/tensorboard/summary.h"
 #include "impl/core/environment.h"
 
 struct smd_save_config {
@@ -880,13 +881,21 @@ smd_error* smd_reduction_names(smd_strarray* out) noexcept {
 
 // ---- Reductions computed by the caller ------------------------------------------------------
 
+const double* smd_histogram_bucket_edges(size_t* n_out) noexcept {
+  const std::vector<double>& edges = smd::tensorboard::DefaultBucketEdges();
+  if (n_out != nullptr) *n_out = edges.size();
+  return edges.data();
+}
+
 smd_error* smd_hook_due_reductions(const smd_hook* hook, const char* name,
-                                   smd_strarray* reductions_out, bool* value_out) noexcept {
+                                   smd_strarray* reductions_out, bool* value_out,
+                                   bool* histogram_out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
   SMD_CHECK_ARG(name != nullptr, "tensor name is NULL");
   SMD_CHECK_ARG(reductions_out != nullptr, "reductions_out is NULL");
   SMD_CHECK_ARG(value_out != nullptr, "value_out is NULL");
+  SMD_CHECK_ARG(histogram_out != nullptr, "histogram_out is NULL");
   auto plan = hook->hook->Plan(name);
   if (!plan.ok()) return FromSaveStatus(hook, plan.status());
   std::vector<std::string> names;
@@ -897,6 +906,7 @@ smd_error* smd_hook_due_reductions(const smd_hook* hook, const char* name,
   }
   FillStrArray(names, reductions_out);
   *value_out = plan->value;
+  *histogram_out = plan->histogram;
   return nullptr;
   SMD_CAPI_END
 }
@@ -904,6 +914,7 @@ smd_error* smd_hook_due_reductions(const smd_hook* hook, const char* name,
 smd_error* smd_hook_save_reductions(smd_hook* hook, const char* name, smd_dtype dtype,
                                     const int64_t* shape, size_t ndim,
                                     const smd_reduction_value* values, size_t n_values,
+                                    const smd_histogram* histogram,
                                     const char* const* collections, size_t n_collections) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(hook != nullptr, "hook is NULL");
@@ -933,6 +944,18 @@ smd_error* smd_hook_save_reductions(smd_hook* hook, const char* name, smd_dtype 
   req.reductions_only = true;
   req.given = given.data();
   req.n_given = given.size();
+  smd::hook::GivenHistogram given_histogram;
+  if (histogram != nullptr) {
+    SMD_CHECK_ARG(histogram->n_counts == 0 || histogram->counts != nullptr,
+                  std::string("tensor '") + name + "': the histogram's counts are NULL");
+    given_histogram.min = histogram->min;
+    given_histogram.max = histogram->max;
+    given_histogram.sum = histogram->sum;
+    given_histogram.sum_squares = histogram->sum_squares;
+    given_histogram.counts = histogram->counts;
+    given_histogram.n_counts = histogram->n_counts;
+    req.histogram = &given_histogram;
+  }
   if (smd_error* e = CheckSaveRequest(req)) return e;
   smd::Status st = hook->hook->Save(req);
   if (st.code() == smd::Code::kInvalidState && st.message().find("value is due") != std::string::npos) {

@@ -580,9 +580,12 @@ Result<DuePlan> Hook::Plan(const std::string& name) {
     const ReductionConfig& rc = EffectiveReductionLocked(c);
     plan.value = plan.value || rc.save_raw_tensor;
     plan.shape = plan.shape || rc.save_shape;
-    if (tensorboard_dir_ && (IsScalarCollection(c.name) ||
-                             (c.save_histogram && !IsNonReductionCollection(c.name)))) {
-      plan.value = true;
+    if (tensorboard_dir_) {
+      if (IsScalarCollection(c.name)) {
+        plan.value = true;
+      } else if (c.save_histogram && !IsNonReductionCollection(c.name)) {
+        plan.histogram = true;
+      }
     }
     if (IsScalarCollection(c.name)) continue;
     for (ReductionOp op : rc.reductions()) plan.reductions.Add(op, false);
@@ -773,11 +776,28 @@ Result<bool> Hook::PlanLocked(const SaveRequest& req, size_t count, TensorJob* o
     tb_scalar = false;
   }
   if (req.reductions_only) {
-    if (raw || tb_hist != nullptr || tb_scalar) {
+    if (raw || tb_scalar) {
       return InvalidState("tensor '" + name + "': its value is due at this step (" +
                           (raw ? std::string("a due collection saves raw tensors")
-                               : std::string("a TensorBoard summary is exported")) +
+                               : std::string("a TensorBoard scalar summary is exported")) +
                           "): save the tensor itself");
+    }
+    if (tb_hist != nullptr) {
+      if (req.histogram == nullptr) {
+        return InvalidArgument("tensor '" + name +
+                               "': a TensorBoard histogram of it is due at this step but none "
+                               "was given");
+      }
+      const GivenHistogram& gh = *req.histogram;
+      auto h = std::make_shared<tensorboard::Histogram>();
+      Result<bool> any = tensorboard::HistogramFromCounts(gh.counts, gh.n_counts, count, gh.min,
+                                                          gh.max, gh.sum, gh.sum_squares, h.get());
+      if (!any.ok()) return any.status().WithContext("tensor '" + name + "', histogram");
+      if (*any) {
+        job.given_histogram = std::move(h);
+      } else {
+        tb_hist = nullptr;  // nothing within the buckets: no histogram, as when smd computes it
+      }
     }
     job.given_reductions.reserve(reds.size());
     for (size_t ri = 0; ri < reds.size(); ++ri) {

@@ -71,10 +71,19 @@ struct GivenReduction {
   double value = 0;
 };
 
+// A TensorBoard histogram computed by the caller over tensorboard::DefaultBucketEdges()
+// (smd_hook_save_reductions): counts[i] elements in bucket i, and the statistics of all elements.
+struct GivenHistogram {
+  double min = 0, max = 0, sum = 0, sum_squares = 0;
+  const uint64_t* counts = nullptr;
+  size_t n_counts = 0;
+};
+
 // What saving a tensor of some name would write at the current step (Hook::DuePlan).
 struct DuePlan {
   ReductionList reductions;  // in write order
-  bool value = false;        // its elements are needed: the raw value or a TensorBoard summary
+  bool value = false;        // its elements are needed: the raw value or a TensorBoard scalar
+  bool histogram = false;    // a TensorBoard histogram of it (from its elements, or given)
   bool shape = false;        // save_shape
 };
 
@@ -134,18 +143,21 @@ class Hook : public std::enable_shared_from_this<Hook> {
     const size_t* string_lens = nullptr;
     // smd_hook_save_reductions: the caller computed the reductions (data and nbytes unused; the
     // shape gives the element count). Every due reduction must be among the n_given ones (others
-    // are ignored), and the tensor's elements must not be due (raw value, TensorBoard summary).
+    // are ignored), a due TensorBoard histogram must be given, and the tensor's elements must not
+    // be due (raw value, TensorBoard scalar).
     bool reductions_only = false;
     const GivenReduction* given = nullptr;
     size_t n_given = 0;
+    const GivenHistogram* histogram = nullptr;  // ignored when no histogram is due
   };
   // While no step is open (before the first step has begun, or after EndStep), the save is held
   // (its data copied) and offered to the next step when BeginStep (or Close, which then begins
   // one) starts it, as smdebug keeps such saves for its next step.
   Status Save(SaveRequest& req);
   // What a save of `name` (with no extra collections) would write now; nothing due: an empty
-  // plan. The TensorBoard part is decided without the tensor's shape and dtype, so `value` may
-  // be true where a save would write no summary (a bool or empty tensor). Errors: closed, no step.
+  // plan. The TensorBoard part is decided without the tensor's shape and dtype, so `value` and
+  // `histogram` may be true where a save would write no summary (a histogram needs a non-empty,
+  // non-bool tensor, a scalar summary one element). Errors: closed, no step.
   Result<DuePlan> Plan(const std::string& name);
   // A scalar "scalar/<name>" of shape [1] in the current step, whatever the save configuration:
   // `value` holds one element of `dtype` (any numeric dtype or bool; not kString). `timestamp`

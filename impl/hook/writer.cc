@@ -507,6 +507,7 @@ Status AsyncWriter::EncodeTensor(TensorJob& job) {
     tr.step = job.step;
     tr.wall_time = job.wall_time;
     tr.histogram_tag = job.tb_histogram_tag;
+    tr.histogram = job.given_histogram.get();
     if (job.tb_scalar) tr.scalar_tag = job.name;
     tr.dtype = job.dtype;
     tr.data = job.data.data();

@@ -28,15 +28,21 @@ Status EncodeTensorSummaries(const TensorSummaryRequest& req, RecordBatch* out) 
   const bool hist = !req.histogram_tag.empty() && req.dtype != DType::kBool && req.num_elements > 0;
   const bool scalar = !req.scalar_tag.empty() && req.num_elements == 1;
   if (!hist && !scalar) return Status::Ok();
-  if (req.data == nullptr) return InvalidArgument("no data for the TensorBoard summaries");
+  if (req.data == nullptr && (scalar || req.histogram == nullptr)) {
+    return InvalidArgument("no data for the TensorBoard summaries");
+  }
   if (hist) {
-    Histogram h;
-    SMD_ASSIGN_OR_RETURN(bool any, ComputeHistogram(req.dtype, req.data, req.num_elements, &h));
-    // As smdebug: a tensor with no value within the buckets (all NaN, infinite or beyond 1e20)
-    // gets no histogram.
-    if (any) {
+    Histogram computed;
+    const Histogram* h = req.histogram;
+    if (h == nullptr) {
+      SMD_ASSIGN_OR_RETURN(bool any, ComputeHistogram(req.dtype, req.data, req.num_elements, &computed));
+      // As smdebug: a tensor with no value within the buckets (all NaN, infinite or beyond 1e20)
+      // gets no histogram.
+      if (any) h = &computed;
+    }
+    if (h != nullptr) {
       std::string* buf = out->Begin(req.mode, req.step, req.wall_time);
-      AppendHistogramRecord(buf, req.wall_time, req.step, SanitizeTag(req.histogram_tag), h);
+      AppendHistogramRecord(buf, req.wall_time, req.step, SanitizeTag(req.histogram_tag), *h);
       out->End();
     }
   }

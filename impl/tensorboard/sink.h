@@ -16,6 +16,7 @@
 #include "impl/core/mode.h"
 #include "impl/core/status.h"
 #include "impl/tensorboard/files.h"
+#include "impl/tensorboard/summary.h"
 
 namespace smd::tensorboard {
 
@@ -53,8 +54,9 @@ struct TensorSummaryRequest {
   std::string_view histogram_tag;  // "<collection>/<tensor>" unsanitized; empty: no histogram
   std::string_view scalar_tag;     // the tensor name unsanitized; empty: no scalar summary
   DType dtype = DType::kFloat32;
-  const void* data = nullptr;
+  const void* data = nullptr;  // may be null when `histogram` is given and no scalar is asked for
   size_t num_elements = 0;
+  const Histogram* histogram = nullptr;  // computed by the caller: written as is
 };
 
 // Appends the histogram (if asked for and some element falls within the buckets) and then the

@@ -308,6 +308,24 @@ void ToDoubles(DType dtype, const void* data, size_t begin, size_t n, double* ou
 
 const std::vector<double>& DefaultBucketEdges() { return Table().edges; }
 
+namespace {
+
+// numpy's trimming: counts[first-1 : last+1] (or [0] + counts[:last+1] when first == 0) with
+// right edges edges[first : last+2]. count(b): the elements in bucket b.
+template <typename Count>
+void TrimBuckets(const std::vector<double>& edges, size_t first, size_t last, Count count,
+                 Histogram* out) {
+  out->bucket.clear();
+  out->bucket_limit.clear();
+  out->bucket.reserve(last - first + 2);
+  out->bucket_limit.reserve(last - first + 2);
+  out->bucket.push_back(first > 0 ? static_cast<double>(count(first - 1)) : 0.0);
+  for (size_t b = first; b <= last; ++b) out->bucket.push_back(static_cast<double>(count(b)));
+  for (size_t e = first; e <= last + 1; ++e) out->bucket_limit.push_back(edges[e]);
+}
+
+}  // namespace
+
 Result<bool> ComputeHistogram(DType dtype, const void* data, size_t n, Histogram* out) {
   if (dtype == DType::kString || GetDTypeInfo(static_cast<int>(dtype)) == nullptr) {
     return InvalidArgument("a histogram needs a numeric tensor");
@@ -357,15 +375,40 @@ Result<bool> ComputeHistogram(DType dtype, const void* data, size_t n, Histogram
   out->num = static_cast<double>(n);
   out->sum = sum;
   out->sum_squares = sumsq;
-  // numpy: counts[first-1 : last+1] (or [0] + counts[:last+1] when first == 0) with right edges
-  // edges[first : last+2].
-  out->bucket.clear();
-  out->bucket_limit.clear();
-  out->bucket.reserve(last - first + 2);
-  out->bucket_limit.reserve(last - first + 2);
-  out->bucket.push_back(first > 0 ? static_cast<double>(acc.totals[first]) : 0.0);
-  for (size_t b = first; b <= last; ++b) out->bucket.push_back(static_cast<double>(acc.totals[b + 1]));
-  for (size_t e = first; e <= last + 1; ++e) out->bucket_limit.push_back(tb.edges[e]);
+  TrimBuckets(tb.edges, first, last, [&](size_t b) { return acc.totals[b + 1]; }, out);
+  return true;
+}
+
+Result<bool> HistogramFromCounts(const uint64_t* counts, size_t n_counts, uint64_t num, double min,
+                                 double max, double sum, double sum_squares, Histogram* out) {
+  const std::vector<double>& edges = DefaultBucketEdges();
+  if (n_counts != edges.size() - 1) {
+    return InvalidArgument("expected counts of " + std::to_string(edges.size() - 1) +
+                           " buckets (one per pair of adjacent default edges), got " + std::to_string(n_counts));
+  }
+  if (counts == nullptr) return InvalidArgument("the counts are NULL");
+  uint64_t total = 0;
+  size_t first = 0, last = 0;
+  bool any = false;
+  for (size_t b = 0; b < n_counts; ++b) {
+    if (counts[b] > num - total) {
+      return InvalidArgument("the bucket counts add up to more than the tensor's " +
+                             std::to_string(num) + " elements");
+    }
+    total += counts[b];
+    if (counts[b] != 0) {
+      if (!any) first = b;
+      last = b;
+      any = true;
+    }
+  }
+  if (!any) return false;
+  out->min = min;
+  out->max = max;
+  out->num = static_cast<double>(num);
+  out->sum = sum;
+  out->sum_squares = sum_squares;
+  TrimBuckets(edges, first, last, [&](size_t b) { return counts[b]; }, out);
   return true;
 }
 

@@ -42,6 +42,14 @@ struct Histogram {
 // writes no histogram). Errors: kInvalidArgument for string tensors or n == 0.
 Result<bool> ComputeHistogram(DType dtype, const void* data, size_t n, Histogram* out);
 
+// The same histogram from counts the caller made over DefaultBucketEdges(): counts[i] elements
+// in bucket i (n_counts == DefaultBucketEdges().size() - 1), num elements in all, and the
+// statistics of all of them. Trimmed as ComputeHistogram trims. Returns false when every count is
+// 0. Errors: kInvalidArgument when n_counts is not the number of buckets or the counts add up to
+// more than num.
+Result<bool> HistogramFromCounts(const uint64_t* counts, size_t n_counts, uint64_t num, double min,
+                                 double max, double sum, double sum_squares, Histogram* out);
+
 // The value of a one-element tensor as a double (what smdebug's float(value) gives: complex: the
 // real part; bool: 0/1). Errors: kInvalidArgument for strings or n != 1.
 Result<double> ScalarValue(DType dtype, const void* data, size_t n);

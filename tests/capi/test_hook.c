@@ -734,8 +734,8 @@ static void test_end_step(void) {
   CHECK(smd_hook_global_step(hook) == 1 && smd_hook_mode_step(hook) == 1);
   CHECK(!smd_hook_is_due(hook, "fc.weight") && !smd_hook_any_due(hook));
   smd_strarray due = {0};
-  bool value = false;
-  CHECK_ERR(smd_hook_due_reductions(hook, "fc.weight", &due, &value), SMD_E_INVALID_STATE,
+  bool value = false, hist = false;
+  CHECK_ERR(smd_hook_due_reductions(hook, "fc.weight", &due, &value, &hist), SMD_E_INVALID_STATE,
             "step 1 was ended");
   CHECK(file_exists(dir, "index/000000000/000000000001_worker_0.json"));
   CHECK(file_exists(dir, "collections/000000000/worker_0_collections.json"));

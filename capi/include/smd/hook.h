@@ -472,17 +472,41 @@ typedef struct smd_reduction_value {
   double value;
 } smd_reduction_value;
 
+/* A tensor's TensorBoard histogram computed by the caller: counts[i] is the number of elements x
+ * (as doubles; complex: the real part) with edges[i] <= x < edges[i + 1] for the edges of
+ * smd_histogram_bucket_edges (the last bucket also holds x == its right edge), so n_counts is the
+ * number of edges minus one; NaN, infinities and values outside the edges are in no bucket. min,
+ * max, sum and sum_squares are over all elements as doubles (NaN in any of them when an element
+ * is NaN: min and max are then both NaN). smd trims the buckets as it does for the histograms it
+ * computes (docs/tensorboard.md). */
+typedef struct smd_histogram {
+  double min;
+  double max;
+  double sum;
+  double sum_squares;
+  const uint64_t *counts;
+  size_t n_counts;
+} smd_histogram;
+
+/* The bucket edges of smd's (and smdebug's) TensorBoard histograms, ascending: 0, then +-1e-12
+ * times powers of 1.1 below 1e20. *n_out (if not NULL) is their number. A static array: never
+ * freed, the same for the life of the process. */
+SMD_API const double *smd_histogram_bucket_edges(size_t *n_out) SMD_NOEXCEPT;
+
 /* What smd_hook_save_tensor would write for a tensor of this name now (with no extra
  * collections): *reductions_out the due reductions in the order they are written, each as
  * "[abs_]<name>" with the short names ("min", ..., "l1", "l2"); *value_out whether the tensor's
- * elements themselves are needed (a due collection saves raw tensors, or a TensorBoard summary
- * may be exported for it: then save the tensor with smd_hook_save_tensor). Nothing due: no
- * reductions and false. Free the names with smd_strarray_free().
+ * elements themselves are needed (a due collection saves raw tensors, or a TensorBoard scalar
+ * summary may be exported for it: then save the tensor with smd_hook_save_tensor);
+ * *histogram_out whether a TensorBoard histogram of it may be exported (give it to
+ * smd_hook_save_reductions, or save the tensor itself). Nothing due: no reductions and false.
+ * Free the names with smd_strarray_free().
  * Errors: SMD_E_INVALID_ARGUMENT (NULL arguments, empty or non-UTF-8 name), SMD_E_INVALID_STATE
  * (closed, or no step open: before the first smd_hook_begin_step or after smd_hook_end_step). */
 SMD_API SMD_MUST_USE smd_error *smd_hook_due_reductions(const smd_hook *hook, const char *name,
                                                         smd_strarray *reductions_out,
-                                                        bool *value_out) SMD_NOEXCEPT;
+                                                        bool *value_out,
+                                                        bool *histogram_out) SMD_NOEXCEPT;
 
 /* Saves the reductions of a tensor that the caller computed: a tensor `name` of `dtype` and
  * `shape` (ndim dimensions) whose elements smd never sees. Collections, due-ness, tags, record
@@ -493,17 +517,22 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_due_reductions(const smd_hook *hook, co
  * be among them (others are ignored). A value is stored in the result dtype as smd stores its own
  * double results: rounded to nearest for floating types, a whole number in range for integer
  * ones, != 0 for bool. As smd_hook_save_tensor, min and max of an empty tensor are not written.
+ * `histogram` (NULL: none) is the tensor's TensorBoard histogram, required when one is due (see
+ * smd_hook_due_reductions), ignored otherwise; written as the hook writes the ones it computes
+ * (none when every count is 0, or for a bool or empty tensor).
  * Errors: SMD_E_INVALID_ARGUMENT (NULL arguments, unknown reduction name, a due reduction without
- * a value, a value that the result dtype cannot hold, SMD_DTYPE_STRING, and the shape and name
- * errors of smd_hook_save_tensor), SMD_E_UNSUPPORTED (a complex tensor's non-abs reduction),
- * SMD_E_INVALID_STATE (the tensor's value is due at this step, see smd_hook_due_reductions: save
- * it with smd_hook_save_tensor instead; closed; no step open), or the first error the writer
- * met. */
+ * a value, a value that the result dtype cannot hold, a due histogram not given, or given with
+ * the wrong number of buckets or more elements in them than the tensor has, SMD_DTYPE_STRING, and
+ * the shape and name errors of smd_hook_save_tensor), SMD_E_UNSUPPORTED (a complex tensor's
+ * non-abs reduction), SMD_E_INVALID_STATE (the tensor's value is due at this step, see
+ * smd_hook_due_reductions: save it with smd_hook_save_tensor instead; closed; no step open), or
+ * the first error the writer met. */
 SMD_API SMD_MUST_USE smd_error *smd_hook_save_reductions(smd_hook *hook, const char *name,
                                                          smd_dtype dtype, const int64_t *shape,
                                                          size_t ndim,
                                                          const smd_reduction_value *values,
                                                          size_t n_values,
+                                                         const smd_histogram *histogram,
                                                          const char *const *collections,
                                                          size_t n_collections) SMD_NOEXCEPT;
 

@@ -205,6 +205,57 @@ TEST(Histogram, RandomDataAgainstReference) {
   }
 }
 
+TEST(Histogram, FromCountsIsWhatComputingGives) {
+  // A caller that counts over the default edges (a GPU) gets the histogram smd computes itself.
+  std::mt19937_64 rng(11);
+  std::normal_distribution<double> normal(0, 1);
+  const std::vector<double>& e = DefaultBucketEdges();
+  for (int round = 0; round < 10; ++round) {
+    std::vector<double> v(2000);
+    for (double& x : v) x = normal(rng) * std::pow(10.0, round - 5);
+    if (round == 3) v[17] = kNaN;
+    if (round == 4) v[5] = kInf;
+    Histogram computed;
+    Result<bool> any = ComputeHistogram(DType::kFloat64, v.data(), v.size(), &computed);
+    ASSERT_TRUE(any.ok() && *any);
+    std::vector<uint64_t> counts(e.size() - 1, 0);
+    for (double x : v) {
+      if (!(x >= e.front() && x <= e.back())) continue;
+      size_t b = static_cast<size_t>(std::upper_bound(e.begin(), e.end(), x) - e.begin()) - 1;
+      if (b == counts.size()) b = counts.size() - 1;
+      ++counts[b];
+    }
+    Histogram given;
+    Result<bool> any2 = HistogramFromCounts(counts.data(), counts.size(), v.size(), computed.min,
+                                            computed.max, computed.sum, computed.sum_squares, &given);
+    ASSERT_TRUE(any2.ok() && *any2) << any2.status().message();
+    EXPECT_EQ(given.bucket, computed.bucket) << round;
+    EXPECT_EQ(given.bucket_limit, computed.bucket_limit) << round;
+    EXPECT_EQ(given.num, computed.num);
+  }
+}
+
+TEST(Histogram, FromCountsRefusals) {
+  const size_t nb = DefaultBucketEdges().size() - 1;
+  std::vector<uint64_t> counts(nb, 0);
+  Histogram h;
+  Result<bool> r = HistogramFromCounts(counts.data(), nb - 1, 3, 0, 0, 0, 0, &h);
+  EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(r.status().message().find("1548 buckets"), std::string::npos) << r.status().message();
+  r = HistogramFromCounts(counts.data(), nb, 3, 0, 0, 0, 0, &h);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(*r);  // nothing in any bucket: no histogram
+  counts[10] = 2;
+  counts[20] = 2;
+  r = HistogramFromCounts(counts.data(), nb, 3, 0, 0, 0, 0, &h);
+  EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+  counts[20] = UINT64_MAX;  // a sum that would wrap
+  r = HistogramFromCounts(counts.data(), nb, 3, 0, 0, 0, 0, &h);
+  EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+  r = HistogramFromCounts(nullptr, nb, 3, 0, 0, 0, 0, &h);
+  EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+}
+
 TEST(Histogram, MatchesSmdebug) {
   // smdebug's _make_histogram(np.array([0, 1, 2, -3.5, 1e-13, 2.0]), _get_default_bins(), None).
   std::vector<double> v = {0.0, 1.0, 2.0, -3.5, 1e-13, 2.0};
