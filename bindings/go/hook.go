@@ -963,26 +963,74 @@ type ReductionValue struct {
 	Value     float64
 }
 
-// DueReductions says what SaveTensor would write for a tensor of this name now: the due
-// reductions in write order ("min", "abs_l2", ...), and whether the tensor's elements themselves
-// are needed (a raw value or a TensorBoard summary; then save it with SaveTensor).
-func (h *Hook) DueReductions(name string) ([]string, bool, error) {
+// DueReductions is what SaveTensor would write for a tensor now (Hook.DueReductions).
+type DueReductions struct {
+	// Reductions are the due reductions in write order, each as "[abs_]<name>" ("min",
+	// "abs_l2", ...).
+	Reductions []string
+	// Value says the tensor's elements themselves are needed (a due collection saves raw
+	// tensors, or a TensorBoard scalar summary may be exported): save it with SaveTensor.
+	Value bool
+	// Histogram says a TensorBoard histogram of the tensor may be exported: give one to
+	// SaveReductions (see Histogram), or save the tensor itself.
+	Histogram bool
+}
+
+// DueReductions says what SaveTensor would write for a tensor of this name now (with no extra
+// collections). Nothing due: no reductions and both flags false. Errors: ErrInvalidArgument (an
+// empty name), ErrInvalidState (closed, or no step open).
+func (h *Hook) DueReductions(name string) (DueReductions, error) {
 	cs, err := cstr("tensor name", name)
 	if err != nil {
-		return nil, false, err
+		return DueReductions{}, err
 	}
 	var a C.smd_strarray
-	var value C.bool
-	if err := h.call(func(p *C.smd_hook) *C.smd_error { return C.smd_hook_due_reductions(p, cs, &a, &value) }); err != nil {
-		return nil, false, err
+	var value, hist C.bool
+	if err := h.call(func(p *C.smd_hook) *C.smd_error { return C.smd_hook_due_reductions(p, cs, &a, &value, &hist) }); err != nil {
+		return DueReductions{}, err
 	}
-	return takeStrArray(&a), bool(value), nil
+	return DueReductions{Reductions: takeStrArray(&a), Value: bool(value), Histogram: bool(hist)}, nil
+}
+
+// Histogram is a tensor's TensorBoard histogram computed by the caller (on a GPU, say), for
+// SaveReductions. Counts[i] is the number of elements x (as float64; complex: the real part) with
+// edges[i] <= x < edges[i+1] over the edges of HistogramBucketEdges (the last bucket also holds x
+// equal to its right edge), so there is one count fewer than edges; NaN, infinities and values
+// outside the edges are in no bucket. Min, Max, Sum and SumSquares are over all elements as
+// float64 (NaN in any of them when an element is NaN: Min and Max are then both NaN). smd trims
+// the buckets as it does for the histograms it computes; one with every count 0 is not written.
+type Histogram struct {
+	Min, Max, Sum, SumSquares float64
+	Counts                    []uint64
+}
+
+var bucketEdges = sync.OnceValue(func() []float64 {
+	var n C.size_t
+	p := C.smd_histogram_bucket_edges(&n)
+	if p == nil {
+		return nil
+	}
+	return append([]float64(nil), unsafe.Slice((*float64)(unsafe.Pointer(p)), int(n))...)
+})
+
+// HistogramBucketEdges returns the bucket edges of smd's (and smdebug's) TensorBoard
+// histograms, ascending: 0, then +-1e-12 times powers of 1.1 below 1e20 (1,549 edges, 1,548
+// buckets). A Histogram's Counts are over these. The slice is a copy of smd's edges made on the
+// first call and shared by every call: read it, do not modify it.
+func HistogramBucketEdges() []float64 {
+	return bucketEdges()
 }
 
 // SaveReductions saves reductions the caller computed for a tensor of dtype and shape whose
 // elements smd never sees, exactly as SaveTensor writes the reductions it computes itself.
-// Every due reduction must be among values (others are ignored).
-func (h *Hook) SaveReductions(name string, dtype DType, shape []int64, values []ReductionValue, collections ...string) error {
+// Every due reduction must be among values (others are ignored). hist is the tensor's TensorBoard
+// histogram: required when DueReductions says one is due, ignored otherwise (nil: none).
+// Errors: ErrInvalidArgument (an unknown reduction, a due one missing, a value the result dtype
+// cannot hold, a due histogram not given or with the wrong number of buckets or more elements in
+// them than the tensor has, DTypeString, shape and name errors), ErrUnsupported (a complex
+// tensor's non-abs reduction), ErrInvalidState (the tensor's value is due at this step: save it
+// with SaveTensor; closed; no step open).
+func (h *Hook) SaveReductions(name string, dtype DType, shape []int64, values []ReductionValue, hist *Histogram, collections ...string) error {
 	cs, err := cstr("tensor name", name)
 	if err != nil {
 		return err
@@ -1015,6 +1063,18 @@ func (h *Hook) SaveReductions(name string, dtype DType, shape []int64, values []
 		}()
 		vals = &vs[0]
 	}
+	var hp *C.smd_histogram
+	if hist != nil {
+		hp = &C.smd_histogram{min: C.double(hist.Min), max: C.double(hist.Max), sum: C.double(hist.Sum),
+			sum_squares: C.double(hist.SumSquares), n_counts: C.size_t(len(hist.Counts))}
+		if len(hist.Counts) > 0 {
+			// The struct (Go memory) points at the caller's counts: pinned for the call, no copy.
+			var pin runtime.Pinner
+			pin.Pin(&hist.Counts[0])
+			defer pin.Unpin()
+			hp.counts = (*C.uint64_t)(unsafe.Pointer(&hist.Counts[0]))
+		}
+	}
 	colls, free, err := cstrArray("collection", collections)
 	if err != nil {
 		return err
@@ -1022,6 +1082,6 @@ func (h *Hook) SaveReductions(name string, dtype DType, shape []int64, values []
 	defer free()
 	return h.call(func(p *C.smd_hook) *C.smd_error {
 		return C.smd_hook_save_reductions(p, cs, C.smd_dtype(dtype), int64Ptr(shape), C.size_t(len(shape)),
-			vals, C.size_t(n), colls, C.size_t(len(collections)))
+			vals, C.size_t(n), hp, colls, C.size_t(len(collections)))
 	})
 }

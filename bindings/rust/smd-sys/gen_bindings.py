@@ -69,6 +69,8 @@ DOCS = {
     "smd_strarray": "Owned by the caller, freed with `smd_strarray_free`.",
     "smd_hook_stats": "Set `struct_size` to `size_of::<smd_hook_stats>()` before the call.",
     "smd_reduction_value": "One reduction the caller computed (`smd_hook_save_reductions`).",
+    "smd_histogram": "A TensorBoard histogram the caller computed (`smd_hook_save_reductions`): "
+                     "counts over the edges of `smd_histogram_bucket_edges`.",
     "DLManagedTensor": "The unversioned managed tensor of DLPack < 1.0.",
     "DLManagedTensorVersioned": "A tensor plus the means to release it: the consumer calls "
                                 "`deleter(self)` exactly once.",

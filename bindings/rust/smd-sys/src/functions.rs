@@ -94,8 +94,9 @@ extern "C" {
     pub fn smd_collection_set_save_histogram(collection: *mut smd_collection, save: bool) -> *mut smd_error;
     pub fn smd_collection_tensor_names(collection: *const smd_collection, out: *mut smd_strarray) -> *mut smd_error;
     pub fn smd_reduction_names(out: *mut smd_strarray) -> *mut smd_error;
-    pub fn smd_hook_due_reductions(hook: *const smd_hook, name: *const c_char, reductions_out: *mut smd_strarray, value_out: *mut bool) -> *mut smd_error;
-    pub fn smd_hook_save_reductions(hook: *mut smd_hook, name: *const c_char, dtype: smd_dtype, shape: *const i64, ndim: usize, values: *const smd_reduction_value, n_values: usize, collections: *const *const c_char, n_collections: usize) -> *mut smd_error;
+    pub fn smd_histogram_bucket_edges(n_out: *mut usize) -> *const f64;
+    pub fn smd_hook_due_reductions(hook: *const smd_hook, name: *const c_char, reductions_out: *mut smd_strarray, value_out: *mut bool, histogram_out: *mut bool) -> *mut smd_error;
+    pub fn smd_hook_save_reductions(hook: *mut smd_hook, name: *const c_char, dtype: smd_dtype, shape: *const i64, ndim: usize, values: *const smd_reduction_value, n_values: usize, histogram: *const smd_histogram, collections: *const *const c_char, n_collections: usize) -> *mut smd_error;
     // rules.h
     pub fn smd_rule_create(name: *const c_char, base: *mut smd_trial, others: *const *mut smd_trial, n_others: usize, invoke: smd_rule_invoke_fn, required: smd_rule_required_tensors_fn, payload: *mut c_void, out: *mut *mut smd_rule) -> *mut smd_error;
     pub fn smd_rule_context_rule_name(ctx: *const smd_rule_context) -> *const c_char;

@@ -288,6 +288,19 @@ pub struct smd_reduction_value {
     pub value: f64,
 }
 
+/// The struct `smd_histogram` (smd/hook.h).
+/// A TensorBoard histogram the caller computed (`smd_hook_save_reductions`): counts over the edges of `smd_histogram_bucket_edges`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct smd_histogram {
+    pub min: f64,
+    pub max: f64,
+    pub sum: f64,
+    pub sum_squares: f64,
+    pub counts: *const u64,
+    pub n_counts: usize,
+}
+
 // Callbacks: a NULL function pointer is None.
 
 /// The callback `smd_rule_invoke_fn` (smd/rules.h).

@@ -145,6 +145,72 @@ impl ReductionConfig {
     }
 }
 
+/// What [`Hook::save_tensor`] would write for a tensor now ([`Hook::due_reductions`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DueReductions {
+    /// The due reductions in the order they are written, each as `"[abs_]<name>"` (`"min"`,
+    /// `"abs_l2"`, ...).
+    pub reductions: Vec<String>,
+    /// The tensor's elements themselves are needed (a due collection saves raw tensors, or a
+    /// TensorBoard scalar summary may be exported): save it with [`Hook::save_tensor`].
+    pub value: bool,
+    /// A TensorBoard histogram of the tensor may be exported: give one to
+    /// [`Hook::save_reductions`] (see [`Histogram`]), or save the tensor itself.
+    pub histogram: bool,
+}
+
+/// A tensor's TensorBoard histogram computed by the caller, for [`Hook::save_reductions`].
+///
+/// `counts[i]` is the number of elements `x` (as `f64`; complex: the real part) with
+/// `edges[i] <= x < edges[i + 1]` over the edges of [`histogram_bucket_edges`] (the last bucket
+/// also holds `x` equal to its right edge), so there is one count fewer than edges; NaN,
+/// infinities and values outside the edges are in no bucket. `min`, `max`, `sum` and
+/// `sum_squares` are over all elements as `f64` (NaN in any of them when an element is NaN:
+/// `min` and `max` are then both NaN). smd trims the buckets as it does for the histograms it
+/// computes; a histogram with every count 0 is not written.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Histogram<'a> {
+    /// The smallest element.
+    pub min: f64,
+    /// The largest element.
+    pub max: f64,
+    /// The sum of the elements.
+    pub sum: f64,
+    /// The sum of their squares.
+    pub sum_squares: f64,
+    /// The bucket counts, `histogram_bucket_edges().len() - 1` of them.
+    pub counts: &'a [u64],
+}
+
+impl Histogram<'_> {
+    fn raw(&self) -> sys::smd_histogram {
+        sys::smd_histogram {
+            min: self.min,
+            max: self.max,
+            sum: self.sum,
+            sum_squares: self.sum_squares,
+            counts: if self.counts.is_empty() { ptr::null() } else { self.counts.as_ptr() },
+            n_counts: self.counts.len(),
+        }
+    }
+}
+
+/// The bucket edges of smd's (and smdebug's) TensorBoard histograms, ascending: 0, then
+/// +-1e-12 times powers of 1.1 below 1e20 (1,549 edges, 1,548 buckets). A [`Histogram`]'s
+/// counts are over these.
+pub fn histogram_bucket_edges() -> &'static [f64] {
+    let mut n = 0usize;
+    // SAFETY: a static array of n doubles, never freed or changed for the life of the process.
+    unsafe {
+        let p = sys::smd_histogram_bucket_edges(&mut n);
+        if p.is_null() {
+            &[]
+        } else {
+            std::slice::from_raw_parts(p, n)
+        }
+    }
+}
+
 /// Every reduction name the library accepts (each also takes an "abs_" prefix).
 pub fn reduction_names() -> Result<Vec<String>> {
     strarray(|o| unsafe { sys::smd_reduction_names(o) })
@@ -437,32 +503,63 @@ impl Hook {
         check(sys::smd_hook_save_dlpack(self.raw, c.as_ptr(), tensor, cols.as_ptr(), cols.len()))
     }
 
-    /// What `save_tensor` would write for a tensor of this name now: the due reductions in
-    /// write order (`"min"`, `"abs_l2"`, ...) and whether the tensor's elements themselves are
-    /// needed (a raw value or a TensorBoard summary: then save it with `save_tensor`).
-    pub fn due_reductions(&self, name: &str) -> Result<(Vec<String>, bool)> {
+    /// What `save_tensor` would write for a tensor of this name now (with no extra
+    /// collections): see [`DueReductions`]. Nothing due: no reductions and both flags false.
+    /// Errors: `InvalidArgument` (empty name), `InvalidState` (closed, or no step open).
+    pub fn due_reductions(&self, name: &str) -> Result<DueReductions> {
         let c = cstring(name, "tensor name")?;
-        let mut value = false;
-        let names = strarray(|o| unsafe { sys::smd_hook_due_reductions(self.raw, c.as_ptr(), o, &mut value) })?;
-        Ok((names, value))
+        let (mut value, mut histogram) = (false, false);
+        let reductions =
+            strarray(|o| unsafe { sys::smd_hook_due_reductions(self.raw, c.as_ptr(), o, &mut value, &mut histogram) })?;
+        Ok(DueReductions { reductions, value, histogram })
     }
 
     /// Saves reductions the caller computed (on a GPU, say) for a tensor of `dtype` and `shape`
     /// whose elements smd never sees, exactly as `save_tensor` writes the ones it computes. Each
-    /// value is `(reduction name without abs_, abs, value)`; every due reduction must be given.
-    pub fn save_reductions(&self, name: &str, dtype: DType, shape: &[i64], values: &[(&str, bool, f64)], collections: &[&str]) -> Result<()> {
+    /// value is `(reduction name without abs_, abs, value)`; every due reduction must be given
+    /// (others are ignored). `histogram` is the tensor's TensorBoard histogram: required when
+    /// [`due_reductions`](Hook::due_reductions) says one is due, ignored otherwise.
+    ///
+    /// Errors: `InvalidArgument` (an unknown reduction, a due one missing, a value the result
+    /// dtype cannot hold, a due histogram not given or with the wrong number of buckets or more
+    /// elements in them than the tensor has, `DType::String`, shape and name errors),
+    /// `Unsupported` (a complex tensor's non-abs reduction), `InvalidState` (the tensor's value
+    /// is due at this step: save it with `save_tensor`; closed; no step open).
+    pub fn save_reductions(
+        &self,
+        name: &str,
+        dtype: DType,
+        shape: &[i64],
+        values: &[(&str, bool, f64)],
+        histogram: Option<&Histogram<'_>>,
+        collections: &[&str],
+    ) -> Result<()> {
         let names = values.iter().map(|v| cstring(v.0, "reduction name")).collect::<Result<Vec<_>>>()?;
         let vals: Vec<sys::smd_reduction_value> = values
             .iter()
             .zip(&names)
             .map(|(v, n)| sys::smd_reduction_value { reduction: n.as_ptr(), abs: v.1, value: v.2 })
             .collect();
+        let hist = histogram.map(Histogram::raw);
+        let hist_p = hist.as_ref().map_or(ptr::null(), |h| h as *const sys::smd_histogram);
         let cols = CStrList::new(collections, "collection name")?;
         let c = cstring(name, "tensor name")?;
         let shape_p = if shape.is_empty() { ptr::null() } else { shape.as_ptr() };
         let vals_p = if vals.is_empty() { ptr::null() } else { vals.as_ptr() };
+        // SAFETY: every pointer (names, values, the histogram and its counts) outlives the call.
         check(unsafe {
-            sys::smd_hook_save_reductions(self.raw, c.as_ptr(), dtype.raw(), shape_p, shape.len(), vals_p, vals.len(), cols.as_ptr(), cols.len())
+            sys::smd_hook_save_reductions(
+                self.raw,
+                c.as_ptr(),
+                dtype.raw(),
+                shape_p,
+                shape.len(),
+                vals_p,
+                vals.len(),
+                hist_p,
+                cols.as_ptr(),
+                cols.len(),
+            )
         })
     }
 

@@ -214,5 +214,12 @@ int main(void) {
   FIELD("smd_reduction_value.reduction", smd_reduction_value, reduction);
   FIELD("smd_reduction_value.abs", smd_reduction_value, abs);
   FIELD("smd_reduction_value.value", smd_reduction_value, value);
+  TYPE("smd_histogram", smd_histogram);
+  FIELD("smd_histogram.min", smd_histogram, min);
+  FIELD("smd_histogram.max", smd_histogram, max);
+  FIELD("smd_histogram.sum", smd_histogram, sum);
+  FIELD("smd_histogram.sum_squares", smd_histogram, sum_squares);
+  FIELD("smd_histogram.counts", smd_histogram, counts);
+  FIELD("smd_histogram.n_counts", smd_histogram, n_counts);
   return 0;
 }
