@@ -1,5 +1,7 @@
-/* java.i: smd's SWIG interface for Java (JNI). Java-specific typemaps and helpers, then the shared
- * declarations of smd_core.i. Build with: swig -java -package ai.smd (bindings/java/native).
+/* java.i: smd's SWIG interface for Java (JNI): the Java conversions and holder types behind
+ * smd_typemaps.i's hooks, Java's own typemaps, then the shared declarations of smd_core.i, then
+ * TensorBoard and the Java-specific entry points. Build with: swig -java -package ai.smd
+ * (bindings/java/native).
  *
  * Everything SWIG generates is package-private: the public API is the hand-written classes of
  * ai.smd (bindings/java/src/main/java/ai/smd), which own the proxies made here.
@@ -236,12 +238,130 @@ static jlongArray smd_java_long_array(JNIEnv *jenv, const int64_t *xs, size_t n)
   return a;
 }
 
-/* Checks that a holder array exists and has room for one element. */
-static int smd_java_holder_ok(JNIEnv *jenv, jarray a) {
-  if (!a) { smd_java_throw_npe(jenv, "output holder array is null"); return 0; }
-  if ((*jenv)->GetArrayLength(jenv, a) < 1) { smd_java_throw_iae(jenv, "output holder array is empty"); return 0; }
+static jlongArray smd_java_size_array(JNIEnv *jenv, const size_t *xs, size_t n) {
+  jlongArray a = (*jenv)->NewLongArray(jenv, (jsize)n);
+  for (size_t i = 0; a && i < n; ++i) { jlong v = (jlong)xs[i]; (*jenv)->SetLongArrayRegion(jenv, a, (jsize)i, 1, &v); }
+  return a;
+}
+
+static jintArray smd_java_mode_array(JNIEnv *jenv, const smd_mode *xs, size_t n) {
+  jintArray a = (*jenv)->NewIntArray(jenv, (jsize)n);
+  for (size_t i = 0; a && i < n; ++i) { jint v = (jint)xs[i]; (*jenv)->SetIntArrayRegion(jenv, a, (jsize)i, 1, &v); }
+  return a;
+}
+
+/* Owned smd_value pointers, for Java to wrap in owning proxies; each vs[i] is set to NULL. */
+static jlongArray smd_java_value_array(JNIEnv *jenv, smd_value **vs, size_t n) {
+  jlongArray a = (*jenv)->NewLongArray(jenv, (jsize)n);
+  for (size_t i = 0; a && i < n; ++i) {
+    jlong p = (jlong)(intptr_t)vs[i];
+    (*jenv)->SetLongArrayRegion(jenv, a, (jsize)i, 1, &p);
+    vs[i] = NULL; /* now Java's */
+  }
+  return a;
+}
+
+/* Checks that a holder array exists and has room for k results. */
+static int smd_java_holder_ok(JNIEnv *jenv, jarray a, int k) {
+  if (k == 1) {
+    if (!a) { smd_java_throw_npe(jenv, "output holder array is null"); return 0; }
+    if ((*jenv)->GetArrayLength(jenv, a) < 1) { smd_java_throw_iae(jenv, "output holder array is empty"); return 0; }
+    return 1;
+  }
+  if (!a || (*jenv)->GetArrayLength(jenv, a) < k) {
+    char msg[64];
+    snprintf(msg, sizeof msg, "holder must have %d elements", k);
+    smd_java_throw_iae(jenv, msg);
+    return 0;
+  }
   return 1;
 }
+
+/* Puts obj into holder[i]. */
+static void smd_java_hold(JNIEnv *jenv, jobjectArray holder, jsize i, jobject obj) {
+  (*jenv)->SetObjectArrayElement(jenv, holder, i, obj);
+  (*jenv)->DeleteLocalRef(jenv, obj);
+}
+
+/* An input array of int64: a long[] (null: none), copied. */
+static int smd_java_int64s_in(JNIEnv *jenv, jlongArray in, int64_t *small, size_t cap, int64_t **heap,
+                              const int64_t **out, size_t *n_out) {
+  *out = NULL;
+  *n_out = 0;
+  if (!in) return 1;
+  jsize n = (*jenv)->GetArrayLength(jenv, in);
+  int64_t *buf = small;
+  if ((size_t)n > cap) {
+    buf = *heap = (int64_t *)malloc(sizeof(int64_t) * (size_t)n);
+    if (!buf) { smd_java_throw_iae(jenv, "out of memory"); return 0; }
+  }
+  (*jenv)->GetLongArrayRegion(jenv, in, 0, n, (jlong *)buf);
+  *out = buf;
+  *n_out = (size_t)n;
+  return 1;
+}
+
+/* Input arrays of strings: a String[] (null: none). */
+typedef struct smd_java_strs {
+  char **items;
+  size_t *lens;
+  size_t n;
+} smd_java_strs;
+
+/* The strings of a String[] as UTF-8. `name` names an element in the message refusing a NUL
+ * character (names); NULL: NULs are kept (string tensor elements, whose lengths are in lens). */
+static int smd_java_strs_get(JNIEnv *jenv, jobjectArray a, smd_java_strs *out, const char *what,
+                             const char *name) {
+  out->items = NULL;
+  out->lens = NULL;
+  out->n = 0;
+  if (!a) return 1;
+  jsize n = (*jenv)->GetArrayLength(jenv, a);
+  if (n == 0) return 1;
+  out->items = (char **)calloc((size_t)n, sizeof(char *));
+  out->lens = (size_t *)calloc((size_t)n, sizeof(size_t));
+  if (!out->items || !out->lens) { smd_java_throw_iae(jenv, "out of memory"); return 0; }
+  out->n = (size_t)n;
+  for (jsize i = 0; i < n; ++i) {
+    jstring s = (jstring)(*jenv)->GetObjectArrayElement(jenv, a, i);
+    if (!s) { smd_java_throw_npe(jenv, what); return 0; }
+    int heap = 0;
+    out->items[i] = smd_java_utf8_n(jenv, s, NULL, 0, &heap, name, &out->lens[i]);
+    (*jenv)->DeleteLocalRef(jenv, s);
+    if (!out->items[i]) { if (!(*jenv)->ExceptionCheck(jenv)) smd_java_throw_iae(jenv, "out of memory"); return 0; }
+  }
+  return 1;
+}
+
+static void smd_java_strs_free(smd_java_strs *s) {
+  for (size_t i = 0; s->items && i < s->n; ++i) free(s->items[i]);
+  free(s->items);
+  free(s->lens);
+  s->items = NULL;
+  s->lens = NULL;
+  s->n = 0;
+}
+
+/* The conversions smd_typemaps.i calls (see there); jenv is the wrapper's. */
+#define SMD_LANG_INT64S(xs, n) smd_java_long_array(jenv, xs, n)
+#define SMD_LANG_DIMS(xs, n) smd_java_long_array(jenv, xs, n)
+#define SMD_LANG_MODES(xs, n) smd_java_mode_array(jenv, xs, n)
+#define SMD_LANG_VALUES(vs, n) smd_java_value_array(jenv, vs, n)
+#define SMD_LANG_STRS(arr) smd_java_string_array(jenv, (arr)->strings, (arr)->count)
+#define SMD_LANG_STR(s) smd_java_string(jenv, s)
+#define SMD_LANG_BYTES(s, n) smd_java_bytes(jenv, s, n)
+#define SMD_LANG_INT64S_IN(in, small, cap, heap, out, n) smd_java_int64s_in(jenv, in, small, cap, heap, out, n)
+typedef smd_java_strs smd_lang_strs;
+#define SMD_LANG_STRS_INIT {NULL, NULL, 0}
+#define SMD_LANG_STRS_IN(in, strs, param, null_msg, elem) smd_java_strs_get(jenv, in, strs, null_msg, elem)
+#define SMD_LANG_STRS_FREE(strs) smd_java_strs_free(strs)
+/* Scalars into a one-element primitive holder. */
+#define SMD_JAVA_SET_SCALAR(env, h, SETTER, JTYPE, v) \
+  do { JTYPE v_ = (JTYPE)(v); (*(env))->SETTER(env, h, 0, 1, &v_); } while (0)
+#define SMD_JAVA_SET_BOOL(env, h, v) SMD_JAVA_SET_SCALAR(env, h, SetBooleanArrayRegion, jboolean, v)
+#define SMD_JAVA_SET_INT64(env, h, v) SMD_JAVA_SET_SCALAR(env, h, SetLongArrayRegion, jlong, v)
+#define SMD_JAVA_SET_DOUBLE(env, h, v) SMD_JAVA_SET_SCALAR(env, h, SetDoubleArrayRegion, jdouble, v)
+#define SMD_JAVA_SET_ENUM(env, h, v) SMD_JAVA_SET_SCALAR(env, h, SetIntArrayRegion, jint, v)
 %}
 
 /* ---- JNIEnv for the helpers below. */
@@ -291,349 +411,73 @@ static int smd_java_holder_ok(JNIEnv *jenv, jarray a) {
 %}
 %typemap(freearg) const char *name_utf8 %{ free(heap$argnum); %}
 
-/* ---- Handles returned through **out: a long[1] holder that receives the owned pointer. */
-%define SMD_JAVA_HANDLE_OUT(TYPE)
-%typemap(jni) TYPE **out "jlongArray"
-%typemap(jtype) TYPE **out "long[]"
-%typemap(jstype) TYPE **out "long[]"
-%typemap(javain) TYPE **out "$javainput"
-%typemap(in) TYPE **out (TYPE *tmp = NULL) %{
-  if (!smd_java_holder_ok(jenv, $input)) return $null;
-  $1 = &tmp;
-%}
-%typemap(argout) TYPE **out %{
-  { jlong p = (jlong)(intptr_t)tmp$argnum; (*jenv)->SetLongArrayRegion(jenv, $input, 0, 1, &p); }
-%}
-%enddef
-SMD_JAVA_HANDLE_OUT(smd_storage_options)
-SMD_JAVA_HANDLE_OUT(smd_trial)
-SMD_JAVA_HANDLE_OUT(smd_trial_options)
-SMD_JAVA_HANDLE_OUT(smd_trial_refresh_scope)
-SMD_JAVA_HANDLE_OUT(smd_tensor_filter)
-SMD_JAVA_HANDLE_OUT(smd_tensor)
-SMD_JAVA_HANDLE_OUT(smd_value)
-SMD_JAVA_HANDLE_OUT(smd_collection_info)
-SMD_JAVA_HANDLE_OUT(smd_save_config)
-SMD_JAVA_HANDLE_OUT(smd_reduction_config)
-SMD_JAVA_HANDLE_OUT(smd_hook_options)
-SMD_JAVA_HANDLE_OUT(smd_hook)
-SMD_JAVA_HANDLE_OUT(smd_collection)
-SMD_JAVA_HANDLE_OUT(smd_rule)
-SMD_JAVA_HANDLE_OUT(smd_rule_invoke_options)
-SMD_JAVA_HANDLE_OUT(smd_tensorboard_writer)
-
-/* ---- Scalars returned through a pointer: a one-element primitive holder. */
-%define SMD_JAVA_SCALAR_OUT(CTYPE, NAME, JNIARR, JARR, JELEM, SETTER)
-%typemap(jni) CTYPE *NAME "JNIARR"
-%typemap(jtype) CTYPE *NAME "JARR"
-%typemap(jstype) CTYPE *NAME "JARR"
-%typemap(javain) CTYPE *NAME "$javainput"
-%typemap(in) CTYPE *NAME (CTYPE tmp) %{
-  if (!smd_java_holder_ok(jenv, $input)) return $null;
-  memset(&tmp, 0, sizeof tmp);
-  $1 = &tmp;
-%}
-%typemap(argout) CTYPE *NAME %{
-  { JELEM v = (JELEM)tmp$argnum; (*jenv)->SETTER(jenv, $input, 0, 1, &v); }
-%}
-%enddef
-SMD_JAVA_SCALAR_OUT(bool, out, jbooleanArray, boolean[], jboolean, SetBooleanArrayRegion)
-SMD_JAVA_SCALAR_OUT(bool, written_out, jbooleanArray, boolean[], jboolean, SetBooleanArrayRegion)
-SMD_JAVA_SCALAR_OUT(int64_t, out, jlongArray, long[], jlong, SetLongArrayRegion)
-SMD_JAVA_SCALAR_OUT(double, out, jdoubleArray, double[], jdouble, SetDoubleArrayRegion)
-SMD_JAVA_SCALAR_OUT(smd_mode, out, jintArray, int[], jint, SetIntArrayRegion)
-SMD_JAVA_SCALAR_OUT(smd_step_state, out, jintArray, int[], jint, SetIntArrayRegion)
-SMD_JAVA_SCALAR_OUT(smd_dtype, out, jintArray, int[], jint, SetIntArrayRegion)
-SMD_JAVA_SCALAR_OUT(smd_dtype, dtype_out, jintArray, int[], jint, SetIntArrayRegion)
-
-/* ---- Arrays returned to Java through an Object[] holder of the right element type. */
-%define SMD_JAVA_OBJ_HOLDER(SIG, JTYPE)
-%typemap(jni) SIG "jobjectArray"
+/* ---- The outputs and input arrays of smd_typemaps.i. An output is a holder array passed in from
+ * Java and filled on success: long[1] for a handle, boolean[1] / long[1] / double[1] / int[1] for a
+ * scalar, String[1][] for a string array, long[1][] for a number array, long[k][] or Object[k] for a
+ * group of k results (steps and values, names and values, dtype and dimensions, steps, offsets and
+ * dimensions). A holder without room throws (NullPointerException or IllegalArgumentException). */
+%define SMD_JAVA_HOLDER(SIG, JNI, JTYPE)
+%typemap(jni) SIG "JNI"
 %typemap(jtype) SIG "JTYPE"
 %typemap(jstype) SIG "JTYPE"
 %typemap(javain) SIG "$javainput"
 %enddef
+%define SMD_JAVA_HOLDER_BOOL(SIG) SMD_JAVA_HOLDER(SIG, jbooleanArray, boolean[]) %enddef
+%define SMD_JAVA_HOLDER_INT64(SIG) SMD_JAVA_HOLDER(SIG, jlongArray, long[]) %enddef
+%define SMD_JAVA_HOLDER_DOUBLE(SIG) SMD_JAVA_HOLDER(SIG, jdoubleArray, double[]) %enddef
+%define SMD_JAVA_HOLDER_ENUM(SIG) SMD_JAVA_HOLDER(SIG, jintArray, int[]) %enddef
 
-/* String arrays: String[1][]. */
-SMD_JAVA_OBJ_HOLDER(smd_strarray *out, String[][])
-%typemap(in) smd_strarray *out (smd_strarray tmp) %{
-  if (!smd_java_holder_ok(jenv, $input)) return $null;
-  tmp.strings = NULL; tmp.count = 0; $1 = &tmp;
-%}
-%typemap(argout) smd_strarray *out %{
+%define SMD_OUT_NUMINPUTS 1 %enddef
+%define SMD_OUT_HOLDER(K) if (!smd_java_holder_ok(jenv, $input, K)) return $null; %enddef
+%define SMD_OUT_TYPES_HANDLE(SIG) SMD_JAVA_HOLDER(SIG, jlongArray, long[]) %enddef
+%define SMD_OUT_TYPES_SCALAR(SIG, KIND) SMD_JAVA_HOLDER_##KIND(SIG) %enddef
+%define SMD_FAIL return $null %enddef
+%define SMD_OUT_RETURN(OBJ) { jobject o_ = (jobject)(OBJ); if (o_) smd_java_hold(jenv, $input, 0, o_); } %enddef
+%define SMD_OUT_RETURN2(A, B)
   {
-    jobjectArray a = smd_java_string_array(jenv, tmp$argnum.strings, tmp$argnum.count);
-    if (a) (*jenv)->SetObjectArrayElement(jenv, $input, 0, a);
+    jobject a_ = (jobject)(A);
+    jobject b_ = a_ ? (jobject)(B) : NULL;
+    if (b_) { smd_java_hold(jenv, $input, 0, a_); smd_java_hold(jenv, $input, 1, b_); }
   }
-%}
-%typemap(freearg) smd_strarray *out %{ smd_strarray_free(&tmp$argnum); %}
-
-/* A string the caller frees with smd_free: String[1], null for NULL. */
-SMD_JAVA_OBJ_HOLDER(char **out, String[])
-%typemap(in) char **out (char *tmp = NULL) %{
-  if (!smd_java_holder_ok(jenv, $input)) return $null;
-  $1 = &tmp;
-%}
-%typemap(argout) char **out %{
-  if (tmp$argnum) {
-    jstring s = smd_java_string(jenv, tmp$argnum);
-    if (s) {
-      (*jenv)->SetObjectArrayElement(jenv, $input, 0, s);
-      (*jenv)->DeleteLocalRef(jenv, s);
-    }
-  } else {
-    (*jenv)->SetObjectArrayElement(jenv, $input, 0, NULL);
-  }
-%}
-%typemap(freearg) char **out %{ smd_free(tmp$argnum); %}
-
-/* int64 arrays: long[1][]. */
-%define SMD_JAVA_INT64S_OUT(P, N)
-SMD_JAVA_OBJ_HOLDER((int64_t **P, size_t *N), long[][])
-%typemap(in) (int64_t **P, size_t *N) (int64_t *xs = NULL, size_t n = 0) %{
-  if (!smd_java_holder_ok(jenv, $input)) return $null;
-  $1 = &xs; $2 = &n;
-%}
-%typemap(argout) (int64_t **P, size_t *N) %{
-  {
-    jlongArray a = smd_java_long_array(jenv, xs$argnum, n$argnum);
-    if (a) (*jenv)->SetObjectArrayElement(jenv, $input, 0, a);
-  }
-%}
-%typemap(freearg) (int64_t **P, size_t *N) %{ smd_free(xs$argnum); %}
 %enddef
-SMD_JAVA_INT64S_OUT(steps_out, n_out)
-SMD_JAVA_INT64S_OUT(dims_out, ndim_out)
-
-/* Modes: int[1][]. */
-SMD_JAVA_OBJ_HOLDER((smd_mode **modes_out, size_t *n_out), int[][])
-%typemap(in) (smd_mode **modes_out, size_t *n_out) (smd_mode *xs = NULL, size_t n = 0) %{
-  if (!smd_java_holder_ok(jenv, $input)) return $null;
-  $1 = &xs; $2 = &n;
-%}
-%typemap(argout) (smd_mode **modes_out, size_t *n_out) %{
-  {
-    jintArray a = (*jenv)->NewIntArray(jenv, (jsize)n$argnum);
-    if (a) {
-      for (size_t i = 0; i < n$argnum; ++i) { jint v = (jint)xs$argnum[i]; (*jenv)->SetIntArrayRegion(jenv, a, (jsize)i, 1, &v); }
-      (*jenv)->SetObjectArrayElement(jenv, $input, 0, a);
-    }
-  }
-%}
-%typemap(freearg) (smd_mode **modes_out, size_t *n_out) %{ smd_free(xs$argnum); %}
-
-/* dtype + dimensions (smd_tensor_value_info): long[2][]: {dtype}, dims. */
-SMD_JAVA_OBJ_HOLDER((smd_dtype *dtype_out, int64_t **dims_out, size_t *ndim_out), long[][])
-%typemap(in) (smd_dtype *dtype_out, int64_t **dims_out, size_t *ndim_out)
-    (smd_dtype dt = SMD_DTYPE_INVALID, int64_t *xs = NULL, size_t n = 0) %{
-  if (!$input || (*jenv)->GetArrayLength(jenv, $input) < 2) { smd_java_throw_iae(jenv, "holder must have 2 elements"); return $null; }
-  $1 = &dt; $2 = &xs; $3 = &n;
-%}
-%typemap(argout) (smd_dtype *dtype_out, int64_t **dims_out, size_t *ndim_out) %{
-  {
-    int64_t d = (int64_t)dt$argnum;
-    jlongArray a = smd_java_long_array(jenv, &d, 1);
-    jlongArray b = smd_java_long_array(jenv, xs$argnum, n$argnum);
-    if (a && b) { (*jenv)->SetObjectArrayElement(jenv, $input, 0, a); (*jenv)->SetObjectArrayElement(jenv, $input, 1, b); }
-  }
-%}
-%typemap(freearg) (smd_dtype *dtype_out, int64_t **dims_out, size_t *ndim_out) %{ smd_free(xs$argnum); %}
-
-/* Values: long[1][] of owned smd_value pointers (each wrapped by Java in an owning proxy). */
-SMD_JAVA_OBJ_HOLDER((smd_value ***values_out, size_t *n_out), long[][])
-%typemap(in) (smd_value ***values_out, size_t *n_out) (smd_value **vs = NULL, size_t n = 0) %{
-  if (!smd_java_holder_ok(jenv, $input)) return $null;
-  $1 = &vs; $2 = &n;
-%}
-%typemap(argout) (smd_value ***values_out, size_t *n_out) %{
-  {
-    jlongArray a = (*jenv)->NewLongArray(jenv, (jsize)n$argnum);
-    if (a) {
-      for (size_t i = 0; i < n$argnum; ++i) {
-        jlong p = (jlong)(intptr_t)vs$argnum[i];
-        (*jenv)->SetLongArrayRegion(jenv, a, (jsize)i, 1, &p);
-        vs$argnum[i] = NULL; /* now Java's */
-      }
-      (*jenv)->SetObjectArrayElement(jenv, $input, 0, a);
-    }
-  }
-%}
-%typemap(freearg) (smd_value ***values_out, size_t *n_out) %{ smd_value_array_free(vs$argnum, n$argnum); %}
-
-/* Steps and values: long[2][]: steps, value pointers. */
-SMD_JAVA_OBJ_HOLDER((int64_t **steps_out, smd_value ***values_out, size_t *n_out), long[][])
-%typemap(in) (int64_t **steps_out, smd_value ***values_out, size_t *n_out)
-    (int64_t *xs = NULL, smd_value **vs = NULL, size_t n = 0) %{
-  if (!$input || (*jenv)->GetArrayLength(jenv, $input) < 2) { smd_java_throw_iae(jenv, "holder must have 2 elements"); return $null; }
-  $1 = &xs; $2 = &vs; $3 = &n;
-%}
-%typemap(argout) (int64_t **steps_out, smd_value ***values_out, size_t *n_out) %{
-  {
-    jlongArray s = smd_java_long_array(jenv, xs$argnum, n$argnum);
-    jlongArray a = s ? (*jenv)->NewLongArray(jenv, (jsize)n$argnum) : NULL;
-    if (a) {
-      for (size_t i = 0; i < n$argnum; ++i) {
-        jlong p = (jlong)(intptr_t)vs$argnum[i];
-        (*jenv)->SetLongArrayRegion(jenv, a, (jsize)i, 1, &p);
-        vs$argnum[i] = NULL;
-      }
-      (*jenv)->SetObjectArrayElement(jenv, $input, 0, s);
-      (*jenv)->SetObjectArrayElement(jenv, $input, 1, a);
-    }
-  }
-%}
-%typemap(freearg) (int64_t **steps_out, smd_value ***values_out, size_t *n_out) %{
-  smd_free(xs$argnum); smd_value_array_free(vs$argnum, n$argnum);
-%}
-
-/* Reduction names and values: Object[2]: String[] names, long[] value pointers. */
-SMD_JAVA_OBJ_HOLDER((smd_strarray *names_out, smd_value ***values_out, size_t *n_out), Object[])
-%typemap(in) (smd_strarray *names_out, smd_value ***values_out, size_t *n_out)
-    (smd_strarray names, smd_value **vs = NULL, size_t n = 0) %{
-  if (!$input || (*jenv)->GetArrayLength(jenv, $input) < 2) { smd_java_throw_iae(jenv, "holder must have 2 elements"); return $null; }
-  names.strings = NULL; names.count = 0;
-  $1 = &names; $2 = &vs; $3 = &n;
-%}
-%typemap(argout) (smd_strarray *names_out, smd_value ***values_out, size_t *n_out) %{
-  {
-    jobjectArray s = smd_java_string_array(jenv, names$argnum.strings, names$argnum.count);
-    jlongArray a = s ? (*jenv)->NewLongArray(jenv, (jsize)n$argnum) : NULL;
-    if (a) {
-      for (size_t i = 0; i < n$argnum; ++i) {
-        jlong p = (jlong)(intptr_t)vs$argnum[i];
-        (*jenv)->SetLongArrayRegion(jenv, a, (jsize)i, 1, &p);
-        vs$argnum[i] = NULL;
-      }
-      (*jenv)->SetObjectArrayElement(jenv, $input, 0, s);
-      (*jenv)->SetObjectArrayElement(jenv, $input, 1, a);
-    }
-  }
-%}
-%typemap(freearg) (smd_strarray *names_out, smd_value ***values_out, size_t *n_out) %{
-  smd_strarray_free(&names$argnum); smd_value_array_free(vs$argnum, n$argnum);
-%}
-
-/* Shapes of every step: long[3][]: steps, offsets, dims. */
-SMD_JAVA_OBJ_HOLDER((int64_t **steps_out, size_t **offsets_out, int64_t **dims_out, size_t *n_out), long[][])
-%typemap(in) (int64_t **steps_out, size_t **offsets_out, int64_t **dims_out, size_t *n_out)
-    (int64_t *xs = NULL, size_t *offs = NULL, int64_t *ds = NULL, size_t n = 0) %{
-  if (!$input || (*jenv)->GetArrayLength(jenv, $input) < 3) { smd_java_throw_iae(jenv, "holder must have 3 elements"); return $null; }
-  $1 = &xs; $2 = &offs; $3 = &ds; $4 = &n;
-%}
-%typemap(argout) (int64_t **steps_out, size_t **offsets_out, int64_t **dims_out, size_t *n_out) %{
-  {
-    jlongArray s = smd_java_long_array(jenv, xs$argnum, n$argnum);
-    jlongArray o = s ? (*jenv)->NewLongArray(jenv, (jsize)(n$argnum + 1)) : NULL;
-    if (o) {
-      for (size_t i = 0; i <= n$argnum; ++i) { jlong v = (jlong)offs$argnum[i]; (*jenv)->SetLongArrayRegion(jenv, o, (jsize)i, 1, &v); }
-      jlongArray d = smd_java_long_array(jenv, ds$argnum, offs$argnum[n$argnum]);
-      if (d) {
-        (*jenv)->SetObjectArrayElement(jenv, $input, 0, s);
-        (*jenv)->SetObjectArrayElement(jenv, $input, 1, o);
-        (*jenv)->SetObjectArrayElement(jenv, $input, 2, d);
-      }
-    }
-  }
-%}
-%typemap(freearg) (int64_t **steps_out, size_t **offsets_out, int64_t **dims_out, size_t *n_out) %{
-  smd_free(xs$argnum); smd_free(offs$argnum); smd_free(ds$argnum);
-%}
-
-/* String elements of a value: byte[1][] (the exact bytes, NULs included). */
-SMD_JAVA_OBJ_HOLDER((const char **out, size_t *len_out), byte[][])
-%typemap(in) (const char **out, size_t *len_out) (const char *s = NULL, size_t n = 0) %{
-  if (!smd_java_holder_ok(jenv, $input)) return $null;
-  $1 = ($1_ltype)&s; $2 = &n;
-%}
-%typemap(argout) (const char **out, size_t *len_out) %{
-  {
-    jbyteArray a = smd_java_bytes(jenv, s$argnum, n$argnum);
-    if (a) (*jenv)->SetObjectArrayElement(jenv, $input, 0, a);
-  }
-%}
-
-/* ---- Input arrays of int64: long[] (copied; small ones on the stack). */
-%define SMD_JAVA_INT64S_IN(P, N)
-%typemap(jni) (const int64_t *P, size_t N) "jlongArray"
-%typemap(jtype) (const int64_t *P, size_t N) "long[]"
-%typemap(jstype) (const int64_t *P, size_t N) "long[]"
-%typemap(javain) (const int64_t *P, size_t N) "$javainput"
-%typemap(in) (const int64_t *P, size_t N) (int64_t small[16], int64_t *heap = NULL) %{
-  $1 = NULL; $2 = 0;
-  if ($input) {
-    jsize n = (*jenv)->GetArrayLength(jenv, $input);
-    int64_t *buf = small;
-    if (n > 16) {
-      heap = (int64_t *)malloc(sizeof(int64_t) * (size_t)n);
-      if (!heap) { smd_java_throw_iae(jenv, "out of memory"); return $null; }
-      buf = heap;
-    }
-    (*jenv)->GetLongArrayRegion(jenv, $input, 0, n, (jlong *)buf);
-    $1 = ($1_ltype)buf; $2 = (size_t)n;
-  }
-%}
-%typemap(freearg) (const int64_t *P, size_t N) %{ free(heap$argnum); %}
+%define SMD_OUT_RETURN_NULL (*jenv)->SetObjectArrayElement(jenv, $input, 0, NULL); %enddef
+%define SMD_OUT_RETURN_HANDLE(P, DESC)
+  { jlong p_ = (jlong)(intptr_t)(P); (*jenv)->SetLongArrayRegion(jenv, $input, 0, 1, &p_); }
 %enddef
-SMD_JAVA_INT64S_IN(steps, n)
-SMD_JAVA_INT64S_IN(save_steps, n_save_steps)
-SMD_JAVA_INT64S_IN(steps, n_steps)
-SMD_JAVA_INT64S_IN(shape, ndim)
-
-/* ---- Input arrays of strings: String[] (null: none). */
-%{
-typedef struct smd_java_strs {
-  char **items;
-  size_t *lens;
-  size_t n;
-} smd_java_strs;
-
-/* The strings of a String[] as UTF-8. `name` names an element in the message refusing a NUL
- * character (names); NULL: NULs are kept (string tensor elements, whose lengths are in lens). */
-static int smd_java_strs_get(JNIEnv *jenv, jobjectArray a, smd_java_strs *out, const char *what,
-                             const char *name) {
-  out->items = NULL;
-  out->lens = NULL;
-  out->n = 0;
-  if (!a) return 1;
-  jsize n = (*jenv)->GetArrayLength(jenv, a);
-  if (n == 0) return 1;
-  out->items = (char **)calloc((size_t)n, sizeof(char *));
-  out->lens = (size_t *)calloc((size_t)n, sizeof(size_t));
-  if (!out->items || !out->lens) { smd_java_throw_iae(jenv, "out of memory"); return 0; }
-  out->n = (size_t)n;
-  for (jsize i = 0; i < n; ++i) {
-    jstring s = (jstring)(*jenv)->GetObjectArrayElement(jenv, a, i);
-    if (!s) { smd_java_throw_npe(jenv, what); return 0; }
-    int heap = 0;
-    out->items[i] = smd_java_utf8_n(jenv, s, NULL, 0, &heap, name, &out->lens[i]);
-    (*jenv)->DeleteLocalRef(jenv, s);
-    if (!out->items[i]) { if (!(*jenv)->ExceptionCheck(jenv)) smd_java_throw_iae(jenv, "out of memory"); return 0; }
-  }
-  return 1;
-}
-
-static void smd_java_strs_free(smd_java_strs *s) {
-  for (size_t i = 0; s->items && i < s->n; ++i) free(s->items[i]);
-  free(s->items);
-  free(s->lens);
-  s->items = NULL;
-  s->lens = NULL;
-  s->n = 0;
-}
-%}
-%define SMD_JAVA_STRS_IN(P, N, WHAT, NAME)
-%typemap(jni) (const char *const *P, size_t N) "jobjectArray"
-%typemap(jtype) (const char *const *P, size_t N) "String[]"
-%typemap(jstype) (const char *const *P, size_t N) "String[]"
-%typemap(javain) (const char *const *P, size_t N) "$javainput"
-%typemap(in) (const char *const *P, size_t N) (smd_java_strs strs = {NULL, NULL, 0}) %{
-  if (!smd_java_strs_get(jenv, $input, &strs, WHAT, NAME)) { smd_java_strs_free(&strs); return $null; }
-  $1 = ($1_ltype)strs.items; $2 = strs.n;
-%}
-%typemap(freearg) (const char *const *P, size_t N) %{ smd_java_strs_free(&strs$argnum); %}
+%define SMD_OUT_RETURN_SCALAR(KIND, V) SMD_JAVA_SET_##KIND(jenv, $input, V); %enddef
+/* long[2][]: {dtype}, dims. */
+%define SMD_OUT_RETURN_DTYPE_DIMS(DT, XS, N)
+  { int64_t d_ = (int64_t)(DT); SMD_OUT_RETURN2(smd_java_long_array(jenv, &d_, 1), smd_java_long_array(jenv, XS, N)) }
 %enddef
-SMD_JAVA_STRS_IN(collections, n_collections, "a collection name is null", "a collection name")
-SMD_JAVA_STRS_IN(workers, n, "a worker name is null", "a worker name")
+/* long[3][]: steps, offsets (n + 1), dims. */
+%define SMD_OUT_RETURN_STEP_SHAPES(XS, OFFS, DIMS, N)
+  {
+    jobject s_ = smd_java_long_array(jenv, XS, N);
+    jobject o_ = s_ ? smd_java_size_array(jenv, OFFS, N + 1) : NULL;
+    jobject d_ = o_ ? smd_java_long_array(jenv, DIMS, OFFS[N]) : NULL;
+    if (d_) { smd_java_hold(jenv, $input, 0, s_); smd_java_hold(jenv, $input, 1, o_); smd_java_hold(jenv, $input, 2, d_); }
+  }
+%enddef
+
+/* The holders of the array shapes (declared before smd_typemaps.i, whose %apply copies them). */
+SMD_JAVA_HOLDER(smd_strarray *out, jobjectArray, String[][])
+SMD_JAVA_HOLDER(char **out, jobjectArray, String[])
+SMD_JAVA_HOLDER((int64_t **steps_out, size_t *n_out), jobjectArray, long[][])
+SMD_JAVA_HOLDER((int64_t **dims_out, size_t *ndim_out), jobjectArray, long[][])
+SMD_JAVA_HOLDER((smd_mode **modes_out, size_t *n_out), jobjectArray, int[][])
+SMD_JAVA_HOLDER((smd_dtype *dtype_out, int64_t **dims_out, size_t *ndim_out), jobjectArray, long[][])
+SMD_JAVA_HOLDER((smd_value ***values_out, size_t *n_out), jobjectArray, long[][])
+SMD_JAVA_HOLDER((int64_t **steps_out, smd_value ***values_out, size_t *n_out), jobjectArray, long[][])
+SMD_JAVA_HOLDER((smd_strarray *names_out, smd_value ***values_out, size_t *n_out), jobjectArray, Object[])
+SMD_JAVA_HOLDER((int64_t **steps_out, size_t **offsets_out, int64_t **dims_out, size_t *n_out), jobjectArray, long[][])
+SMD_JAVA_HOLDER((const char **out, size_t *len_out), jobjectArray, byte[][])
+/* Inputs: long[] (null: none), String[] (null: none). */
+SMD_JAVA_HOLDER((const int64_t *steps, size_t n), jlongArray, long[])
+SMD_JAVA_HOLDER((const char *const *collections, size_t n_collections), jobjectArray, String[])
+%include "smd_typemaps.i"
+/* Java-only scalar outputs: TensorBoard's, and the global reference of a callback below. */
+SMD_OUT_SCALAR(bool, written_out, BOOL)
+SMD_OUT_SCALAR(int64_t, out_payload, INT64)
 
 /* Tensor data through the plain C signature: a direct ByteBuffer, from 0 to its capacity. */
 %typemap(jni) (const void *data, size_t nbytes) "jobject"
@@ -656,16 +500,11 @@ SMD_JAVA_STRS_IN(workers, n, "a worker name is null", "a worker name")
 %typemap(javain) jarray "$javainput"
 %typemap(in) jarray "$1 = $input;"
 
-SMD_JAVA_SCALAR_OUT(int64_t, out_payload, jlongArray, long[], jlong, SetLongArrayRegion)
-
 %ignore smd_rule_create_builtin; /* smd_java_rule_create_builtin */
 
 /* Reductions the caller computed: smd_hook_due_reductions as (String[1][], boolean[1]);
  * smd_hook_save_reductions through smd_java_save_reductions (parallel arrays). */
-%apply smd_strarray *out { smd_strarray *reductions_out };
-SMD_JAVA_SCALAR_OUT(bool, value_out, jbooleanArray, boolean[], jboolean, SetBooleanArrayRegion)
 %ignore smd_hook_save_reductions;
-%ignore smd_reduction_value;
 
 
 %include "smd_core.i"

@@ -1,6 +1,7 @@
-/* python.i: smd's SWIG interface for CPython. Python-specific typemaps, then the shared
- * declarations of smd_core.i. Build with: swig -python -threads (every call into smd releases
- * the GIL; the typemaps below run after the call, with the GIL held again). */
+/* python.i: smd's SWIG interface for CPython: the Python conversions behind smd_typemaps.i's
+ * hooks, then Python's own typemaps, callbacks and helpers, then the shared declarations of
+ * smd_core.i. Build with: swig -python -threads (every call into smd releases the GIL; the
+ * typemaps below run after the call, with the GIL held again). */
 %module(package="smd") smdc
 
 %include <stdint.i>
@@ -87,7 +88,151 @@ static PyObject *smd_py_str_list(const smd_strarray *a) {
   }
   return list;
 }
+
+/* A list of owning smd_value proxies; each value taken is set to NULL in vs (the rest, after a
+ * failure, are freed by the caller). */
+static PyObject *smd_py_value_list(smd_value **vs, size_t n) {
+  PyObject *list = PyList_New((Py_ssize_t)n);
+  if (!list) return NULL;
+  for (size_t i = 0; i < n; ++i) {
+    PyObject *x = SWIG_NewPointerObj(SWIG_as_voidptr(vs[i]), SWIGTYPE_p_smd_value, SWIG_POINTER_OWN);
+    if (!x) { Py_DECREF(list); return NULL; }
+    vs[i] = NULL; /* now owned by the proxy */
+    PyList_SET_ITEM(list, (Py_ssize_t)i, x);
+  }
+  return list;
+}
+
+static PyObject *smd_py_mode_list(const smd_mode *xs, size_t n) {
+  PyObject *list = PyList_New((Py_ssize_t)n);
+  if (!list) return NULL;
+  for (size_t i = 0; i < n; ++i) {
+    PyObject *x = PyLong_FromLong((long)xs[i]);
+    if (!x) { Py_DECREF(list); return NULL; }
+    PyList_SET_ITEM(list, (Py_ssize_t)i, x);
+  }
+  return list;
+}
+
+/* The shapes of n steps in compressed form (step i: dims[offs[i] .. offs[i + 1])): a list of
+ * tuples. */
+static PyObject *smd_py_shape_list(const size_t *offs, const int64_t *dims, size_t n) {
+  PyObject *list = PyList_New((Py_ssize_t)n);
+  if (!list) return NULL;
+  for (size_t i = 0; i < n; ++i) {
+    PyObject *t = smd_py_int64_tuple(dims + offs[i], offs[i + 1] - offs[i]);
+    if (!t) { Py_DECREF(list); return NULL; }
+    PyList_SET_ITEM(list, (Py_ssize_t)i, t);
+  }
+  return list;
+}
+
+/* An input array of int64: any sequence of int. */
+static int smd_py_int64s_in(PyObject *in, int64_t *small, size_t cap, int64_t **heap, const int64_t **out,
+                            size_t *n_out) {
+  PyObject *seq = PySequence_Fast(in, "steps must be a sequence of int");
+  if (!seq) return 0;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  int64_t *buf = small;
+  if ((size_t)n > cap) {
+    buf = *heap = (int64_t *)malloc(sizeof(int64_t) * (size_t)n);
+    if (!buf) { Py_DECREF(seq); PyErr_NoMemory(); return 0; }
+  }
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    long long v = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
+    if (v == -1 && PyErr_Occurred()) { Py_DECREF(seq); return 0; }
+    buf[i] = (int64_t)v;
+  }
+  Py_DECREF(seq);
+  *out = buf;
+  *n_out = (size_t)n;
+  return 1;
+}
+
+/* An input array of names: a sequence of str, each borrowed from its str (which seq keeps alive). */
+typedef struct {
+  PyObject *seq;
+  char **items;
+  size_t n;
+} smd_py_strs;
+
+static int smd_py_strs_in(PyObject *in, smd_py_strs *s, const char *param, const char *elem) {
+  char msg[200];
+  snprintf(msg, sizeof msg, "%s must be a sequence of str", param);
+  s->seq = PySequence_Fast(in, msg);
+  if (!s->seq) return 0;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(s->seq);
+  s->items = (char **)calloc((size_t)(n > 0 ? n : 1), sizeof(char *));
+  if (!s->items) { PyErr_NoMemory(); return 0; }
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject *item = PySequence_Fast_GET_ITEM(s->seq, i);
+    if (!PyUnicode_Check(item)) { PyErr_SetString(PyExc_TypeError, msg); return 0; }
+    s->items[i] = (char *)smd_py_utf8_no_nul(item, elem);
+    if (!s->items[i]) return 0;
+  }
+  s->n = (size_t)n;
+  return 1;
+}
+
+static void smd_py_strs_free(smd_py_strs *s) {
+  free(s->items);
+  Py_CLEAR(s->seq);
+  s->items = NULL;
+  s->n = 0;
+}
+
+/* The conversions smd_typemaps.i calls (see there). */
+#define SMD_LANG_INT64S(xs, n) smd_py_int64_list(xs, n)
+#define SMD_LANG_DIMS(xs, n) smd_py_int64_tuple(xs, n)
+#define SMD_LANG_MODES(xs, n) smd_py_mode_list(xs, n)
+#define SMD_LANG_VALUES(vs, n) smd_py_value_list(vs, n)
+#define SMD_LANG_STRS(arr) smd_py_str_list(arr)
+#define SMD_LANG_STR(s) PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "surrogateescape")
+#define SMD_LANG_BYTES(s, n) PyBytes_FromStringAndSize(s, (Py_ssize_t)(n))
+#define SMD_LANG_INT64S_IN(in, small, cap, heap, out, n) smd_py_int64s_in(in, small, cap, heap, out, n)
+typedef smd_py_strs smd_lang_strs;
+#define SMD_LANG_STRS_INIT {NULL, NULL, 0}
+#define SMD_LANG_STRS_IN(in, strs, param, null_msg, elem) smd_py_strs_in(in, strs, param, elem)
+#define SMD_LANG_STRS_FREE(strs) smd_py_strs_free(strs)
+#define SMD_PY_SCALAR_BOOL(v) PyBool_FromLong(v)
+#define SMD_PY_SCALAR_INT64(v) PyLong_FromLongLong((long long)(v))
+#define SMD_PY_SCALAR_DOUBLE(v) PyFloat_FromDouble(v)
+#define SMD_PY_SCALAR_ENUM(v) PyLong_FromLong((long)(v))
 %}
+
+/* The hooks of smd_typemaps.i: results are appended to the return value (SWIG_Python_AppendOutput;
+ * the C function's smd_error * is None on success): one result is returned as it is, several as a
+ * list; a group of two results (steps and values, names and values, steps and shapes) is one
+ * tuple, but a dtype and its dimensions are two results. No holders: outputs take no argument. */
+%define SMD_OUT_NUMINPUTS 0 %enddef
+%define SMD_OUT_HOLDER(K) %enddef
+%define SMD_OUT_TYPES_HANDLE(SIG) %enddef
+%define SMD_OUT_TYPES_SCALAR(SIG, KIND) %enddef
+%define SMD_FAIL SWIG_fail %enddef
+%define SMD_OUT_RETURN(OBJ)
+  { PyObject *o_ = (OBJ); if (!o_) SWIG_fail; $result = SWIG_Python_AppendOutput($result, o_); }
+%enddef
+%define SMD_OUT_RETURN2(A, B)
+  {
+    PyObject *a_ = (A);
+    PyObject *b_ = a_ ? (B) : NULL;
+    if (!b_) { Py_XDECREF(a_); SWIG_fail; }
+    $result = SWIG_Python_AppendOutput($result, Py_BuildValue("(NN)", a_, b_));
+  }
+%enddef
+%define SMD_OUT_RETURN_NULL { Py_INCREF(Py_None); $result = SWIG_Python_AppendOutput($result, Py_None); } %enddef
+%define SMD_OUT_RETURN_HANDLE(P, DESC) SMD_OUT_RETURN(SWIG_NewPointerObj(SWIG_as_voidptr(P), DESC, SWIG_POINTER_OWN)) %enddef
+%define SMD_OUT_RETURN_SCALAR(KIND, V) SMD_OUT_RETURN(SMD_PY_SCALAR_##KIND(V)) %enddef
+/* dtype, dims: two results (dims a tuple). */
+%define SMD_OUT_RETURN_DTYPE_DIMS(DT, XS, N)
+  SMD_OUT_RETURN(PyLong_FromLong((long)(DT)))
+  SMD_OUT_RETURN(smd_py_int64_tuple(XS, N))
+%enddef
+/* (steps, shapes): a list of int and a list of tuples. */
+%define SMD_OUT_RETURN_STEP_SHAPES(XS, OFFS, DIMS, N)
+  SMD_OUT_RETURN2(smd_py_int64_list(XS, N), smd_py_shape_list(OFFS, DIMS, N))
+%enddef
+%include "smd_typemaps.i"
 
 /* smd_error * results: None on success, an exception otherwise. */
 %typemap(out) smd_error * {
@@ -112,205 +257,6 @@ static PyObject *smd_py_str_list(const smd_strarray *a) {
   $1 = $input == Py_None || PyUnicode_Check($input);
 }
 
-/* Handles returned through **out: proxies that own them. */
-%define SMD_HANDLE_OUT(TYPE)
-%typemap(in, numinputs=0) TYPE **out (TYPE *tmp = NULL) { $1 = &tmp; }
-%typemap(argout) TYPE **out {
-  $result = SWIG_Python_AppendOutput($result,
-      SWIG_NewPointerObj(SWIG_as_voidptr(*$1), $*1_descriptor, SWIG_POINTER_OWN));
-}
-%enddef
-SMD_HANDLE_OUT(smd_storage_options)
-SMD_HANDLE_OUT(smd_trial)
-SMD_HANDLE_OUT(smd_trial_options)
-SMD_HANDLE_OUT(smd_tensor_filter)
-SMD_HANDLE_OUT(smd_tensor)
-SMD_HANDLE_OUT(smd_value)
-SMD_HANDLE_OUT(smd_collection_info)
-SMD_HANDLE_OUT(smd_save_config)
-SMD_HANDLE_OUT(smd_reduction_config)
-SMD_HANDLE_OUT(smd_hook_options)
-SMD_HANDLE_OUT(smd_hook)
-SMD_HANDLE_OUT(smd_collection)
-SMD_HANDLE_OUT(smd_rule)
-SMD_HANDLE_OUT(smd_rule_invoke_options)
-SMD_HANDLE_OUT(smd_trial_refresh_scope)
-
-
-/* Scalars returned through a pointer. */
-%define SMD_SCALAR_OUT(TYPE, NAME, CONVERT)
-%typemap(in, numinputs=0) TYPE *NAME (TYPE tmp) { $1 = &tmp; }
-%typemap(argout) TYPE *NAME { $result = SWIG_Python_AppendOutput($result, CONVERT); }
-%enddef
-SMD_SCALAR_OUT(bool, out, PyBool_FromLong(*$1))
-SMD_SCALAR_OUT(int64_t, out, PyLong_FromLongLong((long long)*$1))
-SMD_SCALAR_OUT(double, out, PyFloat_FromDouble(*$1))
-SMD_SCALAR_OUT(smd_mode, out, PyLong_FromLong((long)*$1))
-SMD_SCALAR_OUT(smd_step_state, out, PyLong_FromLong((long)*$1))
-SMD_SCALAR_OUT(smd_dtype, out, PyLong_FromLong((long)*$1))
-SMD_SCALAR_OUT(smd_dtype, dtype_out, PyLong_FromLong((long)*$1))
-
-/* String arrays: a list of str. */
-%typemap(in, numinputs=0) smd_strarray *out (smd_strarray tmp) {
-  tmp.strings = NULL; tmp.count = 0; $1 = &tmp;
-}
-%typemap(argout) smd_strarray *out {
-  PyObject *list = smd_py_str_list($1);
-  if (!list) SWIG_fail;
-  $result = SWIG_Python_AppendOutput($result, list);
-}
-%typemap(freearg) smd_strarray *out { smd_strarray_free($1); }
-
-/* A string the caller frees with smd_free: a str, or None for NULL. */
-%typemap(in, numinputs=0) char **out (char *tmp = NULL) { $1 = &tmp; }
-%typemap(argout) char **out {
-  PyObject *o = Py_None;
-  if (*$1) {
-    o = PyUnicode_DecodeUTF8(*$1, (Py_ssize_t)strlen(*$1), "surrogateescape");
-    if (!o) SWIG_fail;
-  } else {
-    Py_INCREF(o);
-  }
-  $result = SWIG_Python_AppendOutput($result, o);
-}
-%typemap(freearg) char **out { smd_free(*$1); }
-
-/* Number arrays: a list of int (dimensions: a tuple). */
-%typemap(in, numinputs=0) (int64_t **steps_out, size_t *n_out) (int64_t *xs = NULL, size_t n = 0) {
-  $1 = &xs; $2 = &n;
-}
-%typemap(argout) (int64_t **steps_out, size_t *n_out) {
-  PyObject *list = smd_py_int64_list(*$1, *$2);
-  if (!list) SWIG_fail;
-  $result = SWIG_Python_AppendOutput($result, list);
-}
-%typemap(freearg) (int64_t **steps_out, size_t *n_out) { smd_free(*$1); }
-
-%typemap(in, numinputs=0) (smd_mode **modes_out, size_t *n_out) (smd_mode *xs = NULL, size_t n = 0) {
-  $1 = &xs; $2 = &n;
-}
-%typemap(argout) (smd_mode **modes_out, size_t *n_out) {
-  PyObject *list = PyList_New((Py_ssize_t)*$2);
-  if (!list) SWIG_fail;
-  for (size_t i = 0; i < *$2; ++i) PyList_SET_ITEM(list, (Py_ssize_t)i, PyLong_FromLong((long)(*$1)[i]));
-  $result = SWIG_Python_AppendOutput($result, list);
-}
-%typemap(freearg) (smd_mode **modes_out, size_t *n_out) { smd_free(*$1); }
-
-%typemap(in, numinputs=0) (int64_t **dims_out, size_t *ndim_out) (int64_t *xs = NULL, size_t n = 0) {
-  $1 = &xs; $2 = &n;
-}
-%typemap(argout) (int64_t **dims_out, size_t *ndim_out) {
-  PyObject *t = smd_py_int64_tuple(*$1, *$2);
-  if (!t) SWIG_fail;
-  $result = SWIG_Python_AppendOutput($result, t);
-}
-%typemap(freearg) (int64_t **dims_out, size_t *ndim_out) { smd_free(*$1); }
-
-/* Values: a list of owning smd_value proxies. */
-%{
-static PyObject *smd_py_value_list(smd_value **vs, size_t n) {
-  PyObject *list = PyList_New((Py_ssize_t)n);
-  if (!list) return NULL;
-  for (size_t i = 0; i < n; ++i) {
-    PyObject *x = SWIG_NewPointerObj(SWIG_as_voidptr(vs[i]), SWIGTYPE_p_smd_value, SWIG_POINTER_OWN);
-    if (!x) { Py_DECREF(list); return NULL; }
-    vs[i] = NULL; /* now owned by the proxy */
-    PyList_SET_ITEM(list, (Py_ssize_t)i, x);
-  }
-  return list;
-}
-%}
-%typemap(in, numinputs=0) (smd_value ***values_out, size_t *n_out) (smd_value **vs = NULL, size_t n = 0) {
-  $1 = &vs; $2 = &n;
-}
-%typemap(argout) (smd_value ***values_out, size_t *n_out) {
-  PyObject *list = smd_py_value_list(*$1, *$2);
-  if (!list) SWIG_fail;
-  $result = SWIG_Python_AppendOutput($result, list);
-}
-%typemap(freearg) (smd_value ***values_out, size_t *n_out) { smd_value_array_free(*$1, *$2); }
-
-%typemap(in, numinputs=0) (int64_t **steps_out, smd_value ***values_out, size_t *n_out)
-    (int64_t *xs = NULL, smd_value **vs = NULL, size_t n = 0) {
-  $1 = &xs; $2 = &vs; $3 = &n;
-}
-%typemap(argout) (int64_t **steps_out, smd_value ***values_out, size_t *n_out) {
-  PyObject *steps = smd_py_int64_list(*$1, *$3);
-  PyObject *values = steps ? smd_py_value_list(*$2, *$3) : NULL;
-  if (!values) { Py_XDECREF(steps); SWIG_fail; }
-  $result = SWIG_Python_AppendOutput($result, Py_BuildValue("(NN)", steps, values));
-}
-%typemap(freearg) (int64_t **steps_out, smd_value ***values_out, size_t *n_out) {
-  smd_free(*$1);
-  smd_value_array_free(*$2, *$3);
-}
-
-/* Reductions: a tuple (names, values). */
-%typemap(in, numinputs=0) (smd_strarray *names_out, smd_value ***values_out, size_t *n_out)
-    (smd_strarray names, smd_value **vs = NULL, size_t n = 0) {
-  names.strings = NULL; names.count = 0; $1 = &names; $2 = &vs; $3 = &n;
-}
-%typemap(argout) (smd_strarray *names_out, smd_value ***values_out, size_t *n_out) {
-  PyObject *names = smd_py_str_list($1);
-  PyObject *values = names ? smd_py_value_list(*$2, *$3) : NULL;
-  if (!values) { Py_XDECREF(names); SWIG_fail; }
-  $result = SWIG_Python_AppendOutput($result, Py_BuildValue("(NN)", names, values));
-}
-%typemap(freearg) (smd_strarray *names_out, smd_value ***values_out, size_t *n_out) {
-  smd_strarray_free($1);
-  smd_value_array_free(*$2, *$3);
-}
-
-%typemap(in, numinputs=0) (int64_t **steps_out, size_t **offsets_out, int64_t **dims_out, size_t *n_out)
-    (int64_t *xs = NULL, size_t *offs = NULL, int64_t *dims = NULL, size_t n = 0) {
-  $1 = &xs; $2 = &offs; $3 = &dims; $4 = &n;
-}
-%typemap(argout) (int64_t **steps_out, size_t **offsets_out, int64_t **dims_out, size_t *n_out) {
-  PyObject *steps = smd_py_int64_list(*$1, *$4);
-  PyObject *shapes = steps ? PyList_New((Py_ssize_t)*$4) : NULL;
-  if (!shapes) { Py_XDECREF(steps); SWIG_fail; }
-  for (size_t i = 0; i < *$4; ++i) {
-    PyObject *t = smd_py_int64_tuple(*$3 + (*$2)[i], (*$2)[i + 1] - (*$2)[i]);
-    if (!t) { Py_DECREF(steps); Py_DECREF(shapes); SWIG_fail; }
-    PyList_SET_ITEM(shapes, (Py_ssize_t)i, t);
-  }
-  $result = SWIG_Python_AppendOutput($result, Py_BuildValue("(NN)", steps, shapes));
-}
-%typemap(freearg) (int64_t **steps_out, size_t **offsets_out, int64_t **dims_out, size_t *n_out) {
-  smd_free(*$1); smd_free(*$2); smd_free(*$3);
-}
-
-/* String elements: bytes. */
-%typemap(in, numinputs=0) (const char **out, size_t *len_out) (const char *s = NULL, size_t n = 0) {
-  $1 = ($1_ltype)&s; $2 = &n;
-}
-%typemap(argout) (const char **out, size_t *len_out) {
-  $result = SWIG_Python_AppendOutput($result, PyBytes_FromStringAndSize(*$1, (Py_ssize_t)*$2));
-}
-
-/* An input array of steps: any sequence of int. */
-%typemap(in) (const int64_t *steps, size_t n) (int64_t *buf = NULL) {
-  PyObject *seq = PySequence_Fast($input, "steps must be a sequence of int");
-  if (!seq) SWIG_fail;
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-  buf = (int64_t *)malloc(sizeof(int64_t) * (size_t)(n > 0 ? n : 1));
-  if (!buf) { Py_DECREF(seq); PyErr_NoMemory(); SWIG_fail; }
-  $1 = ($1_ltype)buf;
-  $2 = (size_t)n;
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    long long v = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(seq, i));
-    if (v == -1 && PyErr_Occurred()) { Py_DECREF(seq); SWIG_fail; }
-    buf[i] = (int64_t)v;
-  }
-  Py_DECREF(seq);
-}
-%typemap(freearg) (const int64_t *steps, size_t n) { free(buf$argnum); }
-
-%apply (const int64_t *steps, size_t n) { (const int64_t *save_steps, size_t n_save_steps),
-                                         (const int64_t *steps, size_t n_steps),
-                                         (const int64_t *shape, size_t ndim) };
-
 /* Tensor data: any object with the buffer protocol, C-contiguous (smd.Hook makes numpy arrays
  * contiguous first); the buffer is held, not copied, until smd has copied what it saves. */
 %typemap(in) (const void *data, size_t nbytes) (Py_buffer view, int have_view = 0) {
@@ -320,27 +266,6 @@ static PyObject *smd_py_value_list(smd_value **vs, size_t n) {
   $2 = (size_t)view.len;
 }
 %typemap(freearg) (const void *data, size_t nbytes) { if (have_view$argnum) PyBuffer_Release(&view$argnum); }
-
-/* Collection names: a sequence of str. */
-%typemap(in) (const char *const *collections, size_t n_collections) (PyObject *seq = NULL, char **names = NULL) {
-  seq = PySequence_Fast($input, "collections must be a sequence of str");
-  if (!seq) SWIG_fail;
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
-  names = (char **)calloc((size_t)(n > 0 ? n : 1), sizeof(char *));
-  if (!names) { PyErr_NoMemory(); SWIG_fail; }
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
-    if (!PyUnicode_Check(item)) { PyErr_SetString(PyExc_TypeError, "collections must be a sequence of str"); SWIG_fail; }
-    names[i] = (char *)smd_py_utf8_no_nul(item, "a collection name"); /* borrowed from the str, which seq keeps alive */
-    if (!names[i]) SWIG_fail;
-  }
-  $1 = ($1_ltype)names;
-  $2 = (size_t)n;
-}
-%typemap(freearg) (const char *const *collections, size_t n_collections) {
-  free(names$argnum);
-  Py_XDECREF(seq$argnum);
-}
 
 /* The address of a value's elements (0 for strings), for the zero-copy numpy view built in
  * smd/_values.py; the proxy that owns the value must outlive the view. */
@@ -904,10 +829,8 @@ static PyObject *smd_py_tensor_value_fast(smd_tensor *tensor, int64_t step, int 
 
 
 /* Reductions the caller computed (smd_hook_save_reductions): a sequence of (name, abs, value)
- * tuples; the names are borrowed from the str objects, which the sequence keeps alive. And
- * smd_hook_due_reductions: (names, value) back. */
-SMD_SCALAR_OUT(bool, value_out, PyBool_FromLong(*$1))
-%apply smd_strarray *out { smd_strarray *reductions_out };
+ * tuples; the names are borrowed from the str objects, which the sequence keeps alive. (Java
+ * binds it with parallel arrays instead.) */
 %typemap(in) (const smd_reduction_value *values, size_t n_values)
     (PyObject *seq = NULL, smd_reduction_value *vals = NULL) {
   seq = PySequence_Fast($input, "values must be a sequence of (name, abs, value) tuples");
@@ -937,7 +860,6 @@ SMD_SCALAR_OUT(bool, value_out, PyBool_FromLong(*$1))
   free(vals$argnum);
   Py_XDECREF(seq$argnum);
 }
-%ignore smd_reduction_value;
 
 /* DLPack capsules from any producer's __dlpack__() ("dltensor_versioned" or legacy "dltensor"),
  * consumed (renamed "used_...") in every outcome once they are recognized.
