@@ -45,7 +45,7 @@ bool InSageMakerJob() { return Get("TRAINING_JOB_NAME") != nullptr; }
 std::optional<int64_t> LauncherRank() {
   for (const auto& vars : kLauncherVars) {
     if (const char* r = Get(vars[0])) {
-      if (auto rank = ParseInt64(r)) return rank;
+      if (auto rank = ParseInt64(r); rank && *rank >= 0) return rank;
     }
   }
   return std::nullopt;
@@ -80,23 +80,29 @@ std::string TensorBoardConfigPath() {
 }
 
 Result<std::string> ReadConfigFile(const std::string& what, const std::string& path) {
-  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return ErrnoStatus("cannot open " + what, path, errno);
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) return ErrnoStatus("cannot read " + what, path, errno);
-  if (!S_ISREG(st.st_mode)) {
+  auto not_regular = [&](const struct stat& st) {
     const char* kind = S_ISDIR(st.st_mode)    ? "a folder"
                        : S_ISFIFO(st.st_mode) ? "a FIFO"
                        : S_ISSOCK(st.st_mode) ? "a socket"
                        : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
                                                                     : "not a regular file";
     return InvalidArgument(what + " '" + path + "' is " + kind + ", not a regular file");
+  };
+  struct stat st {};
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) {
+    const int err = errno;
+    // A socket cannot be opened at all (ENXIO): say what it is rather than "no such device".
+    if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) return not_regular(st);
+    return ErrnoStatus("cannot open " + what, path, err);
   }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  if (::fstat(fd, &st) != 0) return ErrnoStatus("cannot read " + what, path, errno);
+  if (!S_ISREG(st.st_mode)) return not_regular(st);
   auto too_big = [&] {
     return InvalidArgument(what + " '" + path + "' is larger than " +
                            std::to_string(kMaxConfigFileBytes) + " bytes");

@@ -15,8 +15,9 @@ Result<std::shared_ptr<const Regex>> Regex::Compile(const std::string& pattern) 
   if (code == nullptr) {
     PCRE2_UCHAR buf[256];
     pcre2_get_error_message(err, buf, sizeof buf);
-    return InvalidArgument("invalid regex '" + pattern + "' at offset " + std::to_string(offset) +
-                           ": " + reinterpret_cast<const char*>(buf));
+    // Escaped: the pattern may be invalid UTF-8 (the very error), and messages are UTF-8.
+    return InvalidArgument("invalid regex '" + EscapeControl(pattern) + "' at offset " +
+                           std::to_string(offset) + ": " + reinterpret_cast<const char*>(buf));
   }
   pcre2_jit_compile(code, PCRE2_JIT_COMPLETE);  // optional speed-up; failure is harmless
   std::shared_ptr<Regex> r(new Regex());

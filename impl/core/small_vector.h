@@ -49,8 +49,9 @@ class SmallVector {
     cap_ = n;
   }
   void push_back(const T& v) {
+    const T copy = v;  // v may be one of our elements, which reserve() frees
     if (size_ == cap_) reserve(cap_ * 2);
-    mutable_data()[size_++] = v;
+    mutable_data()[size_++] = copy;
   }
   void clear() { size_ = 0; }
   size_t size() const { return size_; }
