@@ -502,8 +502,9 @@ SMD_OUT_SCALAR(int64_t, out_payload, INT64)
 
 %ignore smd_rule_create_builtin; /* smd_java_rule_create_builtin */
 
-/* Reductions the caller computed: smd_hook_due_reductions as (String[1][], boolean[1]);
- * smd_hook_save_reductions through smd_java_save_reductions (parallel arrays). */
+/* Reductions the caller computed: smd_hook_due_reductions as (String[1][], boolean[1],
+ * boolean[1]); smd_hook_save_reductions through smd_java_save_reductions (parallel arrays, and the
+ * histogram as its four statistics and its counts, or nulls). */
 %ignore smd_hook_save_reductions;
 
 
@@ -546,16 +547,38 @@ static smd_error *smd_java_save_array(JNIEnv *jenv_, smd_hook *hook, const char 
   return err;
 }
 
-/* save_reductions: names[i] (without abs_), abs[i], values[i]; the arrays have one length. */
+/* save_reductions: names[i] (without abs_), abs[i], values[i]; the arrays have one length.
+ * hist_stats (min, max, sum, sum_squares: a double[4]) and hist_counts (a long[] of the unsigned
+ * counts), both null when no histogram is given. */
 static smd_error *smd_java_save_reductions(JNIEnv *jenv_, smd_hook *hook, const char *name, int dtype,
                                            const int64_t *shape, size_t ndim, jobjectArray names,
-                                           jbooleanArray abs, jdoubleArray values,
+                                           jbooleanArray abs, jdoubleArray values, jarray hist_stats,
+                                           jarray hist_counts,
                                            const char *const *collections, size_t n_collections) {
   JNIEnv *jenv = jenv_;
   if (!names || !abs || !values) return smd_java_throw_npe(jenv, "reductions, abs and values must not be null"), (smd_error *)NULL;
   jsize n = (*jenv)->GetArrayLength(jenv, names);
   if ((*jenv)->GetArrayLength(jenv, abs) != n || (*jenv)->GetArrayLength(jenv, values) != n)
     return smd_java_throw_iae(jenv, "reductions, abs and values must have the same length"), (smd_error *)NULL;
+  if ((hist_stats == NULL) != (hist_counts == NULL) ||
+      (hist_stats && (*jenv)->GetArrayLength(jenv, hist_stats) != 4))
+    return smd_java_throw_iae(jenv, "a histogram needs its four statistics and its counts"), (smd_error *)NULL;
+  smd_histogram hist;
+  memset(&hist, 0, sizeof hist);
+  jlong *counts = NULL;
+  if (hist_stats) {
+    jdouble st[4];
+    (*jenv)->GetDoubleArrayRegion(jenv, (jdoubleArray)hist_stats, 0, 4, st);
+    if ((*jenv)->ExceptionCheck(jenv)) return NULL;
+    hist.min = st[0];
+    hist.max = st[1];
+    hist.sum = st[2];
+    hist.sum_squares = st[3];
+    hist.n_counts = (size_t)(*jenv)->GetArrayLength(jenv, hist_counts);
+    counts = (*jenv)->GetLongArrayElements(jenv, (jlongArray)hist_counts, NULL);
+    if (!counts) return NULL; /* OutOfMemoryError pending */
+    hist.counts = (const uint64_t *)counts;
+  }
   smd_java_strs strs = {NULL, 0};
   if (!smd_java_strs_get(jenv, names, &strs, "a reduction name is null", "a reduction name")) { smd_java_strs_free(&strs); return NULL; }
   smd_reduction_value *vals = (smd_reduction_value *)calloc((size_t)(n > 0 ? n : 1), sizeof *vals);
@@ -570,13 +593,30 @@ static smd_error *smd_java_save_reductions(JNIEnv *jenv_, smd_hook *hook, const 
       vals[i].abs = a[i] != 0;
       vals[i].value = v[i];
     }
-    err = smd_hook_save_reductions(hook, name, (smd_dtype)dtype, shape, ndim, vals, (size_t)n, collections, n_collections);
+    err = smd_hook_save_reductions(hook, name, (smd_dtype)dtype, shape, ndim, vals, (size_t)n,
+                                   hist_stats ? &hist : NULL, collections, n_collections);
   }
+  if (counts) (*jenv)->ReleaseLongArrayElements(jenv, (jlongArray)hist_counts, counts, JNI_ABORT);
   if (v) (*jenv)->ReleaseDoubleArrayElements(jenv, values, v, JNI_ABORT);
   if (a) (*jenv)->ReleaseBooleanArrayElements(jenv, abs, a, JNI_ABORT);
   free(vals);
   smd_java_strs_free(&strs);
   return err;
+}
+
+/* smd_histogram_bucket_edges: their number, and a copy into a double[] of that length. */
+static int64_t smd_java_histogram_bucket_count(void) {
+  size_t n = 0;
+  smd_histogram_bucket_edges(&n);
+  return (int64_t)n;
+}
+static void smd_java_histogram_bucket_edges(JNIEnv *jenv_, jarray out) {
+  JNIEnv *jenv = jenv_;
+  size_t n = 0;
+  const double *edges = smd_histogram_bucket_edges(&n);
+  if (!out) { smd_java_throw_npe(jenv, "out is null"); return; }
+  if ((size_t)(*jenv)->GetArrayLength(jenv, out) != n) { smd_java_throw_iae(jenv, "out must hold every edge"); return; }
+  (*jenv)->SetDoubleArrayRegion(jenv, (jdoubleArray)out, 0, (jsize)n, edges);
 }
 
 /* save_scalar keeping a type (smd_hook_save_scalar_typed) from a long or a double's bits. */

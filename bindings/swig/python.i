@@ -861,6 +861,55 @@ static PyObject *smd_py_tensor_value_fast(smd_tensor *tensor, int64_t step, int 
   Py_XDECREF(seq$argnum);
 }
 
+/* A histogram the caller computed (smd_hook_save_reductions): None, or (min, max, sum,
+ * sum_squares, counts) with counts a C-contiguous buffer of 8-byte unsigned integers (numpy
+ * uint64), borrowed for the call. */
+%typemap(in) const smd_histogram *histogram (smd_histogram h, Py_buffer view, int have_view = 0) {
+  if ($input == Py_None) {
+    $1 = NULL;
+  } else {
+    if (!PyTuple_Check($input) || PyTuple_GET_SIZE($input) != 5) {
+      PyErr_SetString(PyExc_TypeError,
+                      "histogram must be None or a (min, max, sum, sum_squares, counts) tuple");
+      SWIG_fail;
+    }
+    double *stats[4] = {&h.min, &h.max, &h.sum, &h.sum_squares};
+    for (int k = 0; k < 4; ++k) {
+      *stats[k] = PyFloat_AsDouble(PyTuple_GET_ITEM($input, k));
+      if (*stats[k] == -1.0 && PyErr_Occurred()) SWIG_fail;
+    }
+    if (PyObject_GetBuffer(PyTuple_GET_ITEM($input, 4), &view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) SWIG_fail;
+    have_view = 1;
+    const char *f = view.format ? view.format : "B";
+    if (*f == '<' || *f == '=' || *f == '@') ++f;
+    if (view.itemsize != 8 || (strcmp(f, "Q") != 0 && strcmp(f, "L") != 0)) {
+      PyErr_SetString(PyExc_TypeError, "the histogram's counts must be 8-byte unsigned integers (numpy uint64)");
+      SWIG_fail;
+    }
+    h.counts = (const uint64_t *)view.buf;
+    h.n_counts = (size_t)(view.len / 8);
+    $1 = &h;
+  }
+}
+%typemap(freearg) const smd_histogram *histogram { if (have_view$argnum) PyBuffer_Release(&view$argnum); }
+
+/* smd_histogram_bucket_edges as a list of floats. */
+%rename(smd_histogram_bucket_edges) smd_py_histogram_bucket_edges;
+%nothread smd_py_histogram_bucket_edges;
+%inline %{
+static PyObject *smd_py_histogram_bucket_edges(void) {
+  size_t n = 0;
+  const double *edges = smd_histogram_bucket_edges(&n);
+  PyObject *list = PyList_New((Py_ssize_t)n);
+  for (size_t i = 0; list && i < n; ++i) {
+    PyObject *x = PyFloat_FromDouble(edges[i]);
+    if (!x) { Py_DECREF(list); return NULL; }
+    PyList_SET_ITEM(list, (Py_ssize_t)i, x);
+  }
+  return list;
+}
+%}
+
 /* DLPack capsules from any producer's __dlpack__() ("dltensor_versioned" or legacy "dltensor"),
  * consumed (renamed "used_...") in every outcome once they are recognized.
  *   smd_py_hook_save_dlpack_capsule: saved as smd_hook_save_dlpack (copied before the call

@@ -51,6 +51,8 @@ struct smd_rule_context {};
 %ignore smd_strarray;
 %ignore smd_value_array_free;
 %ignore smd_reduction_value; /* passed in arrays, which each language converts */
+%ignore smd_histogram;       /* a tuple (Python) or parallel arrays (Java), converted by each language */
+%ignore smd_histogram_bucket_edges; /* each language returns its own array of them */
 %ignore smd_value_ref;
 %ignore smd_value_data;
 %ignore smd_value_shape;

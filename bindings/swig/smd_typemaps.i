@@ -82,6 +82,7 @@ SMD_OUT_TYPES_SCALAR(TYPE *NAME, KIND)
 %enddef
 SMD_OUT_SCALAR(bool, out, BOOL)
 SMD_OUT_SCALAR(bool, value_out, BOOL)
+SMD_OUT_SCALAR(bool, histogram_out, BOOL)
 SMD_OUT_SCALAR(int64_t, out, INT64)
 SMD_OUT_SCALAR(double, out, DOUBLE)
 SMD_OUT_SCALAR(smd_mode, out, ENUM)

@@ -45,15 +45,16 @@ def test_given_reductions_are_written_as_the_hooks_own(tmp_path):
             if mode == "host":
                 h.save_tensor("gradient/w", x)
             else:
-                *names, value = smdc.smd_hook_due_reductions(h._hook, "gradient/w")
-                assert names == ["min", "max", "mean", "std", "l2", "abs_max"] and value is False
+                *names, value, histogram = smdc.smd_hook_due_reductions(h._hook, "gradient/w")
+                assert names == ["min", "max", "mean", "std", "l2", "abs_max"]
+                assert value is False and histogram is False
                 x64 = x.astype(np.float64)
                 vals = {"min": x64.min(), "max": x64.max(), "mean": x64.mean(), "std": x64.std(),
                         "l2": np.sqrt((x64 * x64).sum()), "abs_max": np.abs(x64).max()}
                 given = [(n[4:] if n.startswith("abs_") else n, n.startswith("abs_"), float(vals[n])) for n in names]
                 # the collections smd.Hook.save_tensor names by default: "default"
                 smdc.smd_hook_save_reductions(h._hook, "gradient/w", smdc.SMD_DTYPE_FLOAT32, list(x.shape), given,
-                                              ["default"])
+                                              None, ["default"])
         h.close()
     run("host")
     run("given")
@@ -66,9 +67,9 @@ def test_missing_and_malformed_values_are_refused(tmp_path):
     h = _hook(tmp_path / "run")
     h.begin_step()
     with pytest.raises(E.SMDebugError, match="reduction min is due"):
-        smdc.smd_hook_save_reductions(h._hook, "gradient/w", smdc.SMD_DTYPE_FLOAT32, [2], [("max", False, 1.0)], [])
+        smdc.smd_hook_save_reductions(h._hook, "gradient/w", smdc.SMD_DTYPE_FLOAT32, [2], [("max", False, 1.0)], None, [])
     with pytest.raises(TypeError, match="tuples"):
-        smdc.smd_hook_save_reductions(h._hook, "gradient/w", smdc.SMD_DTYPE_FLOAT32, [2], [("max", 1.0)], [])
+        smdc.smd_hook_save_reductions(h._hook, "gradient/w", smdc.SMD_DTYPE_FLOAT32, [2], [("max", 1.0)], None, [])
     h.close()
 
 

@@ -264,7 +264,7 @@ def test_batch_statistics_of_tensors_cut_into_chunks(monkeypatch, chunk):
     ts = [(torch.randn(n, generator=g) * 3).to(DEV) for n in sizes]
     wanted = {"nan", "min", "max", "absmin", "absmax", "sum", "abssum", "sumsq", "var", "absvar",
               "prod", "absprod"}
-    out, names = _device.batch_statistics(ts, wanted)
+    out, names, _ = _device.batch_statistics(ts, wanted)
     got = {name: out[:, i].cpu().tolist() for i, name in enumerate(names)}
     for k, t in enumerate(ts):
         x = t.cpu().double().numpy()
@@ -396,11 +396,222 @@ def test_save_reductions_binding_refuses_a_missing_reduction(tmp_path):
                  include_collections=["gradients"],
                  reduction_config=smd.ReductionConfig(reductions=["min", "l2"]))
     h.begin_step()
-    *names, value = smd.smdc.smd_hook_due_reductions(h._hook, "gradient/x")
-    assert names == ["min", "l2"] and value is False
+    *names, value, histogram = smd.smdc.smd_hook_due_reductions(h._hook, "gradient/x")
+    assert names == ["min", "l2"] and value is False and histogram is False
     with pytest.raises(Exception, match="reduction min is due"):
-        smd.smdc.smd_hook_save_reductions(h._hook, "gradient/x", 1, [3], [("l2", False, 1.0)], [])
+        smd.smdc.smd_hook_save_reductions(h._hook, "gradient/x", 1, [3], [("l2", False, 1.0)], None, [])
     h.close()
+
+
+# ---- TensorBoard histograms on the device ---------------------------------------------------
+
+def _varint(b, i):
+    v = shift = 0
+    while True:
+        c = b[i]
+        i += 1
+        v |= (c & 0x7F) << shift
+        shift += 7
+        if c < 0x80:
+            return v, i
+
+
+def _fields(b):
+    """(field number, wire type, value) of a protobuf message; value: int or bytes."""
+    i = 0
+    while i < len(b):
+        key, i = _varint(b, i)
+        f, wt = key >> 3, key & 7
+        if wt == 0:
+            v, i = _varint(b, i)
+        elif wt == 1:
+            v, i = b[i:i + 8], i + 8
+        elif wt == 2:
+            n, i = _varint(b, i)
+            v, i = b[i:i + n], i + n
+        elif wt == 5:
+            v, i = b[i:i + 4], i + 4
+        else:
+            raise ValueError(f"wire type {wt}")
+        yield f, wt, v
+
+
+def _histograms(tb_dir):
+    """{(step, tag): {min, max, num, sum, sum_squares, bucket_limit, bucket}} of every histogram
+    summary in a TensorBoard folder's event files."""
+    out = {}
+    for root, _, files in os.walk(tb_dir):
+        for fn in files:
+            data = open(os.path.join(root, fn), "rb").read()
+            i = 0
+            while i < len(data):
+                n = int.from_bytes(data[i:i + 8], "little")
+                rec = data[i + 12:i + 12 + n]
+                i += 16 + n
+                step, summary = 0, None
+                for f, _, v in _fields(rec):
+                    if f == 2:
+                        step = v
+                    elif f == 5:
+                        summary = v
+                if summary is None:
+                    continue
+                for f, _, value in _fields(summary):
+                    tag, histo = None, None
+                    for vf, _, vv in _fields(value):
+                        if vf == 1:
+                            tag = vv.decode()
+                        elif vf == 5:
+                            histo = vv
+                    if histo is None:
+                        continue
+                    # proto3: a field left at 0 is not written
+                    h = {"bucket_limit": [], "bucket": [], "min": 0.0, "max": 0.0, "num": 0.0, "sum": 0.0,
+                         "sum_squares": 0.0}
+                    names = {1: "min", 2: "max", 3: "num", 4: "sum", 5: "sum_squares"}
+                    for hf, wt, hv in _fields(histo):
+                        if hf in names:
+                            h[names[hf]] = float(np.frombuffer(hv, "<f8")[0])
+                        elif hf in (6, 7):
+                            key = "bucket_limit" if hf == 6 else "bucket"
+                            h[key] += (np.frombuffer(hv, "<f8").tolist() if wt == 2
+                                       else [float(np.frombuffer(hv, "<f8")[0])])
+                    out[(step, tag)] = h
+    return out
+
+
+def _histogram_runs(tmp_path, monkeypatch, dtype):
+    runs = {}
+    for mode in ("off", "always"):
+        monkeypatch.setenv("SMD_TORCH_DEVICE_CAPTURE", mode)
+        rc = smdpt.ReductionConfig(reductions=["max", "mean"], norms=["l2"])
+        hook = smdpt.Hook(str(tmp_path / mode), save_config=smdpt.SaveConfig(save_interval=1),
+                          include_collections=["weights", "biases", "gradients", "losses"],
+                          reduction_config=rc, tensorboard_dir=str(tmp_path / (mode + "_tb")))
+        _train(hook, 3, dtype=dtype)
+        if mode == "always":
+            assert hook._device.stats["staged_tensors"] == 3  # only the loss went to the host whole
+        hook.close()
+        runs[mode] = (tmp_path / mode, _histograms(tmp_path / (mode + "_tb")))
+    return runs
+
+
+def _assert_same_histograms(host, dev, count_at_least):
+    assert sorted(host) == sorted(dev) and len(host) >= count_at_least, (sorted(host), sorted(dev))
+    for key, h in host.items():
+        d = dev[key]
+        # counts, edges, element count, min and max: exact; sums: float64 in another order
+        assert d["bucket"] == h["bucket"], key
+        assert d["bucket_limit"] == h["bucket_limit"], key
+        assert d["num"] == h["num"], key
+        for k in ("min", "max"):
+            assert d[k] == h[k] or (math.isnan(d[k]) and math.isnan(h[k])), (key, k, d[k], h[k])
+        for k in ("sum", "sum_squares"):
+            a, b = h[k], d[k]
+            if math.isnan(a) or math.isinf(a):
+                assert a == b or (math.isnan(a) and math.isnan(b)), (key, k, a, b)
+            else:
+                # a float64 sum of n terms in any order: within n * eps of the sum of magnitudes
+                n = h["num"]
+                mags = h["sum_squares"] if k == "sum_squares" else math.sqrt(n * h["sum_squares"])
+                assert abs(a - b) <= n * 2.3e-16 * mags, (key, k, a, b)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
+def test_device_histograms_equal_the_host_paths(tmp_path, monkeypatch, dtype):
+    runs = _histogram_runs(tmp_path, monkeypatch, dtype)
+    (host_dir, host), (dev_dir, dev) = runs["off"], runs["always"]
+    # weights, biases and gradients of the 4 parameters, 3 steps
+    _assert_same_histograms(host, dev, 3 * 8)
+    host_t, dev_t = create_trial(str(host_dir)), create_trial(str(dev_dir))
+    assert sorted(host_t.tensor_names()) == sorted(dev_t.tensor_names())
+
+
+def test_device_histograms_of_special_values(tmp_path, monkeypatch):
+    monkeypatch.setenv("SMD_TORCH_DEVICE_CAPTURE", "always")
+    g = torch.Generator().manual_seed(9)
+    tensors = {
+        "gradient/nan": torch.tensor([1.0, float("nan"), -3.0]),
+        "gradient/inf": torch.tensor([float("inf"), 2.0, -1.0, -float("inf")]),
+        "gradient/edges": torch.tensor(smd.smdc.smd_histogram_bucket_edges()[::97], dtype=torch.float64),
+        "gradient/far": torch.tensor([1e25, -1e21, 3.0, 0.0, -0.0, 1e-13]),
+        "gradient/all_out": torch.tensor([float("inf"), float("nan")]),
+        "gradient/big": torch.randn(300, 70, generator=g) * 10,
+        "gradient/int": torch.arange(-5, 5, dtype=torch.int32),
+    }
+    out = {}
+    for mode in ("off", "always"):
+        monkeypatch.setenv("SMD_TORCH_DEVICE_CAPTURE", mode)
+        h = smd.Hook(str(tmp_path / mode), save_config=smd.SaveConfig(save_interval=1),
+                     include_collections=["gradients"], tensorboard_dir=str(tmp_path / (mode + "_tb")),
+                     reduction_config=smd.ReductionConfig(reductions=["min", "max"]))
+        cap = _device.DeviceCapture(h._hook) if mode == "always" else None
+        for step in range(2):
+            h.begin_step()
+            for name, t in tensors.items():
+                t = t.to(DEV)
+                if cap is None or not cap.offer(name, t, smd.smdc.SMD_DTYPE_FLOAT32 if t.dtype == torch.float32
+                                                else smd.smdc.SMD_DTYPE_FLOAT64 if t.dtype == torch.float64
+                                                else smd.smdc.SMD_DTYPE_INT32):
+                    h.save_tensor(name, t.cpu().numpy(), collections_to_write=["gradients"])
+            if cap is not None:
+                cap.flush()
+        if cap is not None:
+            # every floating tensor reduced with its histogram on the device; the int32 one whole
+            assert cap.stats["reduced_tensors"] == 2 * 6 and cap.stats["staged_tensors"] == 2
+        h.close()
+        out[mode] = _histograms(tmp_path / (mode + "_tb"))
+    # all_out has nothing within the edges: no histogram either way
+    assert not any("all_out" in tag for _, tag in out["off"])
+    _assert_same_histograms(out["off"], out["always"], 2 * 6)
+
+
+def test_bucket_counts_follow_numpys_rules():
+    edges = torch.tensor(smd.smdc.smd_histogram_bucket_edges(), dtype=torch.float64)
+    nb = edges.numel() - 1
+    xs = [edges[0].item(), edges[-1].item(), edges[5].item(), float(np.nextafter(edges[5].item(), -np.inf)),
+          float("nan"), float("inf"), 1e21, 0.0, -1e-300]
+    flat = torch.tensor(xs + xs[:3], dtype=torch.float64)
+    lengths = torch.tensor([len(xs), 3])
+    counts = _device._bucket_counts(flat, lengths, flat.numel(), [True, True], edges)
+    assert counts.shape == (2, nb)
+    want = np.zeros(nb)
+    for x in xs:
+        if math.isfinite(x) and edges[0].item() <= x <= edges[-1].item():
+            b = int(np.searchsorted(edges.numpy(), x, side="right")) - 1
+            want[min(b, nb - 1)] += 1
+    np.testing.assert_array_equal(counts[0].numpy(), want)
+    assert counts[1].sum().item() == 3 and counts[1, 0].item() == 1 and counts[1, nb - 1].item() == 1
+    # only the marked tensors get a row
+    only = _device._bucket_counts(flat, lengths, flat.numel(), [False, True], edges)
+    np.testing.assert_array_equal(only[0].numpy(), counts[1].numpy())
+
+
+def test_save_reductions_binding_takes_a_histogram(tmp_path):
+    h = smd.Hook(str(tmp_path / "run"), save_config=smd.SaveConfig(save_interval=1),
+                 include_collections=["gradients"], tensorboard_dir=str(tmp_path / "tb"),
+                 reduction_config=smd.ReductionConfig(reductions=["max"]))
+    h.begin_step()
+    *names, value, histogram = smd.smdc.smd_hook_due_reductions(h._hook, "gradient/x")
+    assert names == ["max"] and value is False and histogram is True
+    nb = len(smd.smdc.smd_histogram_bucket_edges()) - 1
+    counts = np.zeros(nb, dtype=np.uint64)
+    with pytest.raises(Exception, match="histogram of it is due"):
+        smd.smdc.smd_hook_save_reductions(h._hook, "gradient/x", 1, [3], [("max", False, 2.0)], None, [])
+    with pytest.raises(Exception, match="1548 buckets"):
+        smd.smdc.smd_hook_save_reductions(h._hook, "gradient/x", 1, [3], [("max", False, 2.0)],
+                                          (0.0, 2.0, 3.0, 5.0, counts[:10]), [])
+    with pytest.raises(TypeError):
+        smd.smdc.smd_hook_save_reductions(h._hook, "gradient/x", 1, [3], [("max", False, 2.0)],
+                                          (0.0, 2.0, 3.0, 5.0, counts.astype(np.float64)), [])
+    counts[nb // 2] = 3
+    smd.smdc.smd_hook_save_reductions(h._hook, "gradient/x", 1, [3], [("max", False, 2.0)],
+                                      (0.0, 2.0, 3.0, 5.0, counts), [])
+    h.close()
+    hists = _histograms(tmp_path / "tb")
+    assert len(hists) == 1
+    (hist,) = hists.values()
+    assert hist["num"] == 3 and hist["max"] == 2.0 and sum(hist["bucket"]) == 3
 
 
 def test_gpu_benchmark_runs_on_the_cpu(tmp_path):

@@ -3,17 +3,21 @@
 Two paths, chosen per tensor from what the hook's collections want at the current step
 (``smd_hook_due_reductions``):
 
-* **Reductions only** (no raw value, no TensorBoard summary): the reductions are computed on the
-  tensor's device, batched over every tensor offered together (the parameters at the start of a
-  step, the gradients of one backward pass), with a fixed number of kernel launches per batch
-  (``torch.cat`` of the flattened tensors, one cast to float64, then segment reductions by
-  two levels of ``torch.segment_reduce``), whatever the number of tensors. Only a small float64 matrix
-  (tensors x statistics) comes back to the host, in one non-blocking copy into pinned memory.
-  The numbers are saved through ``smd_hook_save_reductions``, which writes exactly what the hook
-  writes for reductions it computes itself. Accumulation is in float64 (exact conversions of
-  float16/bfloat16/float32 elements), so a reduction equals the host path's up to the rounding
-  of a float64 sum in another order (docs/frameworks.md gives the bound).
-* **The value** (raw tensor, or TensorBoard): copied with ``non_blocking`` into pinned host
+* **Reductions and histograms** (no raw value, no TensorBoard scalar): the reductions, and the
+  TensorBoard histograms where they are due, are computed on the tensor's device, batched over
+  every tensor offered together (the parameters at the start of a step, the gradients of one
+  backward pass), with a fixed number of kernel launches per batch (``torch.cat`` of the
+  flattened tensors, one cast to float64, then segment reductions by two levels of
+  ``torch.segment_reduce``; for histograms one ``torch.bucketize`` over smd's bucket edges and
+  one ``torch.bincount`` of (tensor, bucket) keys), whatever the number of tensors. Only a small
+  float64 matrix (tensors x statistics, and the bucket counts of the histogram rows) comes back to
+  the host, in one non-blocking copy into pinned memory. The numbers are saved through
+  ``smd_hook_save_reductions``, which writes exactly what the hook writes for reductions and
+  histograms it computes itself. Accumulation is in float64 (exact conversions of
+  float16/bfloat16/float32 elements), so a reduction (and a histogram's sum and sum of squares)
+  equals the host path's up to the rounding of a float64 sum in another order
+  (docs/frameworks.md gives the bound); bucket counts, min and max are exact.
+* **The value** (raw tensor, or a TensorBoard scalar): copied with ``non_blocking`` into pinned host
   buffers that are allocated once and reused, on a side stream that first waits for the
   producing stream, and handed to smd's writer without another copy (DLPack, adopted) once the
   copy has completed. The buffers are bounded by the hook's memory budget: when none is free,
@@ -207,10 +211,14 @@ def _flat(t):
 _CHUNK = 1 << 16  # elements a first-level segment holds at most
 
 
-def batch_statistics(tensors, wanted):
+def batch_statistics(tensors, wanted, histograms=None, edges=None):
     """Per-tensor statistics of a batch of floating tensors on one device, in float64, with a
     fixed number of kernel launches: a (len(tensors), len(cols)) float64 tensor on the device
     and the list of column names. `wanted` is a set of names from _STATS.
+
+    histograms (a list of bools, one per tensor) and edges (smd's bucket edges, float64 on the
+    device): also the bucket counts of the tensors marked, a (marked, len(edges) - 1) float64
+    tensor (exact: counts stay below 2**53), else None. Returns (stats, names, counts).
 
     Two levels of segmented reductions (torch.segment_reduce: on CUDA, CUB's segmented reduce, one
     block a segment): each tensor is cut into chunks of at most _CHUNK elements, the chunks are
@@ -262,7 +270,42 @@ def batch_statistics(tensors, wanted):
             mean = (sums[s] / denom).repeat_interleave(lengths, output_size=total)
             d = x - mean
             cols.append(seg(d * d, "sum", 0.0)); names.append(name)
-    return torch.stack(cols, dim=1), names
+    counts_out = None
+    if histograms is not None and any(histograms):
+        counts_out = _bucket_counts(flat, lengths, total, histograms, edges)
+    return torch.stack(cols, dim=1), names, counts_out
+
+
+def _bucket_counts(flat, lengths, total, histograms, edges):
+    """The histogram counts of the marked tensors of a flattened batch: element x of a tensor is
+    in bucket i when edges[i] <= x < edges[i + 1] (the last bucket also holds its right edge);
+    NaN, infinities and values outside the edges are in none (numpy.histogram's rules, which smd's
+    host path follows). One bucketize and one bincount for the whole batch."""
+    n, nb = len(histograms), edges.numel() - 1
+    dev = flat.device
+    seg = torch.repeat_interleave(torch.arange(n, device=dev), lengths, output_size=total)
+    idx = torch.bucketize(flat, edges, right=True) - 1
+    idx = torch.where(flat == edges[-1], torch.full_like(idx, nb - 1), idx)
+    marked = torch.tensor(histograms, dtype=torch.bool).to(dev, non_blocking=True)
+    valid = (idx >= 0) & (idx < nb) & torch.isfinite(flat) & marked[seg]
+    key = torch.where(valid, seg * nb + idx, torch.full_like(idx, n * nb))  # n * nb: not counted
+    counts = torch.bincount(key, minlength=n * nb + 1)[:n * nb].reshape(n, nb)
+    rows = [i for i, h in enumerate(histograms) if h]
+    if len(rows) < n:
+        counts = counts[torch.tensor(rows, dtype=torch.int64).to(dev, non_blocking=True)]
+    return counts.to(torch.float64)
+
+
+# What a histogram needs besides its counts.
+_HISTOGRAM_STATS = frozenset({"min", "max", "sum", "sumsq", "nan"})
+
+
+def histogram_of(stats, counts):
+    """The histogram smd_hook_save_reductions takes, (min, max, sum, sum of squares, counts as
+    uint64), from a tensor's statistics and its bucket counts (float64, exact)."""
+    nan = float("nan")
+    mn, mx = (nan, nan) if stats["nan"] else (stats["min"], stats["max"])
+    return (mn, mx, stats["sum"], stats["sumsq"], np.ascontiguousarray(counts, dtype=np.uint64))
 
 
 def _median(t, absr):
@@ -278,7 +321,7 @@ def _median(t, absr):
 
 class _Batch:
     """Reductions of some tensors computed on their device, on their way to the host."""
-    __slots__ = ("entries", "host", "event", "names", "medians")
+    __slots__ = ("entries", "host", "event", "names", "medians", "n_hist")
 
 
 class DeviceCapture:
@@ -293,7 +336,8 @@ class DeviceCapture:
         self._budget = int(memory_budget) if memory_budget else 256 << 20
         self._backends = {}
         self._pools = {}
-        self._pending = []        # (name, smd dtype, shape, tensor, reductions): not yet reduced
+        self._edges = {}          # device -> smd's histogram bucket edges there (float64)
+        self._pending = []        # (name, smd dtype, shape, tensor, reductions, histogram): not yet reduced
         self._batches = []        # _Batch: reduced on the device, values on their way
         self._copies = []         # (name, smd dtype, shape, slot, event, pool): raw values being copied
         self._unordered = []      # copy events the producing stream has not waited for yet
@@ -321,16 +365,17 @@ class DeviceCapture:
         host path."""
         if smd_dtype is None or not self.wants(tensor):
             return False
-        # SWIG appends the flag to the list of names: one list, the names then the flag
-        *reductions, value = _smd.smd_hook_due_reductions(self._h, name)
-        if value:
+        # SWIG appends the flags to the list of names: one list, the names then the two flags
+        *reductions, value, histogram = _smd.smd_hook_due_reductions(self._h, name)
+        if value or (histogram and tensor.dtype not in _REDUCIBLE):
             if tensor.is_complex() and tensor.dtype not in (torch.complex64, torch.complex128):
                 return False
             self._stage(name, tensor, smd_dtype, immediate_order=not backward and not self._deferring)
             return True
         if reductions and tensor.dtype not in _REDUCIBLE:
             return False
-        self._pending.append((name, smd_dtype, list(tensor.shape), tensor.detach(), reductions))
+        self._pending.append((name, smd_dtype, list(tensor.shape), tensor.detach(), reductions,
+                              histogram))
         if backward:
             self._queue_backward_end()
         elif not self._deferring:
@@ -396,25 +441,40 @@ class DeviceCapture:
             if chunk:
                 self._reduce(chunk)
 
+    def _edges_on(self, device):
+        key = str(device)
+        e = self._edges.get(key)
+        if e is None:
+            e = torch.tensor(_smd.smd_histogram_bucket_edges(), dtype=torch.float64).to(device)
+            self._edges[key] = e
+        return e
+
     def _reduce(self, entries):
         b = _Batch()
         b.entries = entries
-        with_values = [e for e in entries if e[4]]
+        with_values = [e for e in entries if e[4] or e[5]]
         wanted = set()
         medians = []
+        hist = [bool(e[5]) for e in with_values]
         for e in with_values:
             wanted |= _needs(e[4])
+            if e[5]:
+                wanted |= _HISTOGRAM_STATS
             for r in e[4]:
                 if r in ("median", "abs_median"):
                     medians.append((e[0], r, _median(e[3], r == "abs_median")))
         b.medians = {}
+        b.n_hist = sum(hist)
         if with_values:
-            stats, names = batch_statistics([e[3] for e in with_values], wanted)
+            dev = with_values[0][3].device
+            stats, names, counts = batch_statistics([e[3] for e in with_values], wanted, hist,
+                                                    self._edges_on(dev) if b.n_hist else None)
+            parts = [stats.reshape(-1)]
             if medians:
-                med = torch.stack([m[2] for m in medians])
-                both = torch.cat([stats.reshape(-1), med])
-            else:
-                both = stats.reshape(-1)
+                parts.append(torch.stack([m[2] for m in medians]))
+            if counts is not None:
+                parts.append(counts.reshape(-1))
+            both = torch.cat(parts) if len(parts) > 1 else parts[0]
             backend, _ = self._backend(both.device)
             b.host, b.event = backend.scalars_to_host(both)
             b.names = names
@@ -429,13 +489,18 @@ class DeviceCapture:
         batches, self._batches = self._batches, []
         for b in batches:
             b.event.synchronize()
-            vals = b.host.tolist() if b.host is not None else []
+            host = b.host.numpy() if b.host is not None else None
             k = len(b.names)
             row = 0
-            n_rows = sum(1 for e in b.entries if e[4])
-            for name, dtype, shape, t, reductions in b.entries:
+            n_rows = sum(1 for e in b.entries if e[4] or e[5])
+            first_count = n_rows * k + len(b.medians)
+            nb = (host.size - first_count) // b.n_hist if b.n_hist else 0
+            vals = host[:first_count].tolist() if host is not None else []
+            hist_row = 0
+            for name, dtype, shape, t, reductions, histogram in b.entries:
                 given = []
-                if reductions:
+                h = None
+                if reductions or histogram:
                     stats = dict(zip(b.names, vals[row * k:(row + 1) * k]))
                     row += 1
                     count = t.numel()
@@ -447,7 +512,11 @@ class DeviceCapture:
                                 med = float("nan")
                         absr = r.startswith("abs_")
                         given.append((r[4:] if absr else r, absr, finish(r, stats, count, med)))
-                _smd.smd_hook_save_reductions(self._h, name, dtype, shape, given, [])
+                    if histogram:
+                        start = first_count + hist_row * nb
+                        hist_row += 1
+                        h = histogram_of(stats, host[start:start + nb])
+                _smd.smd_hook_save_reductions(self._h, name, dtype, shape, given, h, [])
 
     # -- values --------------------------------------------------------------------------------
     def _stage(self, name, tensor, smd_dtype, immediate_order):

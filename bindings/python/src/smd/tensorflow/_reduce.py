@@ -38,9 +38,10 @@ def enabled():
 
 def reductions_only(hook_handle, name):
     """The reductions due for `name` at this step when they are all it needs and they can be
-    computed from STATS (no median, no raw value), else None."""
-    *reductions, value = _smd.smd_hook_due_reductions(hook_handle, name)
-    if value or not reductions or any(r in ("median", "abs_median") for r in reductions):
+    computed from STATS (no median, no raw value, no TensorBoard histogram: the TensorFlow hooks
+    leave histograms to the host path), else None."""
+    *reductions, value, histogram = _smd.smd_hook_due_reductions(hook_handle, name)
+    if value or histogram or not reductions or any(r in ("median", "abs_median") for r in reductions):
         return None
     return reductions
 
@@ -99,7 +100,7 @@ def save_shaped(hook_handle, name, dtype, shape, reductions, row, columns):
     """Saves `name`'s reductions from its row of statistics (numbers in `columns` order)."""
     stats = dict(zip(columns, (float(v) for v in row)))
     _smd.smd_hook_save_reductions(hook_handle, name, dtype.as_datatype_enum, shape,
-                                  given(reductions, stats, math.prod(shape)), [])
+                                  given(reductions, stats, math.prod(shape)), None, [])
 
 
 def save_eagerly(hook_handle, name, value):

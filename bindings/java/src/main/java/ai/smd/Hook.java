@@ -236,13 +236,17 @@ public final class Hook extends NativeObject<smd_hook> implements AutoCloseable 
   public static final class DueReductions {
     /** The due reductions in write order ("min", "abs_l2", ...). */
     public final List<String> reductions;
-    /** Whether the tensor's elements are needed (a raw value or a TensorBoard summary): then
+    /** Whether the tensor's elements are needed (a raw value or a TensorBoard scalar): then
      * save it with saveTensor. */
     public final boolean valueNeeded;
+    /** Whether a TensorBoard histogram of the tensor is due: give it to saveReductions (see
+     * {@link Histogram}), or save the tensor itself with saveTensor. */
+    public final boolean histogram;
 
-    DueReductions(List<String> reductions, boolean valueNeeded) {
+    DueReductions(List<String> reductions, boolean valueNeeded, boolean histogram) {
       this.reductions = reductions;
       this.valueNeeded = valueNeeded;
+      this.histogram = histogram;
     }
   }
 
@@ -251,21 +255,70 @@ public final class Hook extends NativeObject<smd_hook> implements AutoCloseable 
     requireNonNull(name, "tensor name");
     String[][] names = new String[1][];
     boolean[] value = new boolean[1];
-    SmdNative.smd_hook_due_reductions(p(), name, names, value);
-    return new DueReductions(List.of(names[0]), value[0]);
+    boolean[] histogram = new boolean[1];
+    SmdNative.smd_hook_due_reductions(p(), name, names, value, histogram);
+    return new DueReductions(List.of(names[0]), value[0], histogram[0]);
+  }
+
+  /**
+   * A tensor's TensorBoard histogram computed by the caller (smd_histogram): {@code counts[i]} is
+   * the number of elements x (as doubles) with {@code edges[i] <= x < edges[i + 1]} for the edges
+   * of {@link #histogramBucketEdges()} (the last bucket also holds its right edge; NaN, infinities
+   * and values outside the edges are in none), read as unsigned; min, max, sum and sumSquares are
+   * over all elements (min and max both NaN when an element is NaN).
+   */
+  public static final class Histogram {
+    public final double min, max, sum, sumSquares;
+    public final long[] counts;
+
+    public Histogram(double min, double max, double sum, double sumSquares, long[] counts) {
+      this.min = min;
+      this.max = max;
+      this.sum = sum;
+      this.sumSquares = sumSquares;
+      requireNonNull(counts, "counts");
+      this.counts = counts;
+    }
+  }
+
+  private static double[] bucketEdges;
+
+  /** The bucket edges of smd's TensorBoard histograms (1,549, ascending); a fresh copy. */
+  public static synchronized double[] histogramBucketEdges() {
+    if (bucketEdges == null) {
+      double[] e = new double[(int) SmdNative.smd_java_histogram_bucket_count()];
+      SmdNative.smd_java_histogram_bucket_edges(e);
+      bucketEdges = e;
+    }
+    return bucketEdges.clone();
   }
 
   /**
    * Saves reductions the caller computed (on a GPU, say) for a tensor of {@code dtype} and
    * {@code shape} whose elements smd never sees, exactly as saveTensor writes the reductions it
    * computes: reduction i is {@code reductions[i]} (a name without abs_), over absolute values if
-   * {@code abs[i]}, of value {@code values[i]}. Every due reduction must be given.
+   * {@code abs[i]}, of value {@code values[i]}. Every due reduction must be given; no histogram may
+   * be due (see the overload that takes one).
    */
   public void saveReductions(String name, DType dtype, long[] shape, String[] reductions, boolean[] abs,
                              double[] values, String... collections) throws SmdException {
+    saveReductions(name, dtype, shape, reductions, abs, values, (Histogram) null, collections);
+  }
+
+  /**
+   * The same with the tensor's TensorBoard histogram (null: none), required when one is due
+   * ({@link DueReductions#histogram}) and ignored otherwise; written as the hook writes the ones it
+   * computes.
+   */
+  public void saveReductions(String name, DType dtype, long[] shape, String[] reductions, boolean[] abs,
+                             double[] values, Histogram histogram, String... collections) throws SmdException {
     requireNonNull(name, "tensor name");
     requireNonNull(dtype, "dtype");
-    SmdNative.smd_java_save_reductions(p(), name, dtype.value, shape, reductions, abs, values, colls(collections));
+    double[] stats = histogram == null ? null
+        : new double[] {histogram.min, histogram.max, histogram.sum, histogram.sumSquares};
+    long[] counts = histogram == null ? null : histogram.counts;
+    SmdNative.smd_java_save_reductions(p(), name, dtype.value, shape, reductions, abs, values, stats, counts,
+        colls(collections));
   }
 
   /** The collection of that name, created (empty) if needed. */

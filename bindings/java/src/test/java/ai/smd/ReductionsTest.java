@@ -23,6 +23,7 @@ class ReductionsTest {
         Hook.DueReductions due = hook.dueReductions("g");
         assertEquals(List.of("min", "max", "sum", "l1", "abs_max"), due.reductions);
         assertFalse(due.valueNeeded);
+        assertFalse(due.histogram);
         hook.saveReductions("g", DType.FLOAT32, new long[] {2, 2},
             new String[] {"l1", "max", "sum", "min", "max"}, new boolean[] {false, true, false, false, false},
             new double[] {10, 4, -2, -4, 3});
@@ -36,6 +37,78 @@ class ReductionsTest {
       }
     }
     return out.resolve("events/000000000000/000000000000_worker_0.tfevents");
+  }
+
+  /** Counts over the bucket edges as numpy.histogram counts (the last bucket closed). */
+  private static Hook.Histogram histogramOf(double[] xs) {
+    double[] e = Hook.histogramBucketEdges();
+    long[] counts = new long[e.length - 1];
+    double min = Double.POSITIVE_INFINITY, max = Double.NEGATIVE_INFINITY, sum = 0, sq = 0;
+    boolean nan = false;
+    for (double x : xs) {
+      nan |= Double.isNaN(x);
+      min = Math.min(min, x);
+      max = Math.max(max, x);
+      sum += x;
+      sq += x * x;
+      if (!Double.isFinite(x) || x < e[0] || x > e[e.length - 1]) continue;
+      int b = java.util.Arrays.binarySearch(e, x);
+      b = b >= 0 ? Math.min(b, counts.length - 1) : -b - 2;
+      counts[b]++;
+    }
+    if (nan) min = max = Double.NaN;
+    return new Hook.Histogram(min, max, sum, sq, counts);
+  }
+
+  private Path runWithHistograms(String name, boolean given) throws Exception {
+    Path out = tmp.resolve(name);
+    Path tb = tmp.resolve(name + "_tb");
+    float[] data = {1, -2, 3, -4, 0.5f, (float) Math.scalb(1.0, -40)};  // sums exact in any order
+    double[] asDoubles = new double[data.length];
+    for (int i = 0; i < data.length; ++i) asDoubles[i] = data[i];
+    try (SaveConfig sc = SaveConfig.every(1);
+         ReductionConfig rc = ReductionConfig.parse("max,abs_max");
+         HookOptions o = new HookOptions().saveConfig(sc).reductionConfig(rc).saveAll(true).wallTimeBase(100)
+             .tensorboardDir(tb.toString());
+         Hook hook = Hook.create(out.toString(), o)) {
+      hook.beginStep();
+      if (given) {
+        Hook.DueReductions due = hook.dueReductions("g");
+        assertEquals(List.of("max", "abs_max"), due.reductions);
+        assertFalse(due.valueNeeded);
+        assertTrue(due.histogram);
+        String[] names = {"max", "max"};
+        boolean[] abs = {false, true};
+        double[] values = {3, 4};
+        SmdException missing = assertThrows(SmdException.class,
+            () -> hook.saveReductions("g", DType.FLOAT32, new long[] {6}, names, abs, values));
+        assertTrue(missing.getMessage().contains("histogram"), missing.getMessage());
+        SmdException wrong = assertThrows(SmdException.class, () -> hook.saveReductions("g", DType.FLOAT32,
+            new long[] {6}, names, abs, values, new Hook.Histogram(0, 0, 0, 0, new long[3])));
+        assertTrue(wrong.getMessage().contains("1548 buckets"), wrong.getMessage());
+        hook.saveReductions("g", DType.FLOAT32, new long[] {6}, names, abs, values, histogramOf(asDoubles));
+      } else {
+        hook.saveTensor("g", new long[] {6}, data);
+      }
+    }
+    return tb;
+  }
+
+  @Test
+  void givenHistogramsEqualTheHooksOwn() throws Exception {
+    assertEquals(1549, Hook.histogramBucketEdges().length);
+    Path a = runWithHistograms("ha", false), b = runWithHistograms("hb", true);
+    List<Path> fa, fb;
+    try (var s = Files.walk(a)) { fa = s.filter(Files::isRegularFile).sorted().toList(); }
+    try (var s = Files.walk(b)) { fb = s.filter(Files::isRegularFile).sorted().toList(); }
+    assertEquals(1, fa.size());
+    assertEquals(fa.size(), fb.size());
+    for (int i = 0; i < fa.size(); ++i) {
+      assertEquals(a.relativize(fa.get(i)), b.relativize(fb.get(i)));
+      assertArrayEquals(Files.readAllBytes(fa.get(i)), Files.readAllBytes(fb.get(i)));
+    }
+    assertArrayEquals(Files.readAllBytes(tmp.resolve("ha/events/000000000000/000000000000_worker_0.tfevents")),
+        Files.readAllBytes(tmp.resolve("hb/events/000000000000/000000000000_worker_0.tfevents")));
   }
 
   @Test
