@@ -30,20 +30,22 @@ namespace smd::trial {
 
 Trial::Trial(std::string path, std::unique_ptr<io::Storage> storage, const TrialOptions& options,
              bool ended)
-    : path_(std::move(path)), storage_(std::move(storage)), options_(options) {
+    : path_(std::move(path)),
+      storage_(std::move(storage)),
+      options_(options),
+      watcher_(options.watch && !ended ? storage_->WatchChanges() : nullptr),
+      lister_(std::make_unique<IndexLister>(storage_.get(), watcher_.get(), options.range_begin,
+                                            options.range_end)),
+      tables_(lister_.get()) {
   window_ = options.incomplete_step_window >= 0 ? options.incomplete_step_window : WindowFromEnv();
   auto_refresh_ = options.auto_refresh;
   records_ = std::make_unique<RecordReader>(storage_.get(), options.cache_bytes);
-  if (options.watch && !ended) watcher_ = storage_->WatchChanges();
-  lister_ = std::make_unique<IndexLister>(storage_.get(), watcher_.get(), options.range_begin,
-                                          options.range_end);
-  tables_ = std::make_unique<IndexTables>(lister_.get());
 }
 
 Trial::~Trial() = default;
 
 // Set while opening, before the trial is shared, and never after: read without the lock.
-int64_t Trial::num_workers() const { return tables_->num_workers(); }
+int64_t Trial::num_workers() const { return tables_.num_workers(); }
 
 Result<std::shared_ptr<Trial>> Trial::Open(const std::string& raw_path, const TrialOptions& options) {
   std::string path(StripAscii(raw_path));
@@ -175,7 +177,7 @@ Status Trial::ReadCollectionsFile(const std::string& rel) {
   }
   std::unique_lock<std::shared_mutex> lock(mu_);
   collections_ = std::move(parsed.collections);
-  tables_->set_num_workers(parsed.num_workers.value_or(1));
+  tables_.set_num_workers(parsed.num_workers.value_or(1));
   return Status::Ok();
 }
 
@@ -185,7 +187,7 @@ Trial::Stats Trial::GetStats() const {
   s.index_files_read = index_files_read_.load();
   s.listings = lister_->listings();
   s.records_read = records_->reads();
-  const IndexTables::Stats t = tables_->GetStats();
+  const IndexTables::Stats t = tables_.GetStats();
   s.entries = t.entries;
   s.reduction_entries = t.reduction_entries;
   s.table_bytes = t.table_bytes;

@@ -255,7 +255,7 @@ class Trial : public std::enable_shared_from_this<Trial> {
   // cursor, the steps of unread files: read under mu_).
   std::unique_ptr<IndexLister> lister_;
   // What the index files read say (impl/trial/index_tables.h).
-  std::unique_ptr<IndexTables> tables_;
+  IndexTables tables_;
   std::atomic<uint64_t> index_files_read_{0};
 };
 

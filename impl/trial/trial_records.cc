@@ -17,8 +17,8 @@ RecordLocation Trial::LocateRecord(uint32_t file, uint64_t offset, uint64_t leng
   at.offset = offset;
   at.length = length;
   std::shared_lock<std::shared_mutex> lock(mu_);
-  at.rel = &tables_->event_file(file);
-  at.span = tables_->event_file_span(file);
+  at.rel = &tables_.event_file(file);
+  at.span = tables_.event_file_span(file);
   return at;
 }
 

@@ -88,12 +88,12 @@ bool Trial::auto_refresh() const {
 
 bool Trial::loaded_all_steps() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return tables_->loaded_all();
+  return tables_.loaded_all();
 }
 
 int64_t Trial::last_complete_step() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return tables_->last_complete_step();
+  return tables_.last_complete_step();
 }
 
 std::string Trial::index_cursor() const {
@@ -115,12 +115,12 @@ Status Trial::MaybeRefresh() {
   if (!auto_refresh()) return Status::Ok();
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    if (tables_->loaded_all()) return Status::Ok();
+    if (tables_.loaded_all()) return Status::Ok();
   }
   std::lock_guard<std::mutex> lock(refresh_mu_);
   {
     std::shared_lock<std::shared_mutex> l(mu_);
-    if (tables_->loaded_all()) return Status::Ok();
+    if (tables_.loaded_all()) return Status::Ok();
   }
   // With trusted change events, nothing pending means nothing new: skip the listing (unless
   // an index file is still to be read again).
@@ -141,7 +141,7 @@ Status Trial::RefreshLocked(Status* first_problem, std::optional<bool> ended_bef
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
     known_workers = worker_set_.size();
-    num_workers = tables_->num_workers();
+    num_workers = tables_.num_workers();
   }
   if (static_cast<int64_t>(known_workers) < num_workers) {
     SMD_ASSIGN_OR_RETURN(std::vector<std::string> files, ListCollectionFiles());
@@ -150,7 +150,7 @@ Status Trial::RefreshLocked(Status* first_problem, std::optional<bool> ended_bef
   SMD_RETURN_IF_ERROR(ListAndLoadIndex(first_problem, /*live=*/!ended));
   if (ended) {
     std::unique_lock<std::shared_mutex> lock(mu_);
-    tables_->MarkLoadedAll();
+    tables_.MarkLoadedAll();
   }
   return Status::Ok();
 }
@@ -243,15 +243,15 @@ Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
         }
         ok_files.push_back(&f.slot->parsed);
         resolved.emplace_back();
-        tables_->Resolve(f.slot->parsed, &resolved.back());
+        tables_.Resolve(f.slot->parsed, &resolved.back());
       }
-      tables_->Reserve(ok_files, resolved, n - end, live, &grown);
+      tables_.Reserve(ok_files, resolved, n - end, live, &grown);
       size_t k = 0;
       for (size_t i = begin; i < end; ++i) {
         PendingFile& f = files[i];
         if (f.gone || f.unread || !f.status.ok()) continue;
         ++index_files_read_;
-        tables_->Apply(f.slot->parsed, resolved[k++], f.name.step, f.name.worker);
+        tables_.Apply(f.slot->parsed, resolved[k++], f.name.step, f.name.worker);
       }
     }
     pipe.Consumed(end);
@@ -259,7 +259,7 @@ Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
   }
   if (!grown.empty()) {
     std::unique_lock<std::shared_mutex> lock(mu_);
-    tables_->Shrink(grown);
+    tables_.Shrink(grown);
   }
   // The files whose read failed get one more try now (the storage's own retries were spent on
   // each, so this is a second round of them); those that fail again stay unread (IndexLister).
@@ -294,9 +294,9 @@ Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
         if (first_problem != nullptr && first_problem->ok()) *first_problem = f.status;
         problem = f.status.message();
       } else {
-        tables_->Resolve(slot.parsed, &resolved);
+        tables_.Resolve(slot.parsed, &resolved);
         ++index_files_read_;
-        tables_->Apply(slot.parsed, resolved, f.name.step, f.name.worker);
+        tables_.Apply(slot.parsed, resolved, f.name.step, f.name.worker);
       }
     }
     if (!problem.empty()) AddWarning("skipped " + problem);
@@ -318,7 +318,7 @@ Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
 // trial give up on the oldest half of them. Called with mu_ held exclusively.
 void Trial::UpdateCursor() {
   if (worker_set_.empty()) return;
-  tables_->AdvanceCursor(lister_.get(), SerializeWorker(*worker_set_.rbegin()), window_);
+  tables_.AdvanceCursor(lister_.get(), SerializeWorker(*worker_set_.rbegin()), window_);
 }
 
 }  // namespace smd::trial

@@ -30,12 +30,12 @@ namespace smd::trial {
 Result<std::vector<int64_t>> Trial::Steps(Mode mode, bool show_incomplete) {
   SMD_RETURN_IF_ERROR(MaybeRefresh());
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return tables_->Steps(mode, show_incomplete);
+  return tables_.Steps(mode, show_incomplete);
 }
 
 std::vector<Mode> Trial::Modes() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return tables_->Modes();
+  return tables_.Modes();
 }
 
 Result<std::vector<std::string>> Trial::Workers() {
@@ -47,18 +47,18 @@ Result<std::vector<std::string>> Trial::Workers() {
 Result<std::optional<int64_t>> Trial::GlobalStep(Mode mode, int64_t mode_step) {
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    if (auto g = tables_->GlobalStep(mode, mode_step)) return std::optional<int64_t>(g);
+    if (auto g = tables_.GlobalStep(mode, mode_step)) return std::optional<int64_t>(g);
   }
   SMD_RETURN_IF_ERROR(MaybeRefresh());
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return tables_->GlobalStep(mode, mode_step);
+  return tables_.GlobalStep(mode, mode_step);
 }
 
 Result<std::optional<std::pair<Mode, int64_t>>> Trial::ModeOf(int64_t global_step) {
   using R = std::optional<std::pair<Mode, int64_t>>;
   auto lookup = [&]() -> R {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    const StepInfo* si = tables_->Step(global_step);
+    const StepInfo* si = tables_.Step(global_step);
     if (si == nullptr) return std::nullopt;
     return std::make_pair(si->mode, si->mode_step);
   };
@@ -80,9 +80,9 @@ Result<std::vector<std::string>> Trial::TensorNames(const TensorFilter& f) {
   std::shared_lock<std::shared_mutex> lock(mu_);
   std::vector<uint32_t> ids;
   if (!f.step) {
-    ids = tables_->TensorsOfMode(f.mode);
-  } else if (std::optional<int64_t> g = tables_->GlobalStep(f.mode, *f.step)) {
-    if (const StepInfo* si = tables_->Step(*g)) ids = si->tensors;
+    ids = tables_.TensorsOfMode(f.mode);
+  } else if (std::optional<int64_t> g = tables_.GlobalStep(f.mode, *f.step)) {
+    if (const StepInfo* si = tables_.Step(*g)) ids = si->tensors;
   }
   if (f.collection) {
     auto cit = collections_.find(*f.collection);
@@ -99,7 +99,7 @@ Result<std::vector<std::string>> Trial::TensorNames(const TensorFilter& f) {
     }
     std::vector<uint32_t> kept;
     for (uint32_t id : ids) {
-      const std::string& n = tables_->tensor_name(id);
+      const std::string& n = tables_.tensor_name(id);
       bool in = members.count(n) > 0;
       for (size_t k = 0; !in && k < regexes.size(); ++k) {
         Result<bool> m = regexes[k]->Search(n);
@@ -115,7 +115,7 @@ Result<std::vector<std::string>> Trial::TensorNames(const TensorFilter& f) {
   } else if (!regexes.empty()) {
     std::vector<uint32_t> kept;
     for (uint32_t id : ids) {
-      const std::string& n = tables_->tensor_name(id);
+      const std::string& n = tables_.tensor_name(id);
       for (const auto& re : regexes) {
         SMD_ASSIGN_OR_RETURN(bool m, re->Search(n));
         if (m) {
@@ -128,7 +128,7 @@ Result<std::vector<std::string>> Trial::TensorNames(const TensorFilter& f) {
   }
   std::vector<std::string> out;
   out.reserve(ids.size());
-  for (uint32_t id : ids) out.push_back(tables_->tensor_name(id));
+  for (uint32_t id : ids) out.push_back(tables_.tensor_name(id));
   std::sort(out.begin(), out.end());
   return out;
 }
@@ -136,23 +136,23 @@ Result<std::vector<std::string>> Trial::TensorNames(const TensorFilter& f) {
 Result<bool> Trial::HasTensor(const std::string& name) {
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    if (tables_->FindTensor(name)) return true;
+    if (tables_.FindTensor(name)) return true;
   }
   SMD_RETURN_IF_ERROR(MaybeRefresh());
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return tables_->FindTensor(name).has_value();
+  return tables_.FindTensor(name).has_value();
 }
 
 Result<uint32_t> Trial::TensorId(const std::string& name) {
   SMD_ASSIGN_OR_RETURN(bool has, HasTensor(name));
   if (!has) return TensorUnavailableError(name);
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return *tables_->FindTensor(name);
+  return *tables_.FindTensor(name);
 }
 
 const std::string& Trial::TensorName(uint32_t id) const {
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return tables_->tensor_name(id);  // never moves, so the reference stays valid
+  return tables_.tensor_name(id);  // never moves, so the reference stays valid
 }
 
 std::vector<std::string> Trial::CollectionNames() const {
@@ -171,7 +171,7 @@ const CollectionInfo* Trial::Collection(const std::string& name) const {
 Result<StepState> Trial::HasPassedStep(int64_t step, Mode mode) {
   SMD_RETURN_IF_ERROR(MaybeRefresh());
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return tables_->HasPassedStep(step, mode);
+  return tables_.HasPassedStep(step, mode);
 }
 
 Status Trial::WaitForSteps(const std::vector<int64_t>& steps, Mode mode, int64_t timeout_ms) {
@@ -187,8 +187,8 @@ Status Trial::WaitForSteps(const std::vector<int64_t>& steps, Mode mode, int64_t
       if (s == StepState::kAvailable) break;
       if (s == StepState::kUnavailable) {
         std::shared_lock<std::shared_mutex> lock(mu_);
-        if (!tables_->loaded_all()) return StepUnavailableError(step, mode);
-        const int64_t last = tables_->LastStep(mode);
+        if (!tables_.loaded_all()) return StepUnavailableError(step, mode);
+        const int64_t last = tables_.LastStep(mode);
         if (step < last) return StepUnavailableError(step, mode);
         return NoMoreDataError(step, mode, last);
       }
@@ -202,7 +202,7 @@ Status Trial::WaitForSteps(const std::vector<int64_t>& steps, Mode mode, int64_t
         bool done;
         {
           std::shared_lock<std::shared_mutex> l(mu_);
-          done = tables_->loaded_all();
+          done = tables_.loaded_all();
         }
         if (!done) {
           watcher_->ConsumeChanges();

@@ -30,7 +30,7 @@ namespace smd::trial {
 Result<std::vector<int64_t>> Trial::TensorSteps(uint32_t id, Mode mode, bool show_incomplete) {
   SMD_RETURN_IF_ERROR(MaybeRefresh());
   std::shared_lock<std::shared_mutex> lock(mu_);
-  return tables_->TensorSteps(id, mode, show_incomplete);
+  return tables_.TensorSteps(id, mode, show_incomplete);
 }
 
 // BEHAVIOR.md §7.1, with NoMoreData raised properly.
@@ -40,23 +40,23 @@ Result<FoundEntry> Trial::Resolve(uint32_t id, int64_t step, Mode mode, const st
   FR r;
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    r = tables_->Find(id, step, mode, worker, &f);
+    r = tables_.Find(id, step, mode, worker, &f);
   }
   if (r == FR::kFound) return f;
   if (r == FR::kNoSuchWorker) return InvalidWorkerError(*worker);
   SMD_RETURN_IF_ERROR(MaybeRefresh());
   std::shared_lock<std::shared_mutex> lock(mu_);
-  switch (tables_->HasPassedStep(step, mode)) {
+  switch (tables_.HasPassedStep(step, mode)) {
     case StepState::kAvailable:
-      r = tables_->Find(id, step, mode, worker, &f);
+      r = tables_.Find(id, step, mode, worker, &f);
       if (r == FR::kFound) return f;
       if (r == FR::kNoSuchWorker) return InvalidWorkerError(*worker);
-      return TensorUnavailableForStepError(tables_->tensor_name(id), step, mode);
+      return TensorUnavailableForStepError(tables_.tensor_name(id), step, mode);
     case StepState::kUnavailable:
       return StepUnavailableError(step, mode);
     case StepState::kNotYetAvailable:
-      if (tables_->loaded_all()) {
-        const std::vector<int64_t> done = tables_->Steps(mode, false);
+      if (tables_.loaded_all()) {
+        const std::vector<int64_t> done = tables_.Steps(mode, false);
         return NoMoreDataError(step, mode, done.empty() ? -1 : done.back());
       }
       return StepNotYetAvailableError(step, mode);
@@ -119,8 +119,8 @@ Result<std::vector<std::pair<int64_t, ValuePtr>>> Trial::TensorValues(uint32_t i
     std::shared_lock<std::shared_mutex> lock(mu_);
     for (size_t i = 0; i < n; ++i) {
       if (found[i].entry.file == kNone) continue;
-      rels[i] = &tables_->event_file(found[i].entry.file);
-      spans[i] = tables_->event_file_span(found[i].entry.file);
+      rels[i] = &tables_.event_file(found[i].entry.file);
+      spans[i] = tables_.event_file_span(found[i].entry.file);
     }
   }
   std::vector<Status> errors(n);
@@ -170,7 +170,7 @@ Result<std::vector<int64_t>> Trial::TensorShape(uint32_t id, int64_t step, Mode 
   SMD_ASSIGN_OR_RETURN(FoundEntry f, Resolve(id, step, mode, worker));
   if (f.entry.shape != kNone) {
     std::shared_lock<std::shared_mutex> lock(mu_);
-    return tables_->Shape(f.entry.shape);
+    return tables_.Shape(f.entry.shape);
   }
   auto v = ValueOf(id, f, step, mode);
   if (!v.ok()) {
@@ -199,7 +199,7 @@ Result<std::vector<std::string>> Trial::TensorReductionNames(uint32_t id, int64_
   SMD_ASSIGN_OR_RETURN(FoundEntry f, Resolve(id, step, mode, worker));
   std::vector<std::string> out;
   std::shared_lock<std::shared_mutex> lock(mu_);
-  for (const RedEntry& r : f.reds) out.push_back((r.abs ? "abs_" : "") + tables_->reduction_name(r.red));
+  for (const RedEntry& r : f.reds) out.push_back((r.abs ? "abs_" : "") + tables_.reduction_name(r.red));
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
@@ -221,7 +221,7 @@ Result<ValuePtr> Trial::TensorReductionValue(uint32_t id, int64_t step, std::str
   {
     std::shared_lock<std::shared_mutex> lock(mu_);
     for (const RedEntry& r : f.reds) {
-      if ((r.abs != 0) == abs && tables_->reduction_name(r.red) == base) saved = &r;
+      if ((r.abs != 0) == abs && tables_.reduction_name(r.red) == base) saved = &r;
     }
   }
   if (saved != nullptr) {
@@ -255,8 +255,8 @@ Result<std::vector<std::string>> Trial::TensorWorkers(uint32_t id, int64_t step,
   auto find_all = [&](std::vector<std::string>* out) {
     std::shared_lock<std::shared_mutex> lock(mu_);
     FoundEntry f;
-    if (tables_->Find(id, step, mode, nullptr, &f) != IndexTables::FindResult::kFound) return false;
-    *out = tables_->WorkersOf(id, f);
+    if (tables_.Find(id, step, mode, nullptr, &f) != IndexTables::FindResult::kFound) return false;
+    *out = tables_.WorkersOf(id, f);
     return true;
   };
   std::vector<std::string> out;

@@ -163,6 +163,21 @@ static void test_files_equal_the_hooks_own(void) {
   CHECK(file_exists(b, "events/000000000002/000000000002_worker_0.tfevents"));
 }
 
+/* vals[k] = (due name k without abs_, its abs flag, value) for the first 20 due names; names
+ * holds the stripped names. */
+static size_t fill_values(const smd_strarray *due, smd_reduction_value *vals, char names[][32],
+                          double value) {
+  size_t k = 0;
+  for (; k < due->count && k < 20; ++k) {
+    int abs = strncmp(due->strings[k], "abs_", 4) == 0;
+    snprintf(names[k], sizeof names[k], "%s", due->strings[k] + (abs ? 4 : 0));
+    vals[k].reduction = names[k];
+    vals[k].abs = abs;
+    vals[k].value = value;
+  }
+  return k;
+}
+
 static void test_errors(void) {
   const char *dir = scratch_path("errors");
   smd_hook *hook = make_hook(dir);
@@ -198,13 +213,7 @@ static void test_errors(void) {
   CHECK_OK(smd_hook_due_reductions(hook, "gradient/x", &all, &value, &hist));
   smd_reduction_value vals[20];
   char names[20][32];
-  for (size_t k = 0; k < all.count && k < 20; ++k) {
-    int abs = strncmp(all.strings[k], "abs_", 4) == 0;
-    snprintf(names[k], sizeof names[k], "%s", all.strings[k] + (abs ? 4 : 0));
-    vals[k].reduction = names[k];
-    vals[k].abs = abs;
-    vals[k].value = 2.0;
-  }
+  fill_values(&all, vals, names, 2.0);
   vals[0].value = 1e20; /* min of int32 */
   CHECK_ERR(smd_hook_save_reductions(hook, "gradient/x", SMD_DTYPE_INT32, shape, 1, vals, all.count, NULL, NULL, 0),
             SMD_E_INVALID_ARGUMENT, "range of int32");
@@ -389,13 +398,7 @@ static void test_histogram_errors(void) {
   CHECK(hist && !value && due.count == 20);
   smd_reduction_value vals[20];
   char names[20][32];
-  for (size_t k = 0; k < due.count && k < 20; ++k) {
-    int abs = strncmp(due.strings[k], "abs_", 4) == 0;
-    snprintf(names[k], sizeof names[k], "%s", due.strings[k] + (abs ? 4 : 0));
-    vals[k].reduction = names[k];
-    vals[k].abs = abs;
-    vals[k].value = 1.0;
-  }
+  fill_values(&due, vals, names, 1.0);
   h.n_counts = n_edges;
   CHECK_ERR(smd_hook_save_reductions(hook, "gradient/x", SMD_DTYPE_FLOAT64, shape, 1, vals, due.count, &h, NULL, 0),
             SMD_E_INVALID_ARGUMENT, "1548 buckets");
