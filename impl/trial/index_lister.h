@@ -39,8 +39,10 @@ class IndexLister {
       : storage_(storage), watcher_(watcher), range_begin_(range_begin), range_end_(range_end) {}
 
   // The files to read now, in path order: those whose read failed before, and the new ones
-  // after the cursor. Names that are not <step>_<worker>.json, and negative steps, are skipped
-  // for good, each with a warning. *listed_any: some index file at or after the cursor exists.
+  // after the cursor. .json names that are not <step>_<worker>.json, and negative steps, are
+  // skipped for good, each with a warning; other names (a writer's temporary files) silently.
+  // *listed_any: some index file at or after the cursor exists in the folders listed (with a
+  // range begin, the folders before its step's folder are not listed).
   // Errors: a listing that fails (an I/O or S3 error; a folder that vanished is not one).
   Result<std::vector<IndexFileName>> ListNew(bool* listed_any, const Warn& warn);
 
