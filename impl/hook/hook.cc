@@ -789,7 +789,7 @@ Result<bool> Hook::PlanLocked(const SaveRequest& req, size_t count, TensorJob* o
                                "was given");
       }
       const GivenHistogram& gh = *req.histogram;
-      auto h = std::make_shared<tensorboard::Histogram>();
+      auto h = std::make_unique<tensorboard::Histogram>();
       Result<bool> any = tensorboard::HistogramFromCounts(gh.counts, gh.n_counts, count, gh.min,
                                                           gh.max, gh.sum, gh.sum_squares, h.get());
       if (!any.ok()) return any.status().WithContext("tensor '" + name + "', histogram");

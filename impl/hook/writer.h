@@ -160,7 +160,7 @@ struct TensorJob {
   // none) and a scalar summary of the single element.
   std::string tb_histogram_tag;
   // The histogram the caller computed (smd_hook_save_reductions); null: computed from `data`.
-  std::shared_ptr<const tensorboard::Histogram> given_histogram;
+  std::unique_ptr<tensorboard::Histogram> given_histogram;
   bool tb_scalar = false;
   bool tb_any() const { return tb_scalar || !tb_histogram_tag.empty(); }
 };
