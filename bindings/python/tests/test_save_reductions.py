@@ -83,3 +83,37 @@ def test_a_dlpack_capsule_is_saved_through_smds_dlpack_path(tmp_path):
         smdc.smd_py_hook_save_dlpack_capsule(h._hook, "again", cap, ["custom"])  # consumed
     h.close()
     np.testing.assert_array_equal(smd.trials.create_trial(str(tmp_path / "run")).tensor("cap").value(0), a)
+
+
+def test_finish_rows_equals_finish_bit_for_bit():
+    # The PyTorch device path finishes a whole batch of tensors with finish_rows; every value
+    # must be the one finish() gives for that tensor alone (NaN counts, empty tensors, signed
+    # zeros, infinities and huge counts included).
+    from smd._reductions import STATS, finish, finish_rows
+    rng = np.random.default_rng(7)
+    rows = 200
+    table = rng.standard_normal((rows, len(STATS))) * 10.0 ** rng.integers(-30, 30, (rows, len(STATS)))
+    for c in ("sumsq", "abssum", "absmin", "absmax", "absprod", "var", "absvar"):
+        table[:, STATS.index(c)] = np.abs(table[:, STATS.index(c)])
+    nan = STATS.index("nan")
+    table[:, nan] = rng.integers(0, 2, rows) * rng.integers(1, 5, rows)
+    table[::17, STATS.index("sum")] = -0.0
+    table[::19, STATS.index("max")] = np.inf
+    table[::23, STATS.index("var")] = np.nan
+    counts = rng.integers(0, 1 << 20, rows)
+    counts[::11] = 0
+    counts[::13] = (1 << 53) + 1
+    counts = counts.tolist()
+    reductions = ["min", "max", "mean", "std", "variance", "sum", "prod", "l1", "l2", "median"]
+    reductions += ["abs_" + r for r in reductions]
+    medians = {"median": rng.standard_normal(rows), "abs_median": np.abs(rng.standard_normal(rows))}
+    got = finish_rows(reductions, list(STATS), table, counts, medians)
+    for i in range(rows):
+        stats = dict(zip(STATS, table[i].tolist()))
+        for j, r in enumerate(reductions):
+            med = medians[r][i] if r in medians else None
+            want = finish(r, stats, counts[i], float("nan") if stats["nan"] and med is not None else med)
+            assert np.array_equal(np.float64(want), got[i, j], equal_nan=True) and \
+                np.signbit(want) == np.signbit(got[i, j]), (i, r, want, got[i, j])
+    with pytest.raises(ValueError, match="'median3'"):
+        finish_rows(["median3"], list(STATS), table, counts)

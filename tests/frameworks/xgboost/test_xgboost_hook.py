@@ -53,9 +53,12 @@ def test_default_saves_metrics_every_10_rounds(tmp_path):
     assert set(trial.tensor_names(collection="metrics")) == set(trial.tensor_names())
 
 
-def test_every_collection_equals_what_xgboost_computes(tmp_path):
+# device="cuda": xgboost trains on a GPU (predictions, SHAP values and importances still come back
+# as host arrays); where it finds none it says so and trains on the CPU, so this runs everywhere.
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_every_collection_equals_what_xgboost_computes(tmp_path, device):
     X, y, dtrain, dval = data()
-    hyper = dict(PARAMS, eval_metric="logloss")
+    hyper = dict(PARAMS, eval_metric="logloss", device=device)
     hook = sx.Hook(str(tmp_path / "run"), save_config=sx.SaveConfig(save_interval=2),
                    include_collections=ALL, hyperparameters=hyper, train_data=dtrain,
                    validation_data=dval)
@@ -101,6 +104,7 @@ def test_every_collection_equals_what_xgboost_computes(tmp_path):
         assert trial.tensor("trees/Split").value(step)[0] == pytest.approx(dump["split_condition"])
     assert trial.tensor("hyperparameters/max_depth").value(0)[0] == 3
     assert trial.tensor("hyperparameters/eta").value(0)[0] == pytest.approx(0.3)
+    assert trial.tensor("hyperparameters/device").value(0).tolist() == [device]
 
 
 def test_the_real_smdebug_reads_the_trial(tmp_path, read_with_smdebug):

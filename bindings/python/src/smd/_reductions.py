@@ -11,6 +11,8 @@ itself or saves the value instead.
 """
 import math
 
+import numpy as np
+
 STATS = ("min", "max", "sum", "sumsq", "absmin", "absmax", "abssum", "prod", "absprod",
          "var", "absvar", "nan")
 
@@ -65,6 +67,46 @@ def finish(reduction, stats, count, median):
     raise ValueError(f"unknown reduction {reduction!r}")
 
 
+
+def finish_rows(reductions, columns, table, counts, medians=None):
+    """finish() for many tensors at once: the values of ``reductions`` for every row of
+    ``table`` (rows x statistics, float64; ``columns`` names its columns), a (rows,
+    len(reductions)) float64 array equal element for element to what finish() returns (the same
+    float64 operations, in numpy). counts: each row's element count; medians: reduction ->
+    a float64 array, one median a row, where median or abs_median is asked."""
+    col = {n: table[:, i] for i, n in enumerate(columns)}
+    has_nan = col["nan"] != 0
+    n = np.asarray(counts, dtype=np.float64)
+    empty = n == 0
+    out = np.empty((table.shape[0], len(reductions)), dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for j, r in enumerate(reductions):
+            absr = r.startswith("abs_")
+            op = r[4:] if absr else r
+            p = "abs" if absr else ""
+            if op in ("min", "max"):
+                v = np.where(has_nan, np.nan, col[p + op])
+            elif op == "sum":
+                v = col[p + "sum"]
+            elif op == "mean":
+                v = np.where(empty, np.nan, col[p + "sum"] / n)
+            elif op == "l1":
+                v = col["abssum"]
+            elif op == "l2":
+                v = np.sqrt(col["sumsq"])
+            elif op == "prod":
+                v = col[p + "prod"]
+            elif op in ("variance", "std"):
+                v = col[p + "var"] / n
+                if op == "std":
+                    v = np.sqrt(v)
+                v = np.where(empty, np.nan, v)
+            elif op == "median":
+                v = np.where(has_nan, np.nan, medians[r])
+            else:
+                raise ValueError(f"unknown reduction {r!r}")
+            out[:, j] = v
+    return out
 
 
 def given(reductions, stats, count, medians=None):

@@ -40,7 +40,7 @@ import numpy as np
 import torch
 
 from smd import smdc as _smd
-from smd._reductions import STATS as _STATS, finish, needs as _needs  # noqa: F401 (re-exported)
+from smd._reductions import STATS as _STATS, finish, finish_rows, needs as _needs  # noqa: F401 (re-exported)
 
 # Floating dtypes whose reductions are computed on the device (their float64 conversion is
 # exact); others (integers, bool, complex) take the value path.
@@ -489,34 +489,47 @@ class DeviceCapture:
         batches, self._batches = self._batches, []
         for b in batches:
             b.event.synchronize()
-            host = b.host.numpy() if b.host is not None else None
+            if b.host is None:  # nothing but shapes: no reductions, no histograms
+                for name, dtype, shape, _, _, _ in b.entries:
+                    _smd.smd_hook_save_reductions(self._h, name, dtype, shape, [], None, [])
+                continue
+            host = b.host.numpy()
             k = len(b.names)
-            row = 0
-            n_rows = sum(1 for e in b.entries if e[4] or e[5])
+            rows = [e for e in b.entries if e[4] or e[5]]
+            n_rows = len(rows)
+            table = host[:n_rows * k].reshape(n_rows, k)
             first_count = n_rows * k + len(b.medians)
             nb = (host.size - first_count) // b.n_hist if b.n_hist else 0
-            vals = host[:first_count].tolist() if host is not None else []
-            hist_row = 0
+            # The reductions of every row at once (rows that ask for the same ones together: all
+            # of them, as a rule), then one call per tensor with its ready-made list.
+            given = {}
+            groups = {}
+            for i, e in enumerate(rows):
+                groups.setdefault(tuple(e[4]), []).append(i)
+            for reductions, idx in groups.items():
+                if not reductions:
+                    continue
+                medians = {r: np.array([host[n_rows * k + b.medians[(rows[i][0], r)]] for i in idx])
+                           for r in reductions if r in ("median", "abs_median")}
+                sub = table if len(idx) == n_rows else table[idx]
+                values = finish_rows(reductions, b.names, sub, [rows[i][3].numel() for i in idx],
+                                     medians).tolist()
+                labels = [(r[4:], True) if r.startswith("abs_") else (r, False) for r in reductions]
+                for i, vs in zip(idx, values):
+                    given[i] = [(op, absr, v) for (op, absr), v in zip(labels, vs)]
+            row = hist_row = 0
             for name, dtype, shape, t, reductions, histogram in b.entries:
-                given = []
                 h = None
                 if reductions or histogram:
-                    stats = dict(zip(b.names, vals[row * k:(row + 1) * k]))
-                    row += 1
-                    count = t.numel()
-                    for r in reductions:
-                        med = None
-                        if r in ("median", "abs_median"):
-                            med = vals[n_rows * k + b.medians[(name, r)]]
-                            if stats["nan"]:
-                                med = float("nan")
-                        absr = r.startswith("abs_")
-                        given.append((r[4:] if absr else r, absr, finish(r, stats, count, med)))
                     if histogram:
                         start = first_count + hist_row * nb
+                        h = histogram_of(dict(zip(b.names, table[row].tolist())), host[start:start + nb])
                         hist_row += 1
-                        h = histogram_of(stats, host[start:start + nb])
-                _smd.smd_hook_save_reductions(self._h, name, dtype, shape, given, h, [])
+                    g = given.get(row, [])
+                    row += 1
+                else:
+                    g = []
+                _smd.smd_hook_save_reductions(self._h, name, dtype, shape, g, h, [])
 
     # -- values --------------------------------------------------------------------------------
     def _stage(self, name, tensor, smd_dtype, immediate_order):

@@ -218,11 +218,15 @@ class Hook(_core.Hook):
         if self._due != self._hooked:
             self._attach_step_hooks(self._due)
         if self._due:
+            # (This runs while a GPU waits for the step's first kernel: one C call a parameter
+            # that is not due, nothing else.)
+            is_due, h = _smd.smd_hook_is_due, self._hook
             for m, params in self._roots:
                 if m is module:
                     with self._device.batch():
                         for pname, p in params:
-                            self._offer(pname, p)
+                            if is_due(h, pname):
+                                self._save_due(pname, p)
 
     def _attach_step_hooks(self, on):
         for h in self._step_handles:
@@ -285,8 +289,10 @@ class Hook(_core.Hook):
     def _offer(self, name, tensor, backward=False):
         """Saves a torch tensor if a collection it belongs to is due now: a tensor on a GPU
         through the device paths (smd/pytorch/_device.py), others here."""
-        if not _smd.smd_hook_is_due(self._hook, name):
-            return
+        if _smd.smd_hook_is_due(self._hook, name):
+            self._save_due(name, tensor, backward)
+
+    def _save_due(self, name, tensor, backward=False):
         if self._device.offer(name, tensor, _DTYPES.get(tensor.dtype), backward):
             return
         dtype, shape, buf = _host_view(name, tensor)
