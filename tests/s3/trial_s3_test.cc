@@ -359,6 +359,10 @@ TEST_F(S3Tool, LsCatDumpRulesAndExportTakeAnS3Path) {
     return r;
   };
   EXPECT_EQ(strip(s3_dump), strip(local_dump));
+  if (!::testing::Test::HasFailure()) {
+    const std::string rm = std::string("rm -rf '") + tmpl + "'";
+    EXPECT_EQ(std::system(rm.c_str()), 0) << rm;
+  }
 
   // rules, with --other on S3 as well.
   const std::string other = WriteTrial("tool-other", 4);

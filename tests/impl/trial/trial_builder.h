@@ -49,12 +49,35 @@ inline std::string ReadFile(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
 }
 
+// This test process's folder under $TEST_TMPDIR (or /tmp). It is removed when the process exits
+// with every test passed, and kept, with a line on stderr saying where, when one failed.
+inline const std::string& ProcessTempRoot() {
+  // Never destroyed: the exit handler below runs after static destructors registered later.
+  static const std::string* root = [] {
+    const char* base = std::getenv("TEST_TMPDIR");
+    auto* r = new std::string(std::string(base ? base : "/tmp") + "/smd_trial_test_" +
+                              std::to_string(::getpid()));
+    MakeDirs(*r);
+    static const pid_t owner = ::getpid();
+    std::atexit([] {
+      if (::getpid() != owner) return;  // a forked child exiting: the folder is its parent's
+      const std::string& dir = ProcessTempRoot();
+      if (::testing::UnitTest::GetInstance()->failed_test_count() > 0) {
+        std::fprintf(stderr, "the failed tests' folders are kept in %s\n", dir.c_str());
+        return;
+      }
+      std::string cmd = "rm -rf '" + dir + "'";
+      if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "could not remove %s\n", dir.c_str());
+    });
+    return r;
+  }();
+  return *root;
+}
+
 // A fresh folder under the test's temporary directory.
 inline std::string TempDir(const std::string& name) {
-  const char* base = std::getenv("TEST_TMPDIR");
-  std::string root = base ? base : "/tmp";
   const ::testing::TestInfo* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  std::string dir = root + "/smd_trial_test_" + std::to_string(::getpid()) + "_" +
+  std::string dir = ProcessTempRoot() + "/" +
                     (info ? std::string(info->test_suite_name()) + "." + info->name() : "x") +
                     "_" + name;
   std::string cmd = "rm -rf '" + dir + "'";
