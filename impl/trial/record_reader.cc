@@ -37,7 +37,8 @@ Result<ValuePtr> RecordReader::ReadUncached(const RecordLocation& at, const std:
     return context(Corrupt("the index gives a record length of " + std::to_string(length) +
                            " bytes, less than the 16-byte framing"));
   }
-  if (offset > static_cast<uint64_t>(INT64_MAX) - length) {
+  if (length > static_cast<uint64_t>(INT64_MAX) ||
+      offset > static_cast<uint64_t>(INT64_MAX) - length) {
     return context(Corrupt("the index gives a record beyond any file size"));
   }
   std::string_view record;
@@ -145,7 +146,8 @@ Result<std::optional<ValueInfo>> RecordReader::ReadHead(const RecordLocation& at
   const std::string& rel = *at.rel;
   const uint64_t offset = at.offset, length = at.length;
   if (rel.empty()) return MissingEventFileError(rel, who);
-  if (length <= kRecordHeadBytes || offset > static_cast<uint64_t>(INT64_MAX) - length) {
+  if (length <= kRecordHeadBytes || length > static_cast<uint64_t>(INT64_MAX) ||
+      offset > static_cast<uint64_t>(INT64_MAX) - length) {
     return std::optional<ValueInfo>();  // the whole read reports it
   }
   char head[kRecordHeadBytes];

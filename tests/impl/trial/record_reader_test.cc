@@ -481,11 +481,16 @@ TEST_F(RecordReaderTest, ARecordBeyondAnyFileSizeIsCorrupt) {
   RecordReader r(storage_.get(), 1 << 20);
   for (auto [offset, length] : {std::pair<uint64_t, uint64_t>{1, INT64_MAX},
                                 {uint64_t(INT64_MAX) - 15, 16},
-                                {uint64_t(INT64_MAX), 16}}) {
+                                {uint64_t(INT64_MAX), 16},
+                                {0, uint64_t(INT64_MAX) + 2},  // (INT64_MAX - length would wrap)
+                                {0, UINT64_MAX}}) {
     auto v = r.Read(At(offset, length), "w", Who());
     ASSERT_FALSE(v.ok()) << offset;
     EXPECT_EQ(v.status().code(), Code::kCorrupt);
     EXPECT_EQ(v.status().message(), Context(offset) + "the index gives a record beyond any file size");
+    auto h = r.ReadHead(At(offset, length), "w", Who());  // nothing to read: the whole read says why
+    ASSERT_TRUE(h.ok()) << offset;
+    EXPECT_FALSE(h.value().has_value());
   }
   EXPECT_TRUE(storage_->ranges().empty());
 }
