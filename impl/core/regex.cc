@@ -3,16 +3,81 @@
 
 #include <pcre2.h>
 
+#include <vector>
+
 #include "impl/core/text.h"
 
 namespace smd {
+namespace {
+
+// The pattern in PCRE2's syntax where Python's re reads the same text otherwise: \Z (the end of
+// the subject only; PCRE2's \Z also matches before a final newline) becomes \z, and the
+// quantifiers "{,n}" and "{,}" (lower bound 0; PCRE2 before 10.43 reads them as literal text)
+// become "{0,n}" and "{0,}". Escapes and character classes are copied as they are. orig[i]: the
+// offset in `pattern` of the translation's offset i (compile errors name the user's offsets).
+std::string FromPythonSyntax(const std::string& pattern, std::vector<size_t>* orig) {
+  std::string out;
+  out.reserve(pattern.size() + 4);
+  orig->clear();
+  auto put = [&](char c, size_t from) {
+    out.push_back(c);
+    orig->push_back(from);
+  };
+  const size_t n = pattern.size();
+  bool in_class = false;
+  for (size_t i = 0; i < n;) {
+    const char c = pattern[i];
+    if (c == '\\' && i + 1 < n) {
+      put('\\', i);
+      put(pattern[i + 1] == 'Z' && !in_class ? 'z' : pattern[i + 1], i + 1);
+      i += 2;
+      continue;
+    }
+    if (in_class) {
+      if (c == ']') in_class = false;
+      put(c, i++);
+      continue;
+    }
+    if (c == '[') {
+      in_class = true;
+      put(c, i++);
+      if (i < n && pattern[i] == '^') {
+        put('^', i);
+        ++i;
+      }
+      if (i < n && pattern[i] == ']') {  // a ']' first is literal
+        put(']', i);
+        ++i;
+      }
+      continue;
+    }
+    if (c == '{' && i + 1 < n && pattern[i + 1] == ',') {
+      size_t k = i + 2;
+      while (k < n && pattern[k] >= '0' && pattern[k] <= '9') ++k;
+      if (k < n && pattern[k] == '}') {
+        put('{', i);
+        put('0', i + 1);
+        ++i;
+        continue;
+      }
+    }
+    put(c, i++);
+  }
+  orig->push_back(n);
+  return out;
+}
+
+}  // namespace
 
 Result<std::shared_ptr<const Regex>> Regex::Compile(const std::string& pattern) {
   int err = 0;
-  PCRE2_SIZE offset = 0;
-  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(pattern.data()), pattern.size(),
-                                   PCRE2_UTF | PCRE2_UCP, &err, &offset, nullptr);
+  PCRE2_SIZE at = 0;
+  std::vector<size_t> orig;
+  const std::string translated = FromPythonSyntax(pattern, &orig);
+  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(translated.data()),
+                                   translated.size(), PCRE2_UTF | PCRE2_UCP, &err, &at, nullptr);
   if (code == nullptr) {
+    const size_t offset = at < orig.size() ? orig[at] : pattern.size();
     PCRE2_UCHAR buf[256];
     pcre2_get_error_message(err, buf, sizeof buf);
     // Escaped: the pattern may be invalid UTF-8 (the very error), and messages are UTF-8.

@@ -1,5 +1,7 @@
 // Regular expressions with Python `re` semantics as far as smdebug uses them: PCRE2 (look-ahead and
-// look-behind included), Unicode, and *search* matching (the pattern may match anywhere).
+// look-behind included), Unicode, and *search* matching (the pattern may match anywhere). Where
+// PCRE2 reads Python's syntax otherwise (\Z, and the quantifiers {,n} and {,}), the pattern is
+// translated first, so that it means what it means to Python.
 #pragma once
 
 #include <memory>
@@ -19,6 +21,8 @@ class Regex {
   Regex& operator=(const Regex&) = delete;
 
   // True if the pattern matches anywhere in `subject` (Python re.search). Thread-safe.
+  // `subject` must be valid UTF-8 (PCRE2 is told not to check it again): the hook refuses other
+  // names, and the trial's index parser other strings.
   // Errors: kInvalidArgument when PCRE2 gives up (its match or depth limit: a pattern that
   // backtracks catastrophically on this subject, such as "(x+x+)+y"): the answer is then
   // unknown, and Python's re may well find a match, so it is never reported as "no match".

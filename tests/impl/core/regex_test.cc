@@ -62,6 +62,30 @@ TEST(Regex, DollarMatchesBeforeATrailingNewlineAsInPython) {
   EXPECT_TRUE(Matches("(?s)a.b", "a\nb"));
 }
 
+// Where PCRE2 reads Python's syntax otherwise, the pattern means what it means to Python's re.
+TEST(Regex, PythonsEndOfStringAndOmittedLowerBound) {
+  EXPECT_FALSE(Matches("a\\Z", "a\n"));  // re.search('a\\Z', 'a\n') is None
+  EXPECT_TRUE(Matches("a\\Z", "a"));
+  EXPECT_TRUE(Matches("a\\\\Z", "a\\Z"));  // an escaped backslash, then a literal Z
+  EXPECT_TRUE(Matches("^a{,2}b$", "aab"));
+  EXPECT_TRUE(Matches("^a{,2}b$", "b"));
+  EXPECT_FALSE(Matches("^a{,2}b$", "aaab"));
+  EXPECT_TRUE(Matches("^a{,}b$", "aaaab"));
+  EXPECT_TRUE(Matches("^x\\{,2}$", "x{,2}"));  // escaped: literal text
+  EXPECT_TRUE(Matches("^[{,2}]+$", "{,2}"));   // inside a class: literal characters
+  EXPECT_TRUE(Matches("^[]{,2}]+$", "]{,2}"));  // a ']' first in a class is literal
+  EXPECT_TRUE(Matches("^a{ ,2}$", "a{ ,2}"));   // not a quantifier in Python either
+  EXPECT_TRUE(Matches("^a{,2 }$", "a{,2 }"));
+  // A compile error names the offset in the pattern as written, not in its translation (PCRE2
+  // names the end of the second quantifier: 10 in "a{0,2}{0,3}(", 8 as written).
+  Result<std::shared_ptr<const Regex>> r = Regex::Compile("a{,2}{,3}(");
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(Contains(r.status().message(), "at offset 8:")) << r.status().message();
+  r = Regex::Compile("a{,2}b(");
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(Contains(r.status().message(), "at offset 7:")) << r.status().message();
+}
+
 TEST(Regex, LookAroundAndGroups) {
   EXPECT_TRUE(Matches("(?<=grad/)w", "grad/w"));
   EXPECT_FALSE(Matches("(?<=grad/)w", "loss/w"));
