@@ -12,6 +12,7 @@ APT_PACKAGES=(
   clang libclang-rt-14-dev llvm
   python3 python3-venv python3-dev
   openmpi-bin ccache
+  locales  # the locale definitions tests/impl/core/host_locale_test.cc builds with localedef
 )
 
 # Java (bindings/java): a JDK (17 or newer) and Maven, from Debian unless already on PATH.

@@ -1,7 +1,8 @@
 #include "impl/core/mode.h"
 
-#include <cctype>
 #include <string>
+
+#include "impl/core/text.h"
 
 namespace smd {
 
@@ -17,7 +18,7 @@ const char* ModeName(Mode m) {
 
 std::optional<Mode> ParseMode(std::string_view name) {
   std::string up;
-  for (char c : name) up.push_back(static_cast<char>(std::toupper(static_cast<unsigned char>(c))));
+  for (char c : name) up.push_back(AsciiUpper(c));
   for (Mode m : kAllModesInOrder) {
     if (up == ModeName(m)) return m;
   }

@@ -2,7 +2,8 @@
 
 #include "impl/core/json_scan.h"
 
-#include <cctype>
+#include <locale.h>
+
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -215,10 +216,16 @@ std::string PythonFloatRepr(double x) {
   return out;
 }
 
+std::string AsciiLower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = AsciiLower(c);
+  return out;
+}
+
 std::string_view StripAscii(std::string_view s) {
   size_t b = 0, e = s.size();
-  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
-  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  while (b < e && IsAsciiSpace(s[b])) ++b;
+  while (e > b && IsAsciiSpace(s[e - 1])) --e;
   return s.substr(b, e - b);
 }
 
@@ -240,7 +247,11 @@ std::optional<double> ParseDouble(std::string_view s) {
   if (s.empty()) return std::nullopt;
   std::string tmp(s);
   char* end = nullptr;
-  double v = std::strtod(tmp.c_str(), &end);
+  // strtod_l in the "C" locale: strtod reads the decimal point of the host program's LC_NUMERIC
+  // (in de_DE, "0.5" would stop at the '.').
+  static const locale_t c_locale = ::newlocale(LC_ALL_MASK, "C", static_cast<locale_t>(0));
+  double v = c_locale != static_cast<locale_t>(0) ? ::strtod_l(tmp.c_str(), &end, c_locale)
+                                                 : std::strtod(tmp.c_str(), &end);
   if (end != tmp.c_str() + tmp.size()) return std::nullopt;
   // strtod also accepts hex floats; Python float() does not.
   if (tmp.find_first_of("xX") != std::string::npos) return std::nullopt;

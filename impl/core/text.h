@@ -38,6 +38,19 @@ std::optional<double> ParseDouble(std::string_view s);
 std::vector<std::string> SplitAndStrip(std::string_view s, char sep);
 std::string_view StripAscii(std::string_view s);
 
+// ASCII character classes and case mapping. Not <cctype>'s: those follow the locale the host
+// program sets (in tr_TR.UTF-8 toupper('i') is 'i', so "train" would not read as TRAIN, and an S3
+// header name would not be lower-cased as its signature requires). Bytes above 0x7f are neither
+// changed nor classified.
+constexpr bool IsAsciiDigit(char c) { return c >= '0' && c <= '9'; }
+constexpr bool IsAsciiAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+constexpr bool IsAsciiAlnum(char c) { return IsAsciiDigit(c) || IsAsciiAlpha(c); }
+// isspace() of the "C" locale: space, \t, \n, \v, \f, \r.
+constexpr bool IsAsciiSpace(char c) { return c == ' ' || (c >= '\t' && c <= '\r'); }
+constexpr char AsciiLower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+constexpr char AsciiUpper(char c) { return c >= 'a' && c <= 'z' ? static_cast<char>(c - 'a' + 'A') : c; }
+std::string AsciiLower(std::string_view s);
+
 // "%012lld" (C/Python formatting of a possibly negative step padded to `width`).
 std::string ZeroPad(int64_t v, int width);
 

@@ -1,7 +1,6 @@
 // Rules on activations and initialisation: DeadRelu, SaturatedActivation,
 // PoorWeightInitialization (BEHAVIOR.md A.11-A.13).
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <map>
 
@@ -54,9 +53,7 @@ double InactivePercent(const Layer& l, double threshold_inactivity, Pred active,
 }
 
 bool ContainsNoCase(const std::string& s, const char* needle) {
-  std::string low;
-  for (char c : s) low.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-  return low.find(needle) != std::string::npos;
+  return AsciiLower(s).find(needle) != std::string::npos;
 }
 
 // ---- DeadRelu (A.11) ------------------------------------------------------------------------

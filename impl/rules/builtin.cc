@@ -4,7 +4,6 @@
 #include <cjson/cJSON.h>
 
 #include <algorithm>
-#include <cctype>
 
 #include "impl/core/text.h"
 
@@ -15,8 +14,7 @@ namespace {
 bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (std::tolower(static_cast<unsigned char>(a[i])) !=
-        std::tolower(static_cast<unsigned char>(b[i]))) {
+    if (AsciiLower(a[i]) != AsciiLower(b[i])) {
       return false;
     }
   }
@@ -42,7 +40,7 @@ Result<bool> ParseActions(const std::string& rule, const std::string& text) {
   std::string s;
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] == '\\' && i + 1 < text.size() && text[i + 1] == '"') continue;
-    s.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(text[i]))));
+    s.push_back(AsciiLower(text[i]));
   }
   if (StripAscii(s).empty()) return false;
   cJSON* root = cJSON_ParseWithLength(s.data(), s.size());

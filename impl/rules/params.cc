@@ -1,6 +1,5 @@
 #include "impl/rules/params.h"
 
-#include <cctype>
 #include <cmath>
 
 #include "impl/core/mode.h"
@@ -10,18 +9,12 @@ namespace smd::rules {
 
 namespace {
 
-std::string Lower(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
 // Python accepts '_' between digits in numbers ("1_000"); nothing else.
 std::optional<std::string> DropDigitUnderscores(const std::string& s) {
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
     if (s[i] == '_') {
-      if (i == 0 || i + 1 == s.size() || !std::isdigit(static_cast<unsigned char>(s[i - 1])) ||
-          !std::isdigit(static_cast<unsigned char>(s[i + 1]))) {
+      if (i == 0 || i + 1 == s.size() || !IsAsciiDigit(s[i - 1]) || !IsAsciiDigit(s[i + 1])) {
         return std::nullopt;
       }
       continue;
@@ -52,7 +45,7 @@ std::optional<int64_t> ParseInteger(const std::string& s) {
 }  // namespace
 
 std::optional<bool> ParseBool(const std::string& s) {
-  std::string v = Lower(std::string(StripAscii(s)));
+  std::string v = AsciiLower(StripAscii(s));
   if (v == "true" || v == "1") return true;
   if (v == "false" || v == "0") return false;
   return std::nullopt;

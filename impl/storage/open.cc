@@ -1,10 +1,10 @@
 #include "impl/storage/open.h"
 
-#include <cctype>
 #include <mutex>
 #include <utility>
 
 #include "impl/core/environment.h"
+#include "impl/core/text.h"
 #include "impl/storage/s3/client.h"
 #include "impl/storage/s3_storage.h"
 
@@ -22,10 +22,10 @@ std::string SchemeOf(const std::string& uri) {
   size_t sep = uri.find("://");
   if (sep == std::string::npos || sep == 0) return std::string();
   for (size_t i = 0; i < sep; ++i) {
-    const unsigned char c = static_cast<unsigned char>(uri[i]);
-    if (!(std::isalnum(c) || c == '+' || c == '-' || c == '.')) return std::string();
+    const char c = uri[i];
+    if (!(IsAsciiAlnum(c) || c == '+' || c == '-' || c == '.')) return std::string();
   }
-  if (!std::isalpha(static_cast<unsigned char>(uri[0]))) return std::string();
+  if (!IsAsciiAlpha(uri[0])) return std::string();
   return uri.substr(0, sep);
 }
 

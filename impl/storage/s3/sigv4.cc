@@ -4,8 +4,9 @@
 #include <openssl/hmac.h>
 
 #include <algorithm>
-#include <cctype>
 #include <map>
+
+#include "impl/core/text.h"
 
 namespace smd::s3 {
 namespace {
@@ -20,12 +21,6 @@ int HexValue(char c) {
   if (c >= 'a' && c <= 'f') return c - 'a' + 10;
   if (c >= 'A' && c <= 'F') return c - 'A' + 10;
   return -1;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; }
@@ -136,7 +131,7 @@ Signature Sign(const SignRequest& req, const Credentials& creds, const SignOptio
   // Lower-case names, values joined in order for repeated names; std::map sorts by name.
   std::map<std::string, std::string> headers;
   auto add = [&](const std::string& name, std::string_view value) {
-    std::string key = Lower(name);
+    std::string key = AsciiLower(name);
     std::string val = CanonicalHeaderValue(value);
     auto it = headers.find(key);
     if (it == headers.end()) {

@@ -25,8 +25,7 @@ size_t WriteHeader(char* ptr, size_t size, size_t n, void* user) {
   std::string_view line(ptr, size * n);
   size_t colon = line.find(':');
   if (colon != std::string_view::npos) {
-    std::string name(line.substr(0, colon));
-    for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string name = AsciiLower(line.substr(0, colon));
     (*h)[name] = std::string(StripAscii(line.substr(colon + 1)));
   } else if (line.rfind("HTTP/", 0) == 0) {
     h->clear();  // a new response (after 100 Continue or a redirect)
