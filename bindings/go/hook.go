@@ -336,6 +336,16 @@ func (o *HookOptions) SetRealPayloadCRC(on bool) error {
 	})
 }
 
+// SetKeepColonIndex keeps a TensorFlow name's ":<digits>" in its reduction tags
+// ("smdebug/reductions/max/dense/kernel:0", read back as reductions of "dense/kernel:0"), as
+// smdebug's TensorFlow hooks write them. Default false: the index is dropped, as smdebug's other
+// hooks do, and the reductions belong to "dense/kernel".
+func (o *HookOptions) SetKeepColonIndex(on bool) error {
+	return o.flag(on, func(p *C.smd_hook_options, b C.bool) *C.smd_error {
+		return C.smd_hook_options_set_keep_colon_index(p, b)
+	})
+}
+
 // SetWriteEndMarker sets whether Close writes training_job_end.ts (default true).
 func (o *HookOptions) SetWriteEndMarker(on bool) error {
 	return o.flag(on, func(p *C.smd_hook_options, b C.bool) *C.smd_error {

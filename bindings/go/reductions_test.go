@@ -300,3 +300,42 @@ func TestSaveReductionsHistogramErrors(t *testing.T) {
 	must(t, h.SaveReductions("other", DTypeFloat64, []int64{3}, nil, hist))
 	must(t, h.Close())
 }
+
+// SetKeepColonIndex: the reductions of "dense/kernel:0" belong to that name, as in smdebug's
+// TensorFlow hooks; without it to "dense/kernel", as in its other hooks.
+func TestKeepColonIndexDecidesWhichTensorOwnsTheReductions(t *testing.T) {
+	for _, keep := range []bool{false, true} {
+		dir := filepath.Join(t.TempDir(), "run")
+		o, err := NewHookOptions()
+		must(t, err)
+		rc, err := ParseReductionConfig("max")
+		must(t, err)
+		must(t, o.SetReductionConfig(rc))
+		must(t, o.SetSaveAll(true))
+		must(t, o.SetKeepColonIndex(keep))
+		h, err := NewHook(dir, o)
+		must(t, err)
+		must(t, h.BeginStep())
+		must(t, Save(h, "dense/kernel:0", []int64{2}, []float32{1, 5}))
+		must(t, h.Close())
+		trial, err := OpenTrial(dir, nil)
+		must(t, err)
+		owner, other := "dense/kernel", "dense/kernel:0"
+		if keep {
+			owner, other = other, owner
+		}
+		tensor, err := trial.Tensor(owner)
+		must(t, err)
+		v, err := tensor.ReductionValue(0, ModeGlobal, "", "max")
+		must(t, err)
+		if f, err := v.At(0); err != nil || f != 5 {
+			t.Fatalf("keep=%v: max of %s = %v, %v", keep, owner, f, err)
+		}
+		if tensor, err := trial.Tensor(other); err == nil {
+			if _, err := tensor.ReductionValue(0, ModeGlobal, "", "max"); err == nil {
+				t.Fatalf("keep=%v: %s has the reduction too", keep, other)
+			}
+		}
+		trial.Close()
+	}
+}

@@ -307,6 +307,10 @@ impl HookOptions {
         set_dry_run(dry_run: bool) => smd_hook_options_set_dry_run;
         /// Write the real CRC32C of each record's payload.
         set_real_payload_crc(real: bool) => smd_hook_options_set_real_payload_crc;
+        /// Keep a TensorFlow name's `:<digits>` in its reduction tags, so that the reductions of
+        /// `dense/kernel:0` belong to that name (smdebug's TensorFlow hooks); by default the index
+        /// is dropped and they belong to `dense/kernel` (its other hooks).
+        set_keep_colon_index(keep: bool) => smd_hook_options_set_keep_colon_index;
         /// Reproducible output: wall time = base + global step.
         set_wall_time_base(base: f64) => smd_hook_options_set_wall_time_base;
         /// Bytes of tensor data the hook may hold waiting to be written.

@@ -708,3 +708,30 @@ fn last_complete_step_and_index_cursor() {
     assert_eq!(partial.last_complete_step(), -1);
     assert_eq!(partial.index_cursor().unwrap(), None);
 }
+
+/// set_keep_colon_index: the reductions of `dense/kernel:0` belong to that name (smdebug's
+/// TensorFlow hooks); without it to `dense/kernel` (its other hooks).
+#[test]
+fn keep_colon_index_decides_which_tensor_owns_the_reductions() {
+    for keep in [false, true] {
+        let t = TempDir::new(if keep { "colon_keep" } else { "colon_drop" });
+        let mut o = HookOptions::new().unwrap();
+        o.set_reduction_config(&ReductionConfig::parse("max").unwrap())
+            .unwrap()
+            .set_save_all(true)
+            .unwrap()
+            .set_keep_colon_index(keep)
+            .unwrap();
+        let hook = Hook::new(t.join("run"), Some(&o)).unwrap();
+        hook.begin_step().unwrap();
+        hook.save_tensor("dense/kernel:0", &[2], &[1.0f32, 5.0], &[]).unwrap();
+        hook.close().unwrap();
+        let trial = Trial::open(t.join("run"), None).unwrap();
+        let (owner, other) = if keep { ("dense/kernel:0", "dense/kernel") } else { ("dense/kernel", "dense/kernel:0") };
+        let max = trial.tensor(owner).unwrap().reduction_value(0, Mode::Global, None, "max").unwrap();
+        assert_eq!(max.get_f64(0).unwrap(), 5.0, "keep={keep}");
+        if let Ok(tensor) = trial.tensor(other) {
+            assert!(tensor.reduction_value(0, Mode::Global, None, "max").is_err(), "keep={keep}: {other} has it too");
+        }
+    }
+}

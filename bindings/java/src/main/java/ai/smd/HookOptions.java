@@ -74,6 +74,16 @@ public final class HookOptions extends NativeObject<smd_hook_options> implements
     return this;
   }
 
+  /**
+   * Keeps a TensorFlow name's {@code :<digits>} in its reduction tags, so that the reductions of
+   * {@code dense/kernel:0} belong to that name (smdebug's TensorFlow hooks). By default the index
+   * is dropped and they belong to {@code dense/kernel} (smdebug's other hooks).
+   */
+  public HookOptions keepColonIndex(boolean on) throws SmdException {
+    SmdNative.smd_hook_options_set_keep_colon_index(p(), on);
+    return this;
+  }
+
   /** Seconds since the epoch that wall times count from (tests: fixed wall times). */
   public HookOptions wallTimeBase(double base) throws SmdException {
     SmdNative.smd_hook_options_set_wall_time_base(p(), base);

@@ -226,6 +226,33 @@ class HookTrialTest {
     assertThrows(IllegalStateException.class, t::indexCursor);
   }
 
+  /** keepColonIndex: the reductions of dense/kernel:0 belong to that name, or else to dense/kernel. */
+  @Test
+  void keepColonIndexDecidesWhichTensorOwnsTheReductions() throws Exception {
+    for (boolean keep : new boolean[] {false, true}) {
+      Path out = tmp.resolve("colon_" + keep);
+      try (ReductionConfig rc = ReductionConfig.parse("max");
+           HookOptions o = new HookOptions().reductionConfig(rc).saveAll(true).keepColonIndex(keep);
+           Hook hook = Hook.create(out.toString(), o)) {
+        hook.beginStep();
+        hook.saveTensor("dense/kernel:0", new long[] {2}, new float[] {1, 5});
+        hook.close();
+      }
+      String owner = keep ? "dense/kernel:0" : "dense/kernel";
+      String other = keep ? "dense/kernel" : "dense/kernel:0";
+      try (Trial t = Trial.open(out.toString())) {
+        try (Tensor w = t.tensor(owner)) {
+          assertEquals(5.0, w.reductionValue(0, Mode.GLOBAL, null, "max"), "keep=" + keep);
+        }
+        if (t.tensorNames().contains(other)) {
+          try (Tensor w = t.tensor(other)) {
+            assertThrows(SmdException.class, () -> w.reductionValue(0, Mode.GLOBAL, null, "max"));
+          }
+        }
+      }
+    }
+  }
+
   @Test
   void reductionsAndCollectionsFollowTheirConfigs() throws Exception {
     Path out = tmp.resolve("red");
