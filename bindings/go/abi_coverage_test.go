@@ -13,13 +13,12 @@ import (
 // cgo compiles every call against the headers, so signatures cannot drift; what this test guards
 // is coverage: a function added to the C ABI must be bound here or listed with a reason.
 var notBound = map[string]string{
-	"smd_hook_save_dlpack":                  "Go has no DLPack producers; Save/SaveTensor take slices without a copy",
-	"smd_hook_save_dlpack_managed":          "Go has no DLPack producers",
-	"smd_value_to_dlpack":                   "Go has no DLPack consumers; View[T] gives the zero-copy view",
-	"smd_rule_invoke":                       "Invoke calls smd_rule_invoke_many (one rule is a list of one)",
-	"smd_rule_context_fail":                 "Go rule callbacks fail through smd_rule_context_fail_with (code + message)",
-	"smd_s3_uploads_in_progress":            "an S3 housekeeping task for the smd tool (smd uploads), not part of reading or writing trials",
-	"smd_hook_options_set_keep_colon_index": "TensorFlow tensor names (\"dense/kernel:0\"): used by the Python binding's TensorFlow hooks",
+	"smd_hook_save_dlpack":         "Go has no DLPack producers; Save/SaveTensor take slices without a copy",
+	"smd_hook_save_dlpack_managed": "Go has no DLPack producers",
+	"smd_value_to_dlpack":          "Go has no DLPack consumers; View[T] gives the zero-copy view",
+	"smd_rule_invoke":              "Invoke calls smd_rule_invoke_many (one rule is a list of one)",
+	"smd_rule_context_fail":        "Go rule callbacks fail through smd_rule_context_fail_with (code + message)",
+	"smd_s3_uploads_in_progress":   "an S3 housekeeping task for the smd tool (smd uploads), not part of reading or writing trials",
 }
 
 func TestEveryCFunctionIsBound(t *testing.T) {

@@ -10,6 +10,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "impl/core/text.h"
+
 namespace smd {
 namespace {
 
@@ -602,7 +604,7 @@ Result<ReductionValue> ReductionValueFromDouble(DType result, double value) {
   const char* name = DTypeName(result);
   const std::string dt = name ? name : std::to_string(static_cast<int>(result));
   if (!std::isfinite(value) || std::trunc(value) != value) {
-    return InvalidArgument("the value " + std::to_string(value) + " is not a whole number, as a " +
+    return InvalidArgument("the value " + PythonFloatRepr(value) + " is not a whole number, as a " +
                            dt + " reduction is");
   }
   // Range: [lo, hi] as doubles; 2^63 and 2^64 are the first values out of int64/uint64 range.

@@ -219,7 +219,7 @@ static void test_errors(void) {
             SMD_E_INVALID_ARGUMENT, "range of int32");
   vals[0].value = 1.5;
   CHECK_ERR(smd_hook_save_reductions(hook, "gradient/x", SMD_DTYPE_INT32, shape, 1, vals, all.count, NULL, NULL, 0),
-            SMD_E_INVALID_ARGUMENT, "whole number");
+            SMD_E_INVALID_ARGUMENT, "the value 1.5 is not a whole number");
   vals[0].value = -3.0;
   CHECK_OK(smd_hook_save_reductions(hook, "gradient/x", SMD_DTYPE_INT32, shape, 1, vals, all.count, NULL, NULL, 0));
   /* complex: abs reductions are real, the others cannot be given as a double */
