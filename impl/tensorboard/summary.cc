@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "impl/core/regex.h"
+#include "impl/core/text.h"
 #include "impl/format/record.h"
 #include "impl/format/wire.h"
 
@@ -18,8 +19,7 @@ namespace smd::tensorboard {
 namespace {
 
 bool IsAsciiTagChar(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-         c == '-' || c == '/' || c == '.';
+  return IsAsciiAlnum(static_cast<char>(c)) || c == '_' || c == '-' || c == '/' || c == '.';
 }
 
 // Length of the UTF-8 sequence starting at s[i], or 0 if it is not a valid one.

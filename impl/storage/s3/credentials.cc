@@ -11,14 +11,12 @@
 namespace smd::s3 {
 namespace {
 
-char LowerAscii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
-
 // Position of `needle` in `hay` at or after `from`, ASCII letters compared without case.
 size_t FindNoCase(const std::string& hay, const std::string& needle, size_t from) {
   if (needle.empty() || hay.size() < needle.size()) return std::string::npos;
   for (size_t i = from; i + needle.size() <= hay.size(); ++i) {
     size_t k = 0;
-    while (k < needle.size() && LowerAscii(hay[i + k]) == LowerAscii(needle[k])) ++k;
+    while (k < needle.size() && AsciiLower(hay[i + k]) == AsciiLower(needle[k])) ++k;
     if (k == needle.size()) return i;
   }
   return std::string::npos;

@@ -40,7 +40,7 @@ import numpy as np
 import torch
 
 from smd import smdc as _smd
-from smd._reductions import STATS as _STATS, finish, finish_rows, needs as _needs  # noqa: F401 (re-exported)
+from smd._reductions import STATS as _STATS, finish_rows, needs as _needs  # noqa: F401 (re-exported)
 
 # Floating dtypes whose reductions are computed on the device (their float64 conversion is
 # exact); others (integers, bool, complex) take the value path.
