@@ -605,6 +605,34 @@ func (h *Hook) AnyDue() bool {
 	return bool(C.smd_hook_any_due(p))
 }
 
+// MaySave tells whether a tensor of this name can be saved at all under the collections as they
+// are (it can belong to an included collection), whatever the step. With numbered, whether any
+// name made of name and a decimal index ("relu_output_" for "relu_output_0", ...) can. False
+// means offering it is useless until CollectionsVersion changes.
+func (h *Hook) MaySave(name string, numbered bool) bool {
+	p, err := h.lock()
+	if err != nil {
+		return false
+	}
+	defer h.mu.RUnlock()
+	cs, err := cstr("name", name)
+	if err != nil {
+		return false
+	}
+	return bool(C.smd_hook_may_save(p, cs, C.bool(numbered)))
+}
+
+// CollectionsVersion is a number that changes whenever the collections change (the answers of
+// MaySave hold while it stays the same); 0 when closed.
+func (h *Hook) CollectionsVersion() uint64 {
+	p, err := h.lock()
+	if err != nil {
+		return 0
+	}
+	defer h.mu.RUnlock()
+	return uint64(C.smd_hook_collections_version(p))
+}
+
 // StopRequested tells whether a rule asked this training job to stop.
 func (h *Hook) StopRequested() (bool, error) {
 	var out C.bool

@@ -1494,6 +1494,61 @@ func TestMakeDueSavesACollectionForTheRestOfTheStep(t *testing.T) {
 	checkValue(t, tr, "acc", 1, []float64{0.5}, []int64{1})
 }
 
+// MaySave answers, whatever the step, whether a name (or a numbered family of names) can belong
+// to an included collection; CollectionsVersion changes when the collections do.
+func TestMaySaveFollowsTheIncludedCollections(t *testing.T) {
+	opts, err := NewHookOptions()
+	must(t, err)
+	defer opts.Close()
+	sc, err := NewSaveConfig()
+	must(t, err)
+	defer sc.Close()
+	must(t, sc.Set(ModeAll, 1, 0, -1))
+	must(t, opts.SetSaveConfig(sc))
+	h, err := NewHook(filepath.Join(t.TempDir(), "maysave"), opts)
+	must(t, err)
+	defer h.Close()
+	// by default only losses is saved
+	if !h.MaySave("CrossEntropyLoss_output_", true) {
+		t.Fatal("the loss module's outputs may not be saved")
+	}
+	if h.MaySave("layer1.0.conv1_output_", true) || h.MaySave("gradient/Net_fc.weight", false) {
+		t.Fatal("a tensor of no included collection may be saved")
+	}
+	if h.MaySave("loss\x00", false) {
+		t.Fatal("a name with a NUL byte may be saved")
+	}
+	v0 := h.CollectionsVersion()
+	if h.CollectionsVersion() != v0 {
+		t.Fatal("reading the version changed it")
+	}
+	must(t, h.IncludeCollection("gradients"))
+	if h.CollectionsVersion() == v0 {
+		t.Fatal("including a collection left the version as it was")
+	}
+	if !h.MaySave("gradient/Net_fc.weight", false) {
+		t.Fatal("a gradient may not be saved once gradients is included")
+	}
+	acts, err := h.Collection("acts")
+	must(t, err)
+	must(t, acts.AddTensorName("relu_output_3"))
+	acts.Close()
+	must(t, h.IncludeCollection("acts"))
+	if !h.MaySave("relu_output_", true) {
+		t.Fatal("relu_output_<n> may not be saved though relu_output_3 is in acts")
+	}
+	if h.MaySave("relu_", true) {
+		t.Fatal("relu_<n> may be saved: \"output_3\" is no index")
+	}
+	must(t, h.Close())
+	if h.MaySave("relu_output_", true) || h.MaySave("CrossEntropyLoss_output_", true) {
+		t.Fatal("a closed hook may save")
+	}
+	if h.CollectionsVersion() != 0 {
+		t.Fatal("a closed hook has a collections version")
+	}
+}
+
 // ClearIncludeRegex takes out the built-in pattern too; the names added stay.
 func TestClearIncludeRegex(t *testing.T) {
 	opts, err := NewHookOptions()

@@ -505,6 +505,19 @@ bool smd_hook_is_due(const smd_hook* hook, const char* name) noexcept {
 
 bool smd_hook_any_due(const smd_hook* hook) noexcept { return hook && hook->hook->AnyDue(); }
 
+bool smd_hook_may_save(const smd_hook* hook, const char* name, bool numbered) noexcept {
+  if (hook == nullptr || name == nullptr) return false;
+  try {
+    return hook->hook->MaySave(name, numbered);
+  } catch (...) {
+    return true;  // out of memory: the tensor is offered, and saving it reports the error
+  }
+}
+
+uint64_t smd_hook_collections_version(const smd_hook* hook) noexcept {
+  return hook == nullptr ? 0 : hook->hook->CollectionsVersion();
+}
+
 smd_error* smd_hook_stop_requested(const smd_hook* hook, bool* out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(hook != nullptr, "hook is NULL");

@@ -102,6 +102,10 @@ Result<bool> Regex::Search(std::string_view subject) const {
   pcre2_match_data_free(md);
   if (rc >= 0) return true;
   if (rc == PCRE2_ERROR_NOMATCH) return false;
+  return MatchError(rc, subject);
+}
+
+Status Regex::MatchError(int rc, std::string_view subject) const {
   PCRE2_UCHAR buf[256];
   pcre2_get_error_message(rc, buf, sizeof buf);
   std::string shown(subject.substr(0, 200));
@@ -110,6 +114,46 @@ Result<bool> Regex::Search(std::string_view subject) const {
                          EscapeControl(shown) + "': " + reinterpret_cast<const char*>(buf) +
                          " (the pattern backtracks too much; whether it matches is unknown, so "
                          "it is not taken as no match: simplify the pattern)");
+}
+
+Result<bool> Regex::MayMatchNumbered(std::string_view prefix) const {
+  pcre2_code* code = static_cast<pcre2_code*>(code_);
+  uint32_t empty = 1;
+  if (pcre2_pattern_info(code, PCRE2_INFO_MATCHEMPTY, &empty) != 0 || empty) return true;
+
+  // A match that starts at or after the end of the prefix starts with a digit of the index.
+  bool index_start = true;
+  uint32_t options = 0, first_type = 0;
+  pcre2_pattern_info(code, PCRE2_INFO_ALLOPTIONS, &options);
+  if ((options & PCRE2_ANCHORED) != 0 && !prefix.empty()) {
+    index_start = false;  // anchored: every match starts at offset 0, inside the prefix
+  } else if (pcre2_pattern_info(code, PCRE2_INFO_FIRSTCODETYPE, &first_type) == 0) {
+    if (first_type == 1) {  // a fixed first code unit
+      uint32_t unit = 0;
+      pcre2_pattern_info(code, PCRE2_INFO_FIRSTCODEUNIT, &unit);
+      index_start = unit >= '0' && unit <= '9';
+    } else if (first_type == 2) {  // at the start of the subject or after a newline only
+      index_start = prefix.empty() || prefix.back() == '\n';
+    } else {
+      const uint8_t* bitmap = nullptr;  // the possible first bytes, when PCRE2 knows them
+      if (pcre2_pattern_info(code, PCRE2_INFO_FIRSTBITMAP, &bitmap) == 0 && bitmap != nullptr) {
+        index_start = false;
+        for (int c = '0'; c <= '9'; ++c) index_start = index_start || (bitmap[c / 8] >> (c % 8)) & 1;
+      }
+    }
+  }
+  if (index_start) return true;
+
+  // A match that starts inside the prefix: PCRE2's hard partial matching reports one that is
+  // complete there, or one that reached the end of the prefix and could go on into any text.
+  pcre2_match_data* md = pcre2_match_data_create_from_pattern(code, nullptr);
+  if (md == nullptr) return Status(Code::kOutOfMemory, "out of memory matching regex '" + pattern_ + "'");
+  int rc = pcre2_match(code, reinterpret_cast<PCRE2_SPTR>(prefix.data()), prefix.size(), 0,
+                       PCRE2_NO_UTF_CHECK | PCRE2_PARTIAL_HARD, md, nullptr);
+  pcre2_match_data_free(md);
+  if (rc >= 0 || rc == PCRE2_ERROR_PARTIAL) return true;
+  if (rc == PCRE2_ERROR_NOMATCH) return false;
+  return MatchError(rc, prefix);
 }
 
 }  // namespace smd

@@ -122,6 +122,13 @@ class Hook : public std::enable_shared_from_this<Hook> {
   bool in_step() const { return in_step_.load(std::memory_order_relaxed); }
 
   bool IsDue(const std::string& name);
+  // Whether a tensor called `name` (numbered: any name made of `name` and a decimal index) can
+  // belong to a collection the hook saves, whatever the step: false only when none can. The
+  // answer holds until CollectionsVersion() changes. False when closed, for a dry run, and for
+  // a name that is not valid UTF-8 (IsDue is false for it too).
+  bool MaySave(const std::string& name, bool numbered);
+  // Changes whenever collections, their regexes, names or the included set change.
+  uint64_t CollectionsVersion();
   bool AnyDue() const { return any_due_.load(std::memory_order_relaxed) && writes_; }
 
   // A tensor to offer. `data` is copied (or `managed` adopted) only when something is due. The

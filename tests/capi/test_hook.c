@@ -409,6 +409,67 @@ static void test_collections_api(void) {
   }
 }
 
+static void test_may_save(void) {
+  const char *dir = scratch_path("may_save");
+  smd_hook_options *opts = options_every_step();
+  smd_hook *hook = make_hook(dir, opts);
+  /* by default only losses is saved: of a model's module tensors, the loss module's alone */
+  CHECK(smd_hook_may_save(hook, "CrossEntropyLoss_output_", true));
+  CHECK(!smd_hook_may_save(hook, "layer1.0.conv1_output_", true));
+  CHECK(!smd_hook_may_save(hook, "layer1.0.conv1_input_", true));
+  CHECK(!smd_hook_may_save(hook, "gradient/Net_fc.weight", false));
+  CHECK(smd_hook_may_save(hook, "loss", false));
+  CHECK(smd_hook_may_save(hook, "loss", true)); /* "loss0" is a loss too */
+  uint64_t v0 = smd_hook_collections_version(hook);
+  CHECK(v0 != 0 && smd_hook_collections_version(hook) == v0); /* queries change nothing */
+  CHECK_OK(smd_hook_include_collection(hook, "gradients"));
+  uint64_t v1 = smd_hook_collections_version(hook);
+  CHECK(v1 != v0);
+  CHECK(smd_hook_may_save(hook, "gradient/Net_fc.weight", false));
+  CHECK(!smd_hook_may_save(hook, "layer1.0.conv1_output_", true));
+  /* a tensor name in a collection: numbered when only digits follow the prefix */
+  smd_collection *c = NULL;
+  CHECK_OK(smd_hook_get_collection(hook, "acts", &c));
+  CHECK_OK(smd_collection_add_tensor_name(c, "relu_output_3"));
+  CHECK(smd_hook_collections_version(hook) != v1);
+  CHECK(!smd_hook_may_save(hook, "relu_output_", true)); /* acts is not saved (yet) */
+  CHECK_OK(smd_hook_include_collection(hook, "acts"));
+  CHECK(smd_hook_may_save(hook, "relu_output_", true));
+  CHECK(smd_hook_may_save(hook, "relu_output_3", false));
+  CHECK(!smd_hook_may_save(hook, "relu_", true));          /* "output_3" is not an index */
+  CHECK(!smd_hook_may_save(hook, "relu_output_3", true));  /* the index is the whole "3" */
+  CHECK(!smd_hook_may_save(hook, "relu_output_", false));
+  /* a regex that matches module outputs */
+  CHECK_OK(smd_collection_add_include_regex(c, "^layer1\\.0\\..*_output_"));
+  CHECK(smd_hook_may_save(hook, "layer1.0.conv1_output_", true));
+  CHECK(!smd_hook_may_save(hook, "layer2.0.conv1_output_", true));
+  /* a regex whose search gives up counts as a match: saving the tensor reports the error */
+  CHECK_OK(smd_collection_add_include_regex(c, "(x+x+)+y|a$"));
+  CHECK(smd_hook_may_save(hook, "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx", false));
+  smd_collection_free(c);
+  /* what the hook cannot save */
+  CHECK(!smd_hook_may_save(hook, "\xff", false));
+  CHECK(!smd_hook_may_save(hook, NULL, false));
+  CHECK(!smd_hook_may_save(NULL, "loss", false));
+  CHECK(smd_hook_collections_version(NULL) == 0);
+  CHECK_OK(smd_hook_close(hook));
+  CHECK(!smd_hook_may_save(hook, "loss", false));
+  smd_hook_free(hook);
+  /* save_all: every name; a dry run: none */
+  CHECK_OK(smd_hook_options_set_save_all(opts, true));
+  hook = make_hook(scratch_path("may_save_all"), opts);
+  CHECK(smd_hook_may_save(hook, "layer1.0.conv1_output_", true));
+  CHECK(smd_hook_may_save(hook, "anything", false));
+  CHECK_OK(smd_hook_close(hook));
+  smd_hook_free(hook);
+  CHECK_OK(smd_hook_options_set_dry_run(opts, true));
+  hook = make_hook(scratch_path("may_save_dry"), opts);
+  CHECK(!smd_hook_may_save(hook, "anything", false));
+  CHECK_OK(smd_hook_close(hook));
+  smd_hook_free(hook);
+  smd_hook_options_free(opts);
+}
+
 static void test_small_memory_budget_waits_not_drops(void) {
   const char *dir = scratch_path("budget");
   smd_hook_options *opts = options_every_step();
@@ -962,6 +1023,7 @@ int main(int argc, char **argv) {
       TEST_ENTRY(test_dry_run_writes_nothing),
       TEST_ENTRY(test_include_workers),
       TEST_ENTRY(test_collections_api),
+      TEST_ENTRY(test_may_save),
       TEST_ENTRY(test_keep_colon_index_option),
       TEST_ENTRY(test_small_memory_budget_waits_not_drops),
       TEST_ENTRY(test_from_json),

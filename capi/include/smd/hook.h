@@ -289,6 +289,22 @@ SMD_API bool smd_hook_is_due(const smd_hook *hook, const char *name) SMD_NOEXCEP
 /* Whether any collection at all is due at the current step. Cheapest. */
 SMD_API bool smd_hook_any_due(const smd_hook *hook) SMD_NOEXCEPT;
 
+/* Whether a tensor of this name can be saved at all under the hook's collections as they are:
+ * whether it can belong to a collection the hook saves (include_collections, or every one with
+ * save_all), whatever the step. With `numbered`, the question is asked of every name made of
+ * `name` and a decimal index (one or more ASCII digits), as a framework hook numbers a module's
+ * outputs "<module>_output_0", "<module>_output_1", ...: false only when none of them can be
+ * saved. False means that offering the tensor is useless until smd_hook_collections_version
+ * changes; true may be wrong the other way (a regex whose matches smd cannot rule out for every
+ * index counts as matching). A framework hook uses it to leave alone the modules and parameters
+ * whose tensors nothing wants. False for NULL arguments, a name that is not valid UTF-8, a
+ * closed hook and a dry run. */
+SMD_API bool smd_hook_may_save(const smd_hook *hook, const char *name, bool numbered) SMD_NOEXCEPT;
+/* A number that changes whenever the hook's collections change: a collection created or
+ * included, a regex or tensor name added or cleared, a save or reduction configuration set (the
+ * answers of smd_hook_may_save hold while it stays the same). 0 for NULL. */
+SMD_API uint64_t smd_hook_collections_version(const smd_hook *hook) SMD_NOEXCEPT;
+
 /* Whether a rule asked this training job to stop (smdebug's StopTraining action, done locally):
  * a rule invoked with the stop-training option (smd_rule_invoke_options_set_stop_training, `smd
  * rules --stop-training`) or carrying a stoptraining action writes the signal file

@@ -13,7 +13,8 @@ the test suite runs); its figures then say nothing about a GPU.
 
 Configurations (the same arguments for both hooks): none; weights, biases, gradients and the loss
 every 100 steps, every 10 steps, every step; gradients as max, mean and l2 plus the loss every
-step. Printed per configuration and library: the median step time (ms; steps after the warm-up,
+step; the loss alone every step (what both hooks save by default, at interval 1). Printed per
+configuration and library: the median step time (ms; steps after the warm-up,
 each ended by loss.item()), the wall time of the whole run including hook.close() (s), and the
 ratio to no hook. Printed once: the bytes a step saves when everything is saved (weights and
 gradients) and the machine's bound for them, measured in the same run: the device-to-host copy
@@ -54,6 +55,7 @@ CONFIGS = {  # name -> (save interval, collections, gradient reductions only)
     "everything every 10": (10, ALL4, False),
     "everything every step": (1, ALL4, False),
     "gradients max/mean/l2 + loss every step": (1, ["gradients", "losses"], True),
+    "loss every step (default collections)": (1, ["losses"], False),
 }
 
 

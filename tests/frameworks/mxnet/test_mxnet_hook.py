@@ -164,6 +164,27 @@ def test_block_inputs_and_outputs_through_add_block_tensors(tmp_path):
     np.testing.assert_array_equal(trial.tensor("net_fc2_output_0").value(0), out.asnumpy())
 
 
+def test_only_blocks_a_saved_collection_can_hold_are_hooked(tmp_path):
+    """By default only the loss block has a forward hook; a regex added to a saved collection
+    later hooks the blocks it can match from the next step on."""
+    hook = smd.Hook(str(tmp_path / "run"), save_config=smd.SaveConfig(save_interval=1),
+                    include_collections=["losses", "acts"])
+    net = train(hook, 2)
+    loss_block = next(b for b, is_loss in hook._blocks if is_loss)
+    assert loss_block._forward_hooks
+    assert not net._forward_hooks and not net[0]._forward_hooks and not net[1]._forward_hooks
+    hook.get_collection("acts").include("^net_fc1_output_")
+    x, _ = data()
+    net(x)
+    assert net[0]._forward_hooks and not net[1]._forward_hooks and not net._forward_hooks
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.tensor(LOSS_OUT).steps() == [0, 1]
+    assert trial.tensor("net_fc1_output_0").steps() == [2]
+    assert trial.collection("acts").tensor_names == {"net_fc1_output_0"}
+    np.testing.assert_array_equal(trial.tensor("net_fc1_output_0").value(2), net[0](x).asnumpy())
+
+
 def test_save_tensor_and_save_scalar_with_ndarrays(tmp_path):
     hook = smd.Hook(str(tmp_path / "run"), save_config=smd.SaveConfig(save_interval=1))
     net = make_net()

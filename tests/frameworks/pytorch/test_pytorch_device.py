@@ -644,6 +644,7 @@ def test_gpu_benchmark_runs_on_the_cpu(tmp_path):
     for precision in ("fp32", "bf16"):
         assert (precision, "none", "none") in runs
         for config in ("everything every 100", "everything every 10", "everything every step",
-                       "gradients max/mean/l2 + loss every step"):
+                       "gradients max/mean/l2 + loss every step",
+                       "loss every step (default collections)"):
             assert (precision, config, "smd") in runs
             assert ((precision, config, "smdebug") in runs) == (config != "everything every 100"), r.stdout

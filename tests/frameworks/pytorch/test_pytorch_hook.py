@@ -438,9 +438,14 @@ def test_close_removes_the_torch_hooks(tmp_path):
     assert create_trial(str(tmp_path / "run")).steps() == [0, 1]
 
 
-def test_same_trial_as_smdebugs_own_pytorch_hook(tmp_path):
+@pytest.mark.parametrize("collections", [EVERY_STEP, ["gradients", "losses"], ["losses"],
+                                         ["acts", "losses"]],
+                         ids=["everything", "gradients", "losses", "relu-outputs"])
+def test_same_trial_as_smdebugs_own_pytorch_hook(tmp_path, collections):
     """smdebug 1.0.34's PyTorch hook (installed in this venv, run in a subprocess) and smd's, on the
-    same seeded model and data: same tensor names, collections, steps, modes and values."""
+    same seeded model and data: same tensor names, collections (and the names each lists), steps,
+    modes and values. smd hooks only the modules and parameters whose tensors some saved
+    collection can hold; smdebug hooks them all."""
     script = """
         import os, sys
         os.environ.setdefault("SMDEBUG_LOG_LEVEL", "error")
@@ -448,14 +453,16 @@ def test_same_trial_as_smdebugs_own_pytorch_hook(tmp_path):
         import smdebug.pytorch as sd
         from models import train
         hook = sd.Hook(sys.argv[1], save_config=sd.SaveConfig(save_interval=2),
-                       include_collections=["weights", "biases", "gradients", "losses"])
+                       include_collections=sys.argv[2].split(","))
+        hook.get_collection("acts").include("relu_output_")
         hook.set_mode(sd.modes.TRAIN)
         train(hook, 5)
         hook.close()
         """
-    run_python(script, args=[str(tmp_path / "smdebug")])
+    run_python(script, args=[str(tmp_path / "smdebug"), ",".join(collections)])
     hook = smd.Hook(str(tmp_path / "smd"), save_config=smd.SaveConfig(save_interval=2),
-                    include_collections=["weights", "biases", "gradients", "losses"])
+                    include_collections=collections)
+    hook.get_collection("acts").include("relu_output_")
     hook.set_mode(smd.modes.TRAIN)
     train(hook, 5)
     hook.close()
@@ -463,8 +470,9 @@ def test_same_trial_as_smdebugs_own_pytorch_hook(tmp_path):
     assert ours.tensor_names() == ref.tensor_names()
     assert ours.steps() == ref.steps() == [0, 2, 4]
     assert ours.steps(mode=smd.modes.TRAIN) == ref.steps(mode=smd.modes.TRAIN)
-    for c in ("weights", "biases", "gradients", "losses"):
+    for c in collections:
         assert ours.collection(c).tensor_names == ref.collection(c).tensor_names, c
+    assert ours.tensor_names(collection=collections[0])  # something of each was saved
     for name in ref.tensor_names():
         for step in ref.tensor(name).steps():
             np.testing.assert_array_equal(ours.tensor(name).value(step), ref.tensor(name).value(step))
@@ -483,6 +491,54 @@ def test_a_step_that_saves_nothing_leaves_no_hooks_on_submodules_or_parameters(t
     trial = create_trial(str(tmp_path / "run"))
     assert trial.tensor("gradient/Net_fc1.weight").steps() == [0]
     np.testing.assert_array_equal(trial.tensor("Net_fc1.weight").value(2), net.fc1.weight.detach().numpy())
+
+
+def test_only_what_a_saved_collection_can_hold_is_hooked(tmp_path):
+    """By default only losses is saved: the loss module is the one module hooked, and no
+    parameter has a gradient hook. A regex added to a saved collection later hooks the modules it
+    can match from the next step on, and their outputs are saved from that step."""
+    hook = smd.Hook(str(tmp_path / "run"), save_config=smd.SaveConfig(save_interval=1),
+                    include_collections=["losses", "acts"])
+    rec = {}
+    net = train(hook, 2, record=rec)
+    crit = next(m for _, m in hook._modules.values() if isinstance(m, nn.CrossEntropyLoss))
+    assert crit._forward_hooks
+    assert not net._forward_hooks and not net.fc1._forward_hooks and not net.relu._forward_hooks
+    assert all(p._backward_hooks is None for p in net.parameters())
+    hook.get_collection("acts").include("^relu_output_")
+    x, y = data()
+    out = net(x)
+    assert net.relu._forward_hooks and not net.fc1._forward_hooks and not net.fc2._forward_hooks
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.tensor("CrossEntropyLoss_output_0").steps() == [0, 1]
+    assert trial.tensor("relu_output_0").steps() == [2]
+    assert trial.collection("acts").tensor_names == {"relu_output_0"}
+    np.testing.assert_array_equal(trial.tensor("relu_output_0").value(2),
+                                  torch.relu(net.fc1(x)).detach().numpy())
+    assert out.shape == (16, 3)
+
+
+def test_gradient_monitoring_hooks_parameters_not_modules(tmp_path):
+    """Gradients as reductions and the loss, every step (the usual monitoring): gradient hooks on
+    every parameter, forward hooks on the loss module alone, and every reduction saved."""
+    hook = smd.Hook(str(tmp_path / "run"), save_config=smd.SaveConfig(save_interval=1),
+                    include_collections=["gradients", "losses"],
+                    reduction_config=smd.ReductionConfig(reductions=["max", "mean"], norms=["l2"]))
+    rec = {}
+    net = train(hook, 3, record=rec)
+    assert not any(m._forward_hooks for m in net.modules())
+    assert all(p._backward_hooks for p in net.parameters())
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    for p in PARAMS:
+        t = trial.tensor("gradient/Net_" + p)
+        assert t.steps() == [0, 1, 2]
+        for step in range(3):
+            g = rec[step]["grads"][p].double()
+            assert t.reduction_value(step, "max") == pytest.approx(g.max().item(), rel=1e-6)
+            assert t.reduction_value(step, "l2", abs=False) == pytest.approx(g.norm().item(), rel=1e-6)
+    assert trial.tensor("CrossEntropyLoss_output_0").steps() == [0, 1, 2]
 
 
 def test_smd_hook_options_pass_through(tmp_path):

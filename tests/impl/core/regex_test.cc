@@ -232,6 +232,86 @@ TEST(Regex, SearchIsThreadSafe) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
+// Whether pattern matches prefix + some index among 0..1099 and a few long ones (brute force).
+bool SomeIndexMatches(const std::shared_ptr<const Regex>& re, const std::string& prefix) {
+  std::vector<std::string> indices;
+  for (int i = 0; i < 1100; ++i) indices.push_back(std::to_string(i));
+  for (int i = 0; i < 100; ++i) indices.push_back("0" + std::to_string(i));  // 00, 01, ...
+  indices.insert(indices.end(), {"12345", "999999", "1234567890123"});
+  for (const std::string& index : indices) {
+    Result<bool> m = re->Search(prefix + index);
+    EXPECT_TRUE(m.ok()) << m.status().message();
+    if (m.ok() && *m) return true;
+  }
+  return false;
+}
+
+bool MayMatchNumbered(const std::string& pattern, const std::string& prefix) {
+  std::shared_ptr<const Regex> re = MustCompile(pattern);
+  if (re == nullptr) return true;
+  Result<bool> m = re->MayMatchNumbered(prefix);
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  return !m.ok() || *m;
+}
+
+TEST(Regex, MayMatchNumberedNeverMissesAMatch) {
+  const std::vector<std::string> patterns = {
+      "^gradient", "[Ll]oss", "^(?!gradient).*weight", "^(?!gradient).*bias", "_output_1\\d",
+      "\\d{3}$", "(?<=_)7", "(?<=t_)\\d", "(?m)^7", "^\\d", "^a", "weight|\\d", "outputs?_\\D",
+      "_output_$", "_output_\\d+$", "(?i)LOSS", "ü_out", "^fc_output_", "^fc_output_\\d\\Z",
+      "put_4{,2}2", "1|2", "\\b\\d", "\\B0", "(?=\\d)", "x*", "[^a-z]", "\\w\\w\\w\\w\\w\\w\\w\\w\\w",
+      "^.{12}\\d", "^.{8}\\d", "(_output_|_input_)0$", "output_(1|22)$", "\\d\\d\\d\\d\\d",
+      "conv1_output_0", "relu"};
+  const std::vector<std::string> prefixes = {"conv1_output_", "layer1.0.conv1_input_", "",
+                                             "CrossEntropyLoss_output_", "fc_output_",
+                                             "fc2_output_", "a\n", "schicht_ü_output_", "x"};
+  for (const std::string& p : patterns) {
+    std::shared_ptr<const Regex> re = MustCompile(p);
+    ASSERT_NE(re, nullptr) << p;
+    for (const std::string& prefix : prefixes) {
+      if (SomeIndexMatches(re, prefix)) {
+        EXPECT_TRUE(MayMatchNumbered(p, prefix)) << "pattern " << p << ", prefix " << prefix;
+      }
+    }
+  }
+}
+
+TEST(Regex, MayMatchNumberedRulesOutWhatCannotMatch) {
+  // The collections a PyTorch hook saves by default (losses) and for gradient monitoring: no
+  // module's numbered inputs or outputs can belong to them, except the loss module's.
+  EXPECT_FALSE(MayMatchNumbered("^gradient", "conv1_output_"));
+  EXPECT_FALSE(MayMatchNumbered("[Ll]oss", "layer1.0.conv1_output_"));
+  EXPECT_FALSE(MayMatchNumbered("[Ll]oss", "layer1.0.conv1_input_"));
+  EXPECT_TRUE(MayMatchNumbered("[Ll]oss", "CrossEntropyLoss_output_"));
+  EXPECT_TRUE(MayMatchNumbered("[Ll]oss", "model_l"));  // likewise "model_l" + "oss"
+  // add_module_tensors' pattern names one module.
+  EXPECT_TRUE(MayMatchNumbered("^fc_output_", "fc_output_"));
+  EXPECT_FALSE(MayMatchNumbered("^fc_output_", "fc2_output_"));
+  EXPECT_FALSE(MayMatchNumbered("^fc_output_", "g"));
+  // Partial matching does not know that only digits follow: "f" + "c_output_" counts.
+  EXPECT_TRUE(MayMatchNumbered("^fc_output_", "f"));
+  // A match inside the index needs a digit first.
+  EXPECT_TRUE(MayMatchNumbered("_output_1\\d", "conv1_output_"));
+  EXPECT_TRUE(MayMatchNumbered("(?<=_)7", "conv1_output_"));
+  EXPECT_TRUE(MayMatchNumbered("^\\d", ""));
+  EXPECT_FALSE(MayMatchNumbered("^a", ""));
+  EXPECT_FALSE(MayMatchNumbered("(?m)^7", "a"));
+  EXPECT_TRUE(MayMatchNumbered("(?m)^7", "a\n"));
+  EXPECT_FALSE(MayMatchNumbered("weight", "conv1_output_"));
+  EXPECT_TRUE(MayMatchNumbered("weight|\\d", "conv1_output_"));
+  // Patterns that match the empty string match every name.
+  EXPECT_TRUE(MayMatchNumbered("x*", "conv1_output_"));
+  EXPECT_TRUE(MayMatchNumbered("(?=\\d)", "conv1_output_"));
+}
+
+TEST(Regex, MayMatchNumberedReportsTheMatchLimit) {
+  std::shared_ptr<const Regex> re = MustCompile("^(x+x+)+y");
+  ASSERT_NE(re, nullptr);
+  Result<bool> m = re->MayMatchNumbered(std::string(40, 'x') + "z");
+  ASSERT_FALSE(m.ok());
+  EXPECT_TRUE(Contains(m.status().message(), "backtracks too much")) << m.status().message();
+}
+
 TEST(Regex, OutlivesItsCompileResult) {
   std::shared_ptr<const Regex> keep;
   {

@@ -71,6 +71,8 @@ extern "C" {
     pub fn smd_hook_worker(hook: *const smd_hook) -> *const c_char;
     pub fn smd_hook_is_due(hook: *const smd_hook, name: *const c_char) -> bool;
     pub fn smd_hook_any_due(hook: *const smd_hook) -> bool;
+    pub fn smd_hook_may_save(hook: *const smd_hook, name: *const c_char, numbered: bool) -> bool;
+    pub fn smd_hook_collections_version(hook: *const smd_hook) -> u64;
     pub fn smd_hook_stop_requested(hook: *const smd_hook, out: *mut bool) -> *mut smd_error;
     pub fn smd_hook_save_tensor(hook: *mut smd_hook, name: *const c_char, dtype: smd_dtype, shape: *const i64, ndim: usize, data: *const c_void, nbytes: usize, collections: *const *const c_char, n_collections: usize) -> *mut smd_error;
     pub fn smd_hook_save_dlpack(hook: *mut smd_hook, name: *const c_char, tensor: *const DLTensor, collections: *const *const c_char, n_collections: usize) -> *mut smd_error;

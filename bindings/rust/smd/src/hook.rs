@@ -428,6 +428,20 @@ impl Hook {
         unsafe { sys::smd_hook_any_due(self.raw) }
     }
 
+    /// Whether a tensor of this name can be saved at all under the collections as they are (it
+    /// can belong to an included collection), whatever the step. With `numbered`, whether any
+    /// name made of `name` and a decimal index ("relu_output_" for "relu_output_0", ...) can.
+    /// False means offering it is useless until `collections_version` changes.
+    pub fn may_save(&self, name: &str, numbered: bool) -> bool {
+        with_cstr(name, "tensor name", |c| unsafe { sys::smd_hook_may_save(self.raw, c, numbered) }).unwrap_or(false)
+    }
+
+    /// A number that changes whenever the collections change (the answers of `may_save` hold
+    /// while it stays the same).
+    pub fn collections_version(&self) -> u64 {
+        unsafe { sys::smd_hook_collections_version(self.raw) }
+    }
+
     /// Whether a rule asked training to stop (stop_training.smd in out_dir).
     pub fn stop_requested(&self) -> Result<bool> {
         let mut out = false;

@@ -552,6 +552,35 @@ fn end_step_leaves_the_hook_open() {
     assert_eq!(v.as_slice::<f64>().unwrap(), &[2.0]);
 }
 
+/// `may_save` answers, whatever the step, whether a name (or a numbered family of names) can
+/// belong to an included collection; `collections_version` changes when the collections do.
+#[test]
+fn may_save_follows_the_included_collections() {
+    let t = TempDir::new("may_save");
+    let mut opts = HookOptions::new().unwrap();
+    let mut every = SaveConfig::new().unwrap();
+    every.set(Mode::All, 1, 0, -1, &[]).unwrap();
+    opts.set_save_config(&every).unwrap();
+    let hook = Hook::new(t.join("run"), Some(&opts)).unwrap();
+    // by default only losses is saved
+    assert!(hook.may_save("CrossEntropyLoss_output_", true));
+    assert!(!hook.may_save("layer1.0.conv1_output_", true));
+    assert!(!hook.may_save("gradient/Net_fc.weight", false));
+    assert!(!hook.may_save("loss\0", false));
+    let v0 = hook.collections_version();
+    assert_eq!(hook.collections_version(), v0);
+    hook.include_collection("gradients").unwrap();
+    assert_ne!(hook.collections_version(), v0);
+    assert!(hook.may_save("gradient/Net_fc.weight", false));
+    hook.collection("acts").unwrap().add_tensor_name("relu_output_3").unwrap();
+    hook.include_collection("acts").unwrap();
+    assert!(hook.may_save("relu_output_", true));
+    assert!(!hook.may_save("relu_", true));
+    hook.close().unwrap();
+    assert!(!hook.may_save("relu_output_", true));
+    assert!(!hook.may_save("CrossEntropyLoss_output_", true));
+}
+
 /// `make_due` saves an included collection for the rest of the step whatever its save
 /// configuration says; the next step is back to the configuration.
 #[test]

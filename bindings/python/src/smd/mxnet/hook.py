@@ -1,7 +1,8 @@
 """smdebug's MXNet (Gluon) hook over smd's writer: ``smd.mxnet.Hook``.
 
 ``register_block(net)`` adds a forward pre-hook to the network (each forward pass of it starts a
-step) and, while steps are due, forward hooks to it and its child blocks. As in smdebug, a step's
+step) and, while steps are due, forward hooks to it and those of its child blocks whose outputs
+(or inputs) a collection the hook saves can hold. As in smdebug, a step's
 parameters (``<param.name>``, e.g. ``dense0_weight``) and gradients (``gradient/<param.name>``)
 are saved when the NEXT step starts (or at close), so they are the values after that step's
 backward pass and update; block tensors are ``<block.name>_output_<i>`` / ``_input_<i>``, a loss
@@ -74,6 +75,7 @@ class Hook(_core.Hook):
         self._handles = []         # pre-hooks, removed by close()
         self._step_handles = []    # forward hooks, attached while steps are due
         self._hooked = False
+        self._version = None       # the collections version the attached forward hooks are for
         self._due = False
         self._params_pending = None  # the network whose parameters the due step still owes
         self._counts = {}
@@ -133,6 +135,10 @@ class Hook(_core.Hook):
         self.begin_step()
         self._counts.clear()
         self._due = _smd.smd_hook_any_due(self._hook)
+        if self._due:
+            version = _smd.smd_hook_collections_version(self._hook)
+            if version != self._version:  # which blocks can save anything is decided again
+                self._version, self._hooked = version, None
         if self._due != self._hooked:
             self._attach_step_hooks(self._due)
         if self._due:
@@ -149,7 +155,8 @@ class Hook(_core.Hook):
             def attach(b):
                 if id(b) not in seen:
                     seen.add(id(b))
-                    self._step_handles.append(b.register_forward_hook(forward_hook))
+                    if self._may_save_block(b):
+                        self._step_handles.append(b.register_forward_hook(forward_hook))
             for block, is_loss in self._blocks:
                 if is_loss:
                     attach(block)
@@ -157,13 +164,23 @@ class Hook(_core.Hook):
                     block.apply(attach)
         self._hooked = on
 
+    def _writes_inputs(self, block):
+        # A loss block's inputs (the predictions and labels) only when asked for: smd's losses
+        # collection matches "[Ll]oss" anywhere in a name, smdebug's only loss outputs.
+        return (not isinstance(block, mx.gluon.loss.Loss) or self._save_all
+                or block.name in self._inputs_wanted)
+
+    def _may_save_block(self, block):
+        # Whether a collection the hook saves can hold one of the block's numbered outputs (or
+        # inputs): the others get no forward hook (by default only the loss block has one).
+        may, h = _smd.smd_hook_may_save, self._hook
+        return (may(h, block.name + OUTPUT_SUFFIX, True)
+                or (self._writes_inputs(block) and may(h, block.name + INPUT_SUFFIX, True)))
+
     def _forward_hook(self, block, inputs, outputs):
         if not self._due:
             return
-        # A loss block's inputs (the predictions and labels) only when asked for: smd's losses
-        # collection matches "[Ll]oss" anywhere in a name, smdebug's only loss outputs.
-        if (not isinstance(block, mx.gluon.loss.Loss) or self._save_all
-                or block.name in self._inputs_wanted):
+        if self._writes_inputs(block):
             self._write(block.name, INPUT_SUFFIX, inputs)
         self._write(block.name, OUTPUT_SUFFIX, outputs)
 

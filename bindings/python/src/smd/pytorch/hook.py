@@ -1,8 +1,10 @@
 """smdebug's PyTorch hook over smd's writer: ``smd.pytorch.Hook``.
 
 ``register_module(model)`` adds a forward pre-hook to the model (each forward pass of the model
-starts a step), forward hooks to every submodule (their outputs, and inputs on request) and a
-gradient hook to every parameter that requires a gradient. Tensor names are smdebug's:
+starts a step). On the steps where something is due, forward hooks are attached to the submodules
+(their outputs, and inputs on request) and a gradient hook to the parameters that require a
+gradient, each only where a collection the hook saves can hold its tensors. Tensor names are
+smdebug's:
 ``<Model>_<param>`` for parameters (weights/biases, saved when the step starts, i.e. before that
 step's update), ``gradient/<Model>_<param>`` for gradients, ``<module>_output_<i>`` and
 ``<module>_input_<i>`` for module tensors, ``<Loss>_output_0`` for a loss module registered with
@@ -47,6 +49,34 @@ def get_hook(json_config_path=None, create_if_not_exists=False):
 
 set_hook = _fw.set_hook
 del_hook = _fw.del_hook
+
+
+class _Plan:
+    """Which of a hook's step hooks can save anything under its collections as they are (one
+    collections version, smd_hook_collections_version): the modules whose numbered outputs
+    (or inputs, where they are written) can belong to a saved collection, the parameters whose
+    values can, by registered model, and the parameters whose gradients can. The others are left
+    alone: by default only the losses collection is saved, and then the loss module is the only
+    module hooked, and no parameter's gradient. smd_hook_may_save errs towards "can"."""
+    __slots__ = ("version", "modules", "params", "gradients")
+
+    def __init__(self, hook, version):
+        may, h = _smd.smd_hook_may_save, hook._hook
+        self.version = version
+        self.modules = []
+        for mid, (name, sub) in hook._modules.items():
+            inputs = name in hook._inputs_wanted or hook._save_all or mid not in hook._loss_modules
+            if may(h, name + OUTPUT_SUFFIX, True) or (inputs and may(h, name + INPUT_SUFFIX, True)):
+                self.modules.append(sub)
+        self.params = {id(m): [(n, p) for n, p in params if may(h, n, False)]
+                       for m, params in hook._roots}
+        self.gradients = [(GRADIENT_PREFIX + n, p) for _, params in hook._roots for n, p in params
+                          if may(h, GRADIENT_PREFIX + n, False)]
+
+    def hooks_same_as(self, other):
+        return (len(self.modules) == len(other.modules)
+                and all(a is b for a, b in zip(self.modules, other.modules))
+                and [n for n, _ in self.gradients] == [n for n, _ in other.gradients])
 
 
 def _host_view(name, tensor):
@@ -114,6 +144,7 @@ class Hook(_core.Hook):
         self._handles = []          # torch hook handles, removed by close()
         self._step_handles = []     # forward and gradient hooks, attached while steps are due
         self._hooked = False        # whether _step_handles are attached
+        self._plan = None           # _Plan: what the step hooks can save, for a collections version
         self._due = False           # whether anything is due at the current step
         self._counts = {}           # "<module>_output_" -> next index in this step
         self._closed = False
@@ -160,7 +191,7 @@ class Hook(_core.Hook):
             _OWNER[sub] = weakref.ref(self)
         self._roots.append((module, params))
         self._handles.append(module.register_forward_pre_hook(_fw.Callback(self, "_forward_pre_hook")))
-        self._hooked = None  # the per-step hooks are attached again at the next step
+        self._plan = self._hooked = None  # planned and attached again at the next step
 
     register_hook = register_module  # smdebug's older name
 
@@ -174,7 +205,7 @@ class Hook(_core.Hook):
             raise ValueError(f"loss module {loss_module._get_name()} is already registered with this hook")
         self._modules[id(loss_module)] = (loss_module._get_name(), loss_module)
         self._loss_modules.add(id(loss_module))
-        self._hooked = None
+        self._plan = self._hooked = None
 
     def get_collection(self, name, create=True):
         c = super().get_collection(name, create)
@@ -213,20 +244,28 @@ class Hook(_core.Hook):
         self._counts.clear()
         self._due = _smd.smd_hook_any_due(self._hook)
         # The forward hooks of the submodules and the parameters' gradient hooks are attached only
-        # while steps are due: a module with hooks takes torch's slower call path, and a step that
-        # saves nothing then costs this pre-hook alone.
+        # while steps are due, and only where they can save something (the plan): a module with
+        # hooks takes torch's slower call path, and a step that saves nothing then costs this
+        # pre-hook alone.
+        if self._due:
+            version = _smd.smd_hook_collections_version(self._hook)
+            if self._plan is None or self._plan.version != version:
+                plan = _Plan(self, version)
+                if self._plan is None or not plan.hooks_same_as(self._plan):
+                    self._hooked = None
+                self._plan = plan
         if self._due != self._hooked:
             self._attach_step_hooks(self._due)
         if self._due:
             # (This runs while a GPU waits for the step's first kernel: one C call a parameter
-            # that is not due, nothing else.)
+            # that can be saved and is not due now, nothing else.)
             is_due, h = _smd.smd_hook_is_due, self._hook
-            for m, params in self._roots:
-                if m is module:
-                    with self._device.batch():
-                        for pname, p in params:
-                            if is_due(h, pname):
-                                self._save_due(pname, p)
+            params = self._plan.params.get(id(module))
+            if params:
+                with self._device.batch():
+                    for pname, p in params:
+                        if is_due(h, pname):
+                            self._save_due(pname, p)
 
     def _attach_step_hooks(self, on):
         for h in self._step_handles:
@@ -236,12 +275,11 @@ class Hook(_core.Hook):
         self._step_handles = []
         if on:
             forward_hook = _fw.Callback(self, "_forward_hook")
-            for _, sub in self._modules.values():
+            for sub in self._plan.modules:
                 self._step_handles.append(sub.register_forward_hook(forward_hook))
-            for _, params in self._roots:
-                for pname, p in params:
-                    if p.requires_grad:
-                        self._step_handles.append(p.register_hook(self._gradient_hook(GRADIENT_PREFIX + pname)))
+            for gname, p in self._plan.gradients:
+                if p.requires_grad:
+                    self._step_handles.append(p.register_hook(self._gradient_hook(gname)))
         self._hooked = on
 
     def _forget_empty_gradient_hooks(self):

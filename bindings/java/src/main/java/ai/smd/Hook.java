@@ -102,6 +102,25 @@ public final class Hook extends NativeObject<smd_hook> implements AutoCloseable 
     return SmdNative.smd_hook_any_due(p());
   }
 
+  /**
+   * Whether a tensor of this name can be saved at all under the collections as they are (it can
+   * belong to an included collection), whatever the step. With {@code numbered}, whether any name
+   * made of {@code name} and a decimal index ("relu_output_" for "relu_output_0", ...) can. False
+   * means offering it is useless until {@link #collectionsVersion()} changes.
+   */
+  public boolean maySave(String name, boolean numbered) {
+    requireNonNull(name, "tensor name");
+    return SmdNative.smd_hook_may_save(p(), name, numbered);
+  }
+
+  /**
+   * A number that changes whenever the collections change (the answers of {@link #maySave} hold
+   * while it stays the same): an unsigned 64-bit value, to compare for equality.
+   */
+  public long collectionsVersion() {
+    return SmdNative.smd_hook_collections_version(p()).longValue();
+  }
+
   /** Whether a rule asked this job to stop (the stop_training.smd signal in out_dir). */
   public boolean stopRequested() throws SmdException {
     boolean[] out = new boolean[1];

@@ -537,6 +537,37 @@ class HookTrialTest {
     }
   }
 
+  /** maySave answers, whatever the step, whether a name (or a numbered family of names) can
+   * belong to an included collection; collectionsVersion changes when the collections do. */
+  @Test
+  void maySaveFollowsTheIncludedCollections() throws Exception {
+    Hook closed;
+    try (SaveConfig sc = SaveConfig.every(1);
+         HookOptions o = new HookOptions().saveConfig(sc);
+         Hook hook = Hook.create(tmp.resolve("maysave").toString(), o)) {
+      closed = hook;
+      // by default only losses is saved
+      assertTrue(hook.maySave("CrossEntropyLoss_output_", true));
+      assertFalse(hook.maySave("layer1.0.conv1_output_", true));
+      assertFalse(hook.maySave("gradient/Net_fc.weight", false));
+      assertThrows(IllegalArgumentException.class, () -> hook.maySave("loss\u0000", false));
+      assertThrows(NullPointerException.class, () -> hook.maySave(null, false));
+      long v0 = hook.collectionsVersion();
+      assertEquals(v0, hook.collectionsVersion());
+      hook.includeCollection("gradients");
+      assertNotEquals(v0, hook.collectionsVersion());
+      assertTrue(hook.maySave("gradient/Net_fc.weight", false));
+      try (Collection acts = hook.collection("acts")) {
+        acts.addTensorName("relu_output_3");
+      }
+      hook.includeCollection("acts");
+      assertTrue(hook.maySave("relu_output_", true));
+      assertFalse(hook.maySave("relu_", true));
+    }
+    assertThrows(IllegalStateException.class, () -> closed.maySave("relu_output_", true));
+    assertThrows(IllegalStateException.class, closed::collectionsVersion);
+  }
+
   @Test
   void clearIncludeRegexTakesOutTheBuiltinPattern() throws Exception {
     try (HookOptions o = new HookOptions().includeCollection("weights");
