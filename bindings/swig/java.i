@@ -502,6 +502,14 @@ SMD_OUT_SCALAR(int64_t, out_payload, INT64)
 
 %ignore smd_rule_create_builtin; /* smd_java_rule_create_builtin */
 
+/* uint64_t results (smd_hook_collections_version) as a long holding the same 64 bits, not
+ * SWIG's BigInteger: Java has no unsigned type, and these are compared for equality only. */
+%typemap(jni) uint64_t "jlong"
+%typemap(jtype) uint64_t "long"
+%typemap(jstype) uint64_t "long"
+%typemap(out) uint64_t %{ $result = (jlong)$1; %}
+%typemap(javaout) uint64_t { return $jnicall; }
+
 /* Reductions the caller computed: smd_hook_due_reductions as (String[1][], boolean[1],
  * boolean[1]); smd_hook_save_reductions through smd_java_save_reductions (parallel arrays, and the
  * histogram as its four statistics and its counts, or nulls). */

@@ -26,7 +26,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 BENCH_DIR = REPO / "tests" / "bench" / "frameworks"
-VENVS = {"torch": "torch", "mxnet": "mxnet", "tf": "tf", "keras": "tf", "tensorflow": "tf",
+VENVS = {"torch": "torch", "mxnet": "mxnet", "tf": "tf", "keras": "tf", "tensorflow": "tf", "session": "tf",
          "xgboost": "xgboost"}
 NOT_HERE = {"gpu"}  # gpu_bench.py: its own table (GPU step times, the bound of a step's bytes)
 CONFIGS = ["no hook", "smd every step", "smd every 100", "smdebug every step", "smdebug every 100"]

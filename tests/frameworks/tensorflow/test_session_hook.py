@@ -90,6 +90,35 @@ def test_save_all_fetches_the_graphs_tensors_with_the_run(tmp_path):
     assert "dense/kernel:0" in step1 and "pred:0" not in step1 and "x:0" not in step1
 
 
+def test_a_pattern_added_between_runs_fetches_its_tensors_from_the_next_run(tmp_path):
+    # The hook asks only about the graph tensors a saved collection can hold, and asks again when
+    # the collections change.
+    xs = np.ones((2, 4), "float32")
+    out = str(tmp_path / "run")
+    g = tf.Graph()
+    with g.as_default():
+        x = v1.placeholder(tf.float32, [None, 4], name="x")
+        w = v1.get_variable("dense/kernel", [4, 1], initializer=v1.constant_initializer(0.5))
+        pred = tf.matmul(x, w, name="pred")
+        loss = tf.reduce_mean(tf.square(pred), name="objective")
+        v1.losses.add_loss(loss)
+        hook = st.SessionHook(out, save_config=st.SaveConfig(save_interval=1),
+                              include_collections=["losses", "custom"])
+        train = v1.train.GradientDescentOptimizer(LR).minimize(loss)
+        with v1.train.MonitoredTrainingSession(hooks=[hook]) as sess:
+            sess.run(train, feed_dict={x: xs})
+            hook.get_collection("custom").include("^pred:")
+            sess.run(train, feed_dict={x: xs})
+    hook.close()
+    trial = create_trial(out)
+    assert trial.tensor("objective:0").steps() == [0, 1]
+    assert trial.tensor("pred:0").steps() == [1]
+    assert trial.tensor_names(collection="custom") == ["pred:0"]
+    w0 = np.full((4, 1), 0.5)
+    w1 = w0 - LR * 2 * xs.T @ (xs @ w0) / len(xs)  # after step 0's update
+    np.testing.assert_allclose(trial.tensor("pred:0").value(1), xs @ w1, rtol=1e-5)
+
+
 def test_session_hook_bad_input(tmp_path):
     with pytest.raises(TypeError, match="SessionHook needs out_dir"):
         st.SessionHook()

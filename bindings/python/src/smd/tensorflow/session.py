@@ -59,6 +59,7 @@ class SessionHook(_v1.train.SessionRunHook, Hook):
         self._graph_tensors = {}  # name -> any other fetchable tensor of the graph
         self._placeholders = frozenset()
         self._needs_cache = {}    # (tensor name, unfed placeholders) -> whether it reads one
+        self._candidates = None   # (collections version, the graph tensors a saved collection can hold)
         self._pending = None
         _fw.hook_created(self)
 
@@ -149,6 +150,7 @@ class SessionHook(_v1.train.SessionRunHook, Hook):
         self._fetchable, self._variables = fetchable, variables
         self._graph_tensors, self._placeholders = others, frozenset(placeholders)
         self._needs_cache = {}
+        self._candidates = None
 
     def before_run(self, run_context):
         self.begin_step()
@@ -157,7 +159,13 @@ class SessionHook(_v1.train.SessionRunHook, Hook):
             return None
         h = self._hook
         due = {n: t for n, t in self._fetchable.items() if _smd.smd_hook_is_due(h, n)}
-        due.update((n, t) for n, t in self._graph_tensors.items() if _smd.smd_hook_is_due(h, n))
+        # Of the graph's other tensors (thousands in a large graph), only those a saved
+        # collection can hold are asked about at each due step: by default none.
+        version = _smd.smd_hook_collections_version(h)
+        if self._candidates is None or self._candidates[0] != version:
+            may = _smd.smd_hook_may_save
+            self._candidates = (version, [(n, t) for n, t in self._graph_tensors.items() if may(h, n, False)])
+        due.update((n, t) for n, t in self._candidates[1] if _smd.smd_hook_is_due(h, n))
         feeds = (run_context.original_args.feed_dict or {}) if run_context is not None else {}
         fed = {getattr(k, "name", k) for k in feeds}
         unfed = frozenset(p for p in self._placeholders if p.outputs[0].name not in fed)

@@ -118,7 +118,7 @@ public final class Hook extends NativeObject<smd_hook> implements AutoCloseable 
    * while it stays the same): an unsigned 64-bit value, to compare for equality.
    */
   public long collectionsVersion() {
-    return SmdNative.smd_hook_collections_version(p()).longValue();
+    return SmdNative.smd_hook_collections_version(p());
   }
 
   /** Whether a rule asked this job to stop (the stop_training.smd signal in out_dir). */
