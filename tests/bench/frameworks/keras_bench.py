@@ -17,10 +17,10 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
+
+from smdebug_child import run_smdebug_child
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -74,19 +74,6 @@ def smd_factory(interval, root):
     return make
 
 
-def run_smdebug_child(interval, steps, repeats, root):
-    """Runs smdebug's hook in a child interpreter; returns (ms_per_step or None, note)."""
-    env = dict(os.environ, PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION="python", SMDEBUG_LOG_LEVEL="error")
-    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--smdebug-child", str(interval),
-                        "--steps", str(steps), "--repeats", str(repeats), "--root", root],
-                       capture_output=True, text=True, env=env, timeout=3600)
-    if r.returncode == 0 and r.stdout.strip():
-        return json.loads(r.stdout.strip().splitlines()[-1])["ms_per_step"], "smdebug 1.0.34"
-    last = [line for line in r.stderr.strip().splitlines() if line.strip()]
-    reason = last[-1] if last else f"exit status {r.returncode}"
-    return None, f"smdebug 1.0.34 does not run with this TensorFlow/Keras: {reason[:300]}"
-
-
 def smdebug_child(interval, steps, repeats, root):
     import tensorflow as tf
     import smdebug.tensorflow as sd
@@ -132,7 +119,9 @@ def main():
                               "note": f"{version}; median of {args.repeats} x {args.steps} steps"}),
                   flush=True)
         for interval, name in ((1, "smdebug every step"), (100, "smdebug every 100")):
-            ms, note = run_smdebug_child(interval, args.steps, args.repeats, root)
+            ms, note = run_smdebug_child(__file__, [str(interval), "--steps", str(args.steps),
+                                                    "--repeats", str(args.repeats), "--root", root],
+                                         "TensorFlow/Keras")
             print(json.dumps({"framework": "keras", "model": MODEL, "config": name,
                               "ms_per_step": None if ms is None else round(ms, 4), "note": note}),
                   flush=True)

@@ -20,10 +20,11 @@ import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
+
+from smdebug_child import run_smdebug_child
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
@@ -70,21 +71,6 @@ def hook_factory(lib, interval, root, outs=None):
             outs.append(out)
         return lib.SessionHook(out, save_config=lib.SaveConfig(save_interval=interval))
     return make
-
-
-def run_smdebug_child(interval, steps, repeats, layers, root):
-    """Runs smdebug's hook in a child interpreter; returns (ms_per_step or None, note)."""
-    env = dict(os.environ, PROTOCOL_BUFFERS_PYTHON_IMPLEMENTATION="python", SMDEBUG_LOG_LEVEL="error")
-    env.pop("TRAINING_JOB_NAME", None)
-    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--smdebug-child", str(interval),
-                        "--steps", str(steps), "--repeats", str(repeats), "--layers", str(layers),
-                        "--root", root],
-                       capture_output=True, text=True, env=env, timeout=3600)
-    if r.returncode == 0 and r.stdout.strip():
-        return json.loads(r.stdout.strip().splitlines()[-1])["ms_per_step"], "smdebug 1.0.34"
-    last = [line for line in r.stderr.strip().splitlines() if line.strip()]
-    reason = last[-1] if last else f"exit status {r.returncode}"
-    return None, f"smdebug 1.0.34 does not run with this TensorFlow: {reason[:300]}"
 
 
 def smdebug_child(interval, steps, repeats, layers, root):
@@ -141,7 +127,9 @@ def main():
                               "ms_per_step": round(statistics.median(times[name]), 4), "note": note}),
                   flush=True)
         for interval, name in ((1, "smdebug every step"), (100, "smdebug every 100")):
-            ms, why = run_smdebug_child(interval, args.steps, args.repeats, args.layers, root)
+            ms, why = run_smdebug_child(__file__, [str(interval), "--steps", str(args.steps),
+                                                   "--repeats", str(args.repeats), "--layers",
+                                                   str(args.layers), "--root", root], "TensorFlow")
             print(json.dumps({"framework": "tf-graph", "model": model, "config": name,
                               "ms_per_step": None if ms is None else round(ms, 4), "note": why}),
                   flush=True)
