@@ -294,8 +294,8 @@ SMD_API bool smd_hook_any_due(const smd_hook *hook) SMD_NOEXCEPT;
  * save_all), whatever the step. With `numbered`, the question is asked of every name made of
  * `name` and a decimal index (one or more ASCII digits), as a framework hook numbers a module's
  * outputs "<module>_output_0", "<module>_output_1", ...: false only when none of them can be
- * saved. False means that offering the tensor is useless until smd_hook_collections_version
- * changes; true may be wrong the other way (a regex whose matches smd cannot rule out for every
+ * saved. False means that offering the tensor (without collections named in the call) is useless
+ * until smd_hook_collections_version changes; true may be wrong the other way (a regex whose matches smd cannot rule out for every
  * index counts as matching). A framework hook uses it to leave alone the modules and parameters
  * whose tensors nothing wants. False for NULL arguments, a name that is not valid UTF-8, a
  * closed hook and a dry run. */
