@@ -77,7 +77,7 @@ bench_args=(--rounds 1 --precisions fp32 --skip "smdebug:everything every step")
 if [ -n "${SMD_GPU_BENCH_ARGS:-}" ]; then eval "bench_args=($SMD_GPU_BENCH_ARGS)"; fi
 timeout "${SMD_GPU_BENCH_TIMEOUT:-300}" python3 tests/bench/frameworks/gpu_bench.py "${bench_args[@]}" \
   > "$out/bench.txt" 2> "$out/bench.err"
-echo "gpu_bench rc $?"; tail -12 "$out/bench.txt"; tail -3 "$out/bench.err"
+echo "gpu_bench rc $?"; tail -14 "$out/bench.txt"; tail -3 "$out/bench.err"
 EOF
 chmod +x "$folder/run.sh"
 du -sh "$folder" | awk '{print "gpu-bundle: " $2 " holds " $1 ": run " $2 "/run.sh on the GPU machine"}'
