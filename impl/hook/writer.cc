@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <utility>
 
 #include "impl/format/event.h"
 #include "impl/format/layout.h"
@@ -243,14 +244,43 @@ AsyncWriter::AsyncWriter(io::Storage* storage, WriterOptions options)
 
 AsyncWriter::~AsyncWriter() { (void)Close(); }
 
+// What a queued item will hold once the encoder has made it into records (their headers, tags
+// and footers, its index entries, a step's index file and bookkeeping), besides a tensor's own
+// bytes, which Acquire charged. It counts in the memory budget from Push until the encoder has
+// taken the item, and what the encoded chunk holds counts from then on (SendToCommitter).
+// Without it a fast loop of tiny tensors ahead of the encoder is charged a few bytes a step, and
+// the steps' metadata exceeds the budget once encoded (2.4x the budget was seen).
+size_t AsyncWriter::QueuedEstimate(const Item& item) {
+  switch (item.kind) {
+    case Item::Kind::kTensor: {
+      const TensorJob& j = item.job;
+      const size_t records = (j.write_raw || j.write_shape ? 1 : 0) + j.reductions.size() +
+                             (j.tb_any() ? 1 : 0);
+      return 128 + records * (96 + 2 * j.name.size());
+    }
+    case Item::Kind::kEndStep:
+      return 640;
+    case Item::Kind::kWriteFile:
+      return item.rel.capacity() + item.content.capacity();
+    case Item::Kind::kBarrier:
+      return 0;
+  }
+  return 0;
+}
+
 Status AsyncWriter::Push(Item&& item, size_t bytes) {
   bool wake = false;
+  // Held before the item is queued: the encoder releases it once the item is encoded.
+  const size_t estimate = item.estimate = QueuedEstimate(item);
+  if (estimate > 0) pool_.Hold(estimate, /*queued=*/true);
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    std::unique_lock<std::mutex> lock(mu_);
     const bool tensor = item.kind == Item::Kind::kTensor;
-    if (tensor) {  // checked under the same lock as the queue: one lock per saved tensor
-      if (closed_) return InvalidState("the hook's writer is closed");
-      if (!first_error_.ok()) return first_error_;
+    if (tensor && (closed_ || !first_error_.ok())) {  // checked under the queue's lock
+      Status refused = closed_ ? InvalidState("the hook's writer is closed") : first_error_;
+      lock.unlock();
+      if (estimate > 0) pool_.Unhold(estimate, /*queued=*/true);
+      return refused;
     }
     queue_.push_back(std::move(item));
     unannounced_bytes_ += bytes;
@@ -416,9 +446,15 @@ void AsyncWriter::RunEncoder() {
       flush = flush_requested_;
       flush_requested_ = false;
     }
-    for (Item& item : batch) Encode(item);
+    for (Item& item : batch) {
+      encoded_estimates_ += item.estimate;  // released as its chunk is held (SendToCommitter)
+      Encode(item);
+    }
     batch.clear();
     if (!done_payloads_.empty()) pool_.ReleaseAll(&done_payloads_);
+    // What is encoded but not yet handed over (an open step's records): its estimate goes, as
+    // the part of a step in the making has never been counted.
+    if (encoded_estimates_ > 0) pool_.Unhold(std::exchange(encoded_estimates_, 0), /*queued=*/true);
     encoder_cpu_.store(ThreadCpuSeconds(), std::memory_order_relaxed);
     // Someone waits for memory: hand over what is encoded so that the committer releases it.
     if (flush || pool_.waiting()) FlushChunk();
@@ -663,6 +699,9 @@ void AsyncWriter::SendToCommitter(Chunk chunk) {
                   chunk.payloads.capacity() * sizeof(Payload) + chunk.tb.size() +
                   6 * kAllocOverhead;
   pool_.Hold(chunk.charged, /*queued=*/true);
+  // The encoded items' estimates give way to what their chunk holds (held first: the charge never
+  // dips below what is queued).
+  if (encoded_estimates_ > 0) pool_.Unhold(std::exchange(encoded_estimates_, 0), /*queued=*/true);
   bool wake;
   {
     std::lock_guard<std::mutex> lock(commit_mu_);

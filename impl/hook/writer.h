@@ -238,7 +238,10 @@ class AsyncWriter {
     int64_t step = 0;
     std::string rel, content;
     uint64_t barrier_id = 0;
+    size_t estimate = 0;  // bytes held in the budget while queued (QueuedEstimate)
   };
+  static size_t QueuedEstimate(const Item& item);
+  size_t encoded_estimates_ = 0;  // encoder thread: estimates of items encoded, chunk not held yet
   // What the encoder hands to the committer.
   struct Chunk {
     enum class Kind { kData, kFinishStep, kWriteFile, kBarrier } kind = Kind::kData;
