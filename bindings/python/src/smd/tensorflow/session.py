@@ -28,6 +28,19 @@ from smd.tensorflow._common import (gradient_name, include_defaults, json_collec
 _v1 = tf.compat.v1
 
 
+class _Candidates:
+    """The fetchable tensors, other graph tensors and variables of a SessionHook's graph that a
+    collection the hook saves can hold (smd_hook_may_save), for one collections version."""
+    __slots__ = ("version", "fetchable", "graph_tensors", "variables")
+
+    def __init__(self, hook, version):
+        may, h = _smd.smd_hook_may_save, hook._hook
+        self.version = version
+        self.fetchable = [(n, t) for n, t in hook._fetchable.items() if may(h, n, False)]
+        self.graph_tensors = [(n, t) for n, t in hook._graph_tensors.items() if may(h, n, False)]
+        self.variables = [(n, v) for n, v in hook._variables.items() if may(h, n, False)]
+
+
 class SessionHook(_v1.train.SessionRunHook, Hook):
     """smdebug's SessionHook (seed 002 constructor arguments). Losses come from the graph's
     LOSSES collection (tf.compat.v1.losses.* add theirs) and from ``add_to_collection("losses",
@@ -59,7 +72,7 @@ class SessionHook(_v1.train.SessionRunHook, Hook):
         self._graph_tensors = {}  # name -> any other fetchable tensor of the graph
         self._placeholders = frozenset()
         self._needs_cache = {}    # (tensor name, unfed placeholders) -> whether it reads one
-        self._candidates = None   # (collections version, the graph tensors a saved collection can hold)
+        self._candidates = None   # _Candidates: what a saved collection can hold, for a version
         self._pending = None
         _fw.hook_created(self)
 
@@ -157,15 +170,15 @@ class SessionHook(_v1.train.SessionRunHook, Hook):
         self._pending = None
         if not _smd.smd_hook_any_due(self._hook):
             return None
-        h = self._hook
-        due = {n: t for n, t in self._fetchable.items() if _smd.smd_hook_is_due(h, n)}
-        # Of the graph's other tensors (thousands in a large graph), only those a saved
-        # collection can hold are asked about at each due step: by default none.
+        h, is_due = self._hook, _smd.smd_hook_is_due
+        # Of the graph's tensors and variables (thousands in a large graph), only those a saved
+        # collection can hold are asked about at each due step: by default the losses alone.
         version = _smd.smd_hook_collections_version(h)
-        if self._candidates is None or self._candidates[0] != version:
-            may = _smd.smd_hook_may_save
-            self._candidates = (version, [(n, t) for n, t in self._graph_tensors.items() if may(h, n, False)])
-        due.update((n, t) for n, t in self._candidates[1] if _smd.smd_hook_is_due(h, n))
+        if self._candidates is None or self._candidates.version != version:
+            self._candidates = _Candidates(self, version)
+        c = self._candidates
+        due = {n: t for n, t in c.fetchable if is_due(h, n)}
+        due.update((n, t) for n, t in c.graph_tensors if is_due(h, n))
         feeds = (run_context.original_args.feed_dict or {}) if run_context is not None else {}
         fed = {getattr(k, "name", k) for k in feeds}
         unfed = frozenset(p for p in self._placeholders if p.outputs[0].name not in fed)
@@ -197,7 +210,8 @@ class SessionHook(_v1.train.SessionRunHook, Hook):
             return
         for name, value in (run_values.results or {}).items():
             self.save_tensor(name, np.asarray(value), [])
-        due = {n: v for n, v in self._variables.items() if _smd.smd_hook_is_due(self._hook, n)}
+        h, is_due = self._hook, _smd.smd_hook_is_due
+        due = {n: v for n, v in self._candidates.variables if is_due(h, n)}
         if due:
             values = run_context.session.run(due)
             for name, value in values.items():
