@@ -1,5 +1,9 @@
 #include "impl/hook/collection.h"
 
+#include <algorithm>
+
+#include "impl/core/text.h"
+
 namespace smd::hook {
 
 Result<bool> Collection::Matches(std::string_view tensor) const {
@@ -9,6 +13,21 @@ Result<bool> Collection::Matches(std::string_view tensor) const {
     if (!m.ok()) {
       return Status(m.status().code(), "collection '" + name + "': " + m.status().message());
     }
+    if (*m) return true;
+  }
+  return false;
+}
+
+Result<bool> Collection::MayMatchNumbered(std::string_view prefix) const {
+  for (const std::string& n : explicit_names) {
+    if (n.size() > prefix.size() && n.compare(0, prefix.size(), prefix) == 0 &&
+        std::all_of(n.begin() + prefix.size(), n.end(), IsAsciiDigit)) {
+      return true;
+    }
+  }
+  for (const auto& r : regexes) {
+    Result<bool> m = r->MayMatchNumbered(prefix);
+    if (!m.ok()) return Status(m.status().code(), "collection '" + name + "': " + m.status().message());
     if (*m) return true;
   }
   return false;

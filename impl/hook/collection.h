@@ -24,6 +24,9 @@ struct Collection {
 
   // Errors: a regex that PCRE2 gave up on for this name (Regex::Search), naming both.
   Result<bool> Matches(std::string_view tensor) const;
+  // Whether some name made of `prefix` and a decimal index may match (a name of its own, or a
+  // regex: Regex::MayMatchNumbered). False only when none can. Errors: as Matches.
+  Result<bool> MayMatchNumbered(std::string_view prefix) const;
 };
 
 // The names seed 002 lists as built in.

@@ -563,26 +563,10 @@ bool Hook::MaySave(const std::string& name, bool numbered) {
   std::shared_lock<std::shared_mutex> g(gate_);
   std::lock_guard<std::mutex> lock(mu_);
   if (closed_ || !IsValidUtf8(name)) return false;
-  auto is_numbered = [&name](const std::string& n) {
-    if (n.size() <= name.size() || n.compare(0, name.size(), name) != 0) return false;
-    for (size_t i = name.size(); i < n.size(); ++i) {
-      if (!IsAsciiDigit(n[i])) return false;
-    }
-    return true;
-  };
   for (const Collection& c : collections_) {
     if (!IsIncludedLocked(c)) continue;
-    if (numbered) {
-      for (const std::string& n : c.explicit_names) {
-        if (is_numbered(n)) return true;
-      }
-    } else if (c.explicit_names.count(name)) {
-      return true;
-    }
-    for (const auto& r : c.regexes) {
-      Result<bool> m = numbered ? r->MayMatchNumbered(name) : r->Search(name);
-      if (!m.ok() || *m) return true;  // an error: saving the tensor reports it
-    }
+    Result<bool> m = numbered ? c.MayMatchNumbered(name) : c.Matches(name);
+    if (!m.ok() || *m) return true;  // an error: saving the tensor reports it
   }
   return false;
 }

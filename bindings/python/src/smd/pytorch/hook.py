@@ -73,11 +73,6 @@ class _Plan:
         self.gradients = [(GRADIENT_PREFIX + n, p) for _, params in hook._roots for n, p in params
                           if may(h, GRADIENT_PREFIX + n, False)]
 
-    def hooks_same_as(self, other):
-        return (len(self.modules) == len(other.modules)
-                and all(a is b for a, b in zip(self.modules, other.modules))
-                and [n for n, _ in self.gradients] == [n for n, _ in other.gradients])
-
 
 def _host_view(name, tensor):
     """(smd dtype, shape, a buffer over the elements) of a torch tensor: a CPU tensor's own
@@ -249,11 +244,8 @@ class Hook(_core.Hook):
         # pre-hook alone.
         if self._due:
             version = _smd.smd_hook_collections_version(self._hook)
-            if self._plan is None or self._plan.version != version:
-                plan = _Plan(self, version)
-                if self._plan is None or not plan.hooks_same_as(self._plan):
-                    self._hooked = None
-                self._plan = plan
+            if self._plan is None or self._plan.version != version:  # rare: attached again
+                self._plan, self._hooked = _Plan(self, version), None
         if self._due != self._hooked:
             self._attach_step_hooks(self._due)
         if self._due:
