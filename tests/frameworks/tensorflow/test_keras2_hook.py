@@ -22,7 +22,7 @@ x = rng.normal(size=(64, 4)).astype("float32")
 y = (x @ np.array([[1.0], [-2.0], [0.5], [0.0]], dtype="float32")).astype("float32")
 keras.utils.set_random_seed(0)
 model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation="relu"), keras.layers.Dense(1)])
-model.compile(optimizer=keras.optimizers.SGD(0.05), loss="mse", metrics=["mae"])
+model.compile(optimizer=keras.optimizers.SGD(0.05), loss="mse", metrics=["mae"], jit_compile=JIT)
 hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1),
                     include_collections=["weights", "biases", "gradients", "optimizer_variables", "outputs"])
 before, after = [], []
@@ -52,9 +52,11 @@ print(json.dumps({"names": [w.name for w in model.weights], "keras": keras.__nam
 """
 
 
-def test_keras2_fit_and_predict(tmp_path):
+@pytest.mark.parametrize("jit", [False, True])
+def test_keras2_fit_and_predict(tmp_path, jit):
+    # jit: the steps compiled by XLA, whose tensors leave through the hook's variables
     out, npz = str(tmp_path / "run"), str(tmp_path / "expect.npz")
-    script = SCRIPT.replace("OUT", repr(out)).replace("NPZ", repr(npz))
+    script = SCRIPT.replace("OUT", repr(out)).replace("NPZ", repr(npz)).replace("JIT", repr(jit))
     info = run_script(script, env={"TF_USE_LEGACY_KERAS": "1"})
     assert info["names"] == ["dense/kernel:0", "dense/bias:0", "dense_1/kernel:0", "dense_1/bias:0"]
     expect = np.load(npz)

@@ -39,12 +39,13 @@ def _data(n=64):
     return x, (x @ np.array([[1.0], [-2.0], [0.5], [0.0]], dtype="float32") + 0.3).astype("float32")
 
 
-def _model():
+def _model(jit_compile=False):
     keras.backend.clear_session()  # the same layer names in every run
     keras.utils.set_random_seed(0)
     model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation="tanh"),
                               keras.layers.Dense(1)])
-    model.compile(optimizer=keras.optimizers.SGD(0.05, momentum=0.9), loss="mse")
+    model.compile(optimizer=keras.optimizers.SGD(0.05, momentum=0.9), loss="mse",
+                  jit_compile=jit_compile)
     return model
 
 
@@ -113,6 +114,35 @@ def test_fit_reductions_in_the_step_and_eagerly_equal_the_host_paths(tmp_path, m
     _compare(runs["off"], runs["auto"], min_checked=8 * 8 * 10)
 
 
+def test_xla_reductions_in_the_step_equal_the_host_paths(tmp_path, monkeypatch):
+    # a train step compiled by XLA (Keras 3's default on a GPU) computes the gradients'
+    # statistics itself (per tensor: XLA has no sorted segment reductions); with the device
+    # reductions off the same step hands the gradients' values out through the hook's variables
+    # and smd reduces them on the host
+    x, y = _data()
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(16, drop_remainder=True)
+    runs = {}
+    for mode in ("off", "auto"):
+        monkeypatch.setenv("SMD_TF_DEVICE_REDUCTIONS", mode)
+        calls = _count_saves(monkeypatch)
+        out = str(tmp_path / mode)
+        hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1),
+                            reduction_config=st.ReductionConfig(reductions=REDUCTIONS, norms=["l2"]),
+                            include_collections=["weights", "biases", "gradients"])
+        model = _model(jit_compile=True)
+        model.fit(ds, epochs=2, verbose=0, callbacks=[hook])
+        assert (hook._grad_stats is not None) == (mode == "auto")
+        hook.close()
+        grads = [c for c in calls if c.startswith("gradients/")]
+        # step 0 traces the step and hands the gradients out through the variables, which are
+        # then reduced eagerly where they live; from step 1 on the step's own statistics
+        assert len(grads) == (0 if mode == "off" else 8 * 4), calls
+        runs[mode] = create_trial(out)
+    assert runs["off"].steps() == list(range(8))
+    assert len(runs["off"].tensor_names(collection="gradients")) == 4
+    _compare(runs["off"], runs["auto"], min_checked=8 * 8 * 9)
+
+
 def test_values_and_median_keep_the_value_path(tmp_path, monkeypatch):
     # the gradients' raw values every 2 steps (a collection of their own) beside reductions every
     # step; median needs the elements: those tensors' values go to the host and smd reduces them
@@ -173,13 +203,18 @@ def test_gradient_tape_reductions_equal_the_host_paths(tmp_path, monkeypatch):
     _compare(runs["off"], runs["auto"], min_checked=3 * 8 * 9)
 
 
+@pytest.mark.parametrize("form", ["segments", "per_tensor", "per_tensor_under_xla"])
 @pytest.mark.parametrize("dtype", [tf.float32, tf.float16, tf.bfloat16, tf.float64])
-def test_statistics_equal_numpys(dtype):
+def test_statistics_equal_numpys(dtype, form):
     rng = np.random.default_rng(3)
     arrays = [np.zeros((0, 3)), np.array([1.0, np.nan, -3.0]), np.array([np.inf, 2.0, -1.0]),
               rng.normal(size=(40, 7)) * 3, np.array([[-2.5]]), rng.normal(size=1000), np.zeros(0)]
     tensors = [tf.cast(tf.constant(a), dtype) for a in arrays]
-    matrix, columns = _reduce.statistics(tensors)
+    if form == "per_tensor_under_xla":  # as a train step compiled by XLA computes them
+        matrix, columns = tf.function(lambda *ts: _reduce.statistics(ts, per_tensor=True)[0],
+                                      jit_compile=True)(*tensors), _reduce.STATS
+    else:
+        matrix, columns = _reduce.statistics(tensors, per_tensor=form == "per_tensor")
     got = matrix.numpy()
     for k, t in enumerate(tensors):
         x = tf.cast(t, tf.float64).numpy().reshape(-1)  # the exact values TensorFlow holds

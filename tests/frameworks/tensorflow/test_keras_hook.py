@@ -2,6 +2,7 @@
 what TensorFlow computed, modes, save intervals, the real smdebug reading the trial, a built-in
 rule on a broken and a healthy model, JSON configuration and bad input."""
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -425,21 +426,84 @@ def test_model_without_weights_saves_losses_only(tmp_path):
     assert trial.steps(mode=st.modes.EVAL) == [0, 1]
 
 
-def test_xla_model_warns_and_saves_what_it_can(tmp_path):
-    x, y = dataset()
+def _xla_mlp(jit_compile):
     keras.utils.set_random_seed(0)
-    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(2), keras.layers.Dense(1)])
-    model.compile(optimizer=keras.optimizers.SGD(LR), loss="mse", jit_compile=True)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation="tanh"),
+                              keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.SGD(LR), loss="mse", jit_compile=jit_compile)
+    return model
+
+
+def test_xla_step_saves_what_the_step_without_xla_saves(tmp_path):
+    # XLA (jit_compile=True, Keras 3's default on a GPU) cannot run Python in the train step: the
+    # gradients, layer inputs/outputs and the model's inputs, labels and predictions leave it
+    # through variables of the hook. Static shapes (drop_remainder=True): everything is saved,
+    # equal to what the same training without XLA saves.
+    x, y = dataset()
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(16, drop_remainder=True)
+    trials = {}
+    for jit in (False, True):
+        keras.backend.clear_session()
+        model = _xla_mlp(jit)
+        out = str(tmp_path / f"jit{jit}")
+        hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=2),
+                            include_collections=["weights", "gradients", "layers", "inputs", "outputs"])
+        rec = Recorder()
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", RuntimeWarning)  # nothing left unsaved
+            model.fit(ds, epochs=2, verbose=0, callbacks=[hook, rec], validation_data=ds.take(1))
+        hook.close()
+        trials[jit] = create_trial(out)
+        # the weights after batch 6 are those saved at step 6 (global: 4 train + 1 eval batches)
+        np.testing.assert_array_equal(trials[jit].tensor(model.layers[0].kernel.path).value(7),
+                                      rec.after[6][0])
+    plain, xla = trials[False], trials[True]
+    assert xla.steps() == plain.steps()
+    assert sorted(xla.tensor_names()) == sorted(plain.tensor_names())
+    for coll, count in (("gradients", 4), ("layers", 4), ("inputs", 1), ("outputs", 2)):
+        assert len(xla.tensor_names(collection=coll)) == count, coll
+    compared = 0
+    for name in plain.tensor_names():
+        for mode in (st.modes.TRAIN, st.modes.EVAL):
+            steps = plain.tensor(name).steps(mode=mode)
+            assert xla.tensor(name).steps(mode=mode) == steps, (name, mode)
+            for s in steps:
+                a = plain.tensor(name).value(s, mode=mode)
+                b = xla.tensor(name).value(s, mode=mode)
+                assert a.shape == b.shape and a.dtype == b.dtype, name
+                np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6, err_msg=f"{name} {mode} {s}")
+                compared += 1
+    assert compared >= 60, compared
+
+
+def test_xla_tensors_of_unknown_shape_warn_and_another_batchs_values_are_not_saved(tmp_path):
+    # 70 samples in batches of 16: the train step is compiled for a batch of unknown size, whose
+    # layer outputs and model inputs XLA cannot hand out (named in a warning); the gradients
+    # (the variables' shapes) are saved at every due step. The validation data (2 full batches)
+    # gives the test step static shapes: its layers are saved at its due steps, and evaluate()
+    # of 70 samples (unknown shapes again) saves none, not the validation's values left in the
+    # variables either.
+    x, y = dataset(70)
+    model = _xla_mlp(True)
     out = str(tmp_path / "run")
     hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1),
-                        include_collections=["weights", "gradients"])
-    with pytest.warns(RuntimeWarning, match="jit_compile=True.*gradients.*not saved"):
-        model.fit(x, y, batch_size=32, epochs=1, verbose=0, callbacks=[hook])
+                        include_collections=["gradients", "layers"])
+    with pytest.warns(RuntimeWarning, match=r"compiled by XLA.*: dense/inputs, dense/outputs not saved"):
+        model.fit(x, y, batch_size=16, epochs=1, verbose=0, callbacks=[hook],
+                  validation_data=(x[:32], y[:32]))
+        model.evaluate(x, y, batch_size=16, verbose=0, callbacks=[hook])
     hook.close()
     trial = create_trial(out)
-    assert trial.tensor_names(collection="gradients") == []
-    np.testing.assert_array_equal(trial.tensor(model.layers[0].kernel.path).value(1),
-                                  model.layers[0].kernel.numpy())
+    assert trial.steps(mode=st.modes.TRAIN) == [0, 1, 2, 3, 4]
+    assert trial.steps(mode=st.modes.EVAL) == list(range(7))
+    for name in trial.tensor_names(collection="gradients"):
+        assert trial.tensor(name).steps(mode=st.modes.TRAIN) == [0, 1, 2, 3, 4], name
+    layers = trial.tensor_names(collection="layers")
+    assert sorted(layers) == ["dense/inputs", "dense/outputs", "dense_1/inputs", "dense_1/outputs"]
+    for name in layers:
+        assert trial.tensor(name).steps(mode=st.modes.TRAIN) == [], name
+        assert trial.tensor(name).steps(mode=st.modes.EVAL) == [0, 1], name
+    np.testing.assert_allclose(trial.tensor("dense/inputs").value(1, mode=st.modes.EVAL), x[16:32])
 
 
 def test_second_hook_on_a_wrapped_optimizer_warns(tmp_path):

@@ -46,11 +46,17 @@ def reductions_only(hook_handle, name):
     return reductions
 
 
-def statistics(tensors, wanted=STATS):
+def statistics(tensors, wanted=STATS, per_tensor=False):
     """A (len(tensors), len(wanted)) float64 tensor: per tensor, the statistics `wanted` (names
     from STATS, in that order), computed with segment reductions over the concatenated elements
-    (a fixed number of operations whatever the number of tensors). Eager or inside a function."""
+    (a fixed number of operations whatever the number of tensors). Eager or inside a function.
+
+    per_tensor: each tensor reduced on its own instead (XLA has no sorted segment reductions; it
+    fuses the per-tensor reductions of a compiled step itself). The same values, up to the order
+    of the float64 sums."""
     wanted = [s for s in STATS if s in set(wanted)]
+    if per_tensor:
+        return _statistics_per_tensor(tensors, wanted), wanted
     n = len(tensors)
     flats = [tf.reshape(tf.cast(t, tf.float64), [-1]) for t in tensors]
     counts = tf.stack([tf.size(f, out_type=tf.int64) for f in flats])
@@ -94,6 +100,42 @@ def statistics(tensors, wanted=STATS):
             col = reduce(tf.math.segment_sum, d * d)
         cols.append(col)
     return tf.stack(cols, axis=1), wanted
+
+
+def _statistics_per_tensor(tensors, wanted):
+    rows = []
+    for t in tensors:
+        x = tf.reshape(tf.cast(t, tf.float64), [-1])
+        absx = tf.abs(x)
+        n = tf.cast(tf.size(x), tf.float64)
+        sums = {}
+
+        def total(name):
+            if name not in sums:
+                sums[name] = tf.reduce_sum(absx if name == "abssum" else x)
+            return sums[name]
+
+        row = []
+        for s in wanted:
+            v = absx if s.startswith("abs") else x
+            if s == "nan":
+                col = tf.reduce_sum(tf.cast(tf.math.is_nan(x), tf.float64))
+            elif s in ("min", "absmin"):
+                col = tf.reduce_min(v)  # +inf for an empty tensor, as the segment form
+            elif s in ("max", "absmax"):
+                col = tf.reduce_max(v)
+            elif s in ("sum", "abssum"):
+                col = total(s)
+            elif s == "sumsq":
+                col = tf.reduce_sum(x * x)
+            elif s in ("prod", "absprod"):
+                col = tf.reduce_prod(v)
+            else:  # var, absvar: the sum of squared deviations from the tensor's mean
+                d = v - total("abssum" if s == "absvar" else "sum") / tf.maximum(n, 1.0)
+                col = tf.reduce_sum(d * d)
+            row.append(col)
+        rows.append(tf.stack(row))
+    return tf.stack(rows)
 
 
 def save_shaped(hook_handle, name, dtype, shape, reductions, row, columns):

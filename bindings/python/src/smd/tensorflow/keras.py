@@ -6,7 +6,9 @@ losses and metrics from Keras' logs, weights and biases after the batch's update
 variables, and the custom tensors of collections. Values that only exist inside the compiled
 train step (gradients, layer inputs/outputs, model inputs, labels and predictions) are handed out
 of it by a tf.numpy_function that runs only when one of them is due at that step (a tf.cond on a
-flag the hook sets at batch begin): steps that save nothing pay one cond per captured point.
+flag the hook sets at batch begin): steps that save nothing pay one cond per captured point. A
+step compiled by XLA (``jit_compile=True``, Keras 3's default on a GPU) cannot run Python: there
+the same cond assigns the tensors to variables of the hook, which it reads at the batch's end.
 Gradients, weights and optimizer variables whose collections want only reductions at a step are
 reduced by TensorFlow where they live and only the numbers leave the device
 (smd/tensorflow/_reduce.py).
@@ -117,6 +119,10 @@ class KerasHook(_Callback, Hook):
         self._optimizer = None
         self._model_ref = None
         self._xla = False
+        self._xla_groups = {}          # _Slots of what a step compiled by XLA assigns to variables
+        self._xla_unsaved = set()      # names XLA cannot hand out (shape unknown when compiled)
+        self._serial = None            # tf.Variable: the number of the due batch, read in the step
+        self._serial_value = 0
         self._in_batch = None
         self._saved_now = set()        # names saved in this step outside the compiled function
         self._current_mode = None
@@ -173,13 +179,8 @@ class KerasHook(_Callback, Hook):
         if self._model_ref is not None and self._model_ref() is model:
             return
         self._model_ref = weakref.ref(model)
+        # Keras 3 resolves jit_compile="auto" here: XLA when the machine has a GPU
         self._xla = getattr(model, "jit_compile", False) is True
-        if self._xla and self._wants(CollectionKeys.GRADIENTS, LAYERS, CollectionKeys.INPUTS,
-                                     CollectionKeys.OUTPUTS):
-            warnings.warn("KerasHook: the model is compiled with XLA (jit_compile=True), which cannot "
-                          "hand tensors out of the train step: gradients, layer and model inputs/"
-                          "outputs are not saved; compile(..., jit_compile=False) to save them",
-                          RuntimeWarning, stacklevel=2)
         if self._wants(LAYERS):
             for layer in getattr(model, "layers", []):
                 self._watch_layer(layer)
@@ -312,6 +313,9 @@ class KerasHook(_Callback, Hook):
                 self._flags = tf.Variable([False, False, False, False], trainable=False, dtype=tf.bool,
                                           name="smd_hook_due")
             self._flag_values = (False, False, False, False)
+        if self._serial is None:
+            with tf.init_scope():
+                self._serial = tf.Variable(0, trainable=False, dtype=tf.int64, name="smd_hook_serial")
 
     def _capture_gradients(self, grads, variables):
         pairs = [(gradient_name(v), g) for g, v in zip(grads, variables) if g is not None]
@@ -344,13 +348,14 @@ class KerasHook(_Callback, Hook):
             for n, t in zip(names, tensors):
                 self._save_value(n, t)
             return
-        if self._xla:
-            return  # XLA cannot run a numpy_function (warned in set_model)
         self._ensure_flags()
         flags = self._flags
         reduced = set()
         if which == _GRADS and _reduce.enabled():
             reduced = self._reduce_gradients_in_step(names, tensors, flags)
+        if self._xla:
+            self._capture_in_variables(which, names, tensors, flags)
+            return
 
         def save(*arrays):
             if self._in_batch is None:
@@ -367,6 +372,65 @@ class KerasHook(_Callback, Hook):
 
         tf.cond(flags[which], lambda: tf.numpy_function(save, tensors, tf.int32, stateful=True),
                 lambda: tf.constant(0, tf.int32))
+
+    def _capture_in_variables(self, which, names, tensors, flags):
+        """XLA's form of the capture (a compiled step cannot run a numpy_function): on a step whose
+        flag `which` is set, the step assigns the tensors to variables of the hook and stamps them
+        with the batch's number; the batch's end saves those stamped with the current one. Only
+        tensors that a saved collection may hold get a variable (each costs its tensor's memory on
+        the device), and only those of a shape known when the step is compiled (XLA cannot change
+        a variable's shape): the others are not saved, with a warning."""
+        keep, unknown = [], []
+        for n, t in zip(names, tensors):
+            if not _smd.smd_hook_may_save(self._hook, n, False):
+                continue
+            (keep if t.shape.is_fully_defined() else unknown).append((n, t))
+        new = [n for n, _ in unknown if n not in self._xla_unsaved]
+        if new:
+            self._xla_unsaved.update(new)
+            warnings.warn("KerasHook: the model's steps are compiled by XLA (jit_compile=True, Keras 3's "
+                          "default on a GPU), which cannot hand out a tensor whose shape is not "
+                          "known when the step is compiled: " + ", ".join(new) + " not saved (a "
+                          "dataset batched with drop_remainder=True gives static shapes; "
+                          "compile(..., jit_compile=False) saves them all)", RuntimeWarning,
+                          stacklevel=2)
+        if not keep:
+            return
+        # the same variables for the same tensors: tf.function traces a step that creates
+        # variables twice, and a test step may capture what the train step does
+        key = (which, tuple((n, tuple(t.shape), t.dtype) for n, t in keep))
+        slots = self._xla_groups.get(key)
+        if slots is None:
+            with tf.init_scope():
+                slots = _Slots(which, [n for n, _ in keep],
+                               [tf.Variable(tf.zeros(t.shape, t.dtype), trainable=False,
+                                            name="smd_captured") for _, t in keep],
+                               tf.Variable(-1, trainable=False, dtype=tf.int64, name="smd_captured_batch"))
+            self._xla_groups[key] = slots
+        serial = self._serial
+
+        def assign():
+            ops = [v.assign(t) for v, (_, t) in zip(slots.variables, keep)]
+            with tf.control_dependencies(ops):
+                with tf.control_dependencies([slots.stamp.assign(serial)]):
+                    return tf.constant(0, tf.int32)
+        tf.cond(flags[which], assign, lambda: tf.constant(0, tf.int32))
+
+    def _save_captured_variables(self):
+        """At the batch's end: what a step compiled by XLA assigned to the hook's variables in this
+        batch (stamped with its number; another function's or an earlier batch's are not)."""
+        groups = [g for g in self._xla_groups.values() if self._flag_values[g.which]]
+        if not groups:
+            return
+        stamps = tf.stack([g.stamp for g in groups]).numpy()
+        in_step = set(self._grad_stats[0]) if self._grad_reduced_now and self._grad_stats else set()
+        for g, stamp in zip(groups, stamps):
+            if stamp != self._serial_value:
+                continue
+            for n, v in zip(g.names, g.variables):
+                if n in in_step and _reduce.reductions_only(self._hook, n) is not None:
+                    continue  # its reductions were computed in the step
+                self._save_value(n, v)
 
     def _reduce_gradients_in_step(self, names, tensors, flags):
         """Inside the train step: on a step whose flag says so, the statistics of every floating
@@ -386,7 +450,7 @@ class KerasHook(_Callback, Hook):
         chosen = [tensors[i] for i in keep]
 
         def reduce():
-            matrix, _ = _reduce.statistics(chosen)
+            matrix, _ = _reduce.statistics(chosen, per_tensor=self._xla)
             with tf.control_dependencies([var.assign(matrix)]):
                 return tf.constant(0, tf.int32)
         tf.cond(flags[_GRAD_REDUCTIONS], reduce, lambda: tf.constant(0, tf.int32))
@@ -450,6 +514,9 @@ class KerasHook(_Callback, Hook):
             io = any(_smd.smd_hook_is_due(h, n) for n in ("labels", "predictions", "inputs"))
         self._grad_reduced_now = grad_reductions
         values = (grads, layers, io, grad_reductions)
+        if self._xla_groups and (grads or layers or io):
+            self._serial_value += 1  # the number the step stamps its captured variables with
+            self._serial.assign(self._serial_value)
         if values != self._flag_values:
             self._ensure_flags()
             self._flags.assign(list(values))
@@ -506,6 +573,8 @@ class KerasHook(_Callback, Hook):
             return
         if self._grad_reduced_now:
             self._save_gradient_statistics()
+        if self._xla_groups:
+            self._save_captured_variables()
         self._save_logs(logs)
         # smdebug saves the batch's index in its epoch as the metric "batch" (an int64)
         self._save_log_value("batch", np.array([batch], dtype=np.int64))
@@ -616,6 +685,14 @@ class KerasHook(_Callback, Hook):
         flat = tf.nest.flatten(target)
         if len(flat) == 1 and tf.size(flat[0]) == 1:
             self._save_value("loss", tf.reshape(flat[0], [1]))
+
+
+class _Slots:
+    """Variables a step compiled by XLA assigns the tensors of one capture point to, on a step
+    whose flag `which` is set, and the number of the batch that did it last."""
+
+    def __init__(self, which, names, variables, stamp):
+        self.which, self.names, self.variables, self.stamp = which, names, variables, stamp
 
 
 class _WrappedTape:
