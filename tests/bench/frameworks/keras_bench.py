@@ -5,9 +5,11 @@ KerasHook (when it runs with this TensorFlow).
     .venv-tf/bin/python tests/bench/frameworks/keras_bench.py [--steps N] [--repeats R] [--tiny]
 
 Prints one JSON object per line: {"framework", "model", "config", "ms_per_step", "note"} with
-config one of "no hook", "smd every step", "smd every 100", "smdebug every step",
-"smdebug every 100". Hooks save weights, biases and gradients (plus the always-saved losses and
-metrics). Each configuration trains a fresh model of the same seed: a warm-up fit (tracing) and
+config one of "no hook", "smd every step", "smd every 100", "smd gradient reductions every
+step", "smdebug every step", "smdebug every 100". Hooks save weights, biases and gradients (plus
+the always-saved losses and metrics); the reductions row saves the gradients as max, mean and l2
+only (computed inside the compiled train step). The same model compiled by XLA
+(jit_compile=True, Keras 3's default on a GPU: model "... XLA") has the rows of smd and no hook. Each configuration trains a fresh model of the same seed: a warm-up fit (tracing) and
 then a timed fit of N steps (batch 64, data in memory); configurations alternate over R rounds
 and the median is printed. smdebug runs in a child interpreter (it needs protobuf's pure-Python
 parser with today's protobuf); when it fails, its row has ms_per_step null and the error.
@@ -25,6 +27,7 @@ from smdebug_child import run_smdebug_child
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 MODEL = "MLP 784-256-128-10, batch 64"
+MODEL_XLA = MODEL + ", XLA"
 COLLECTIONS = ["weights", "biases", "gradients"]
 WARMUP = 20
 
@@ -43,14 +46,15 @@ def data(steps):
     return rng.normal(size=(n, 784)).astype("float32"), rng.integers(0, 10, size=(n,))
 
 
-def timed_fit(keras, hook_factory, steps, wrap):
+def timed_fit(keras, hook_factory, steps, wrap, jit=False):
     """ms per step of a fit of `steps` steps after a warm-up fit, with the hook (or None)."""
     model = build(keras)
     opt = keras.optimizers.SGD(0.01)
     hook = hook_factory() if hook_factory else None
     if hook is not None and wrap:
         opt = hook.wrap_optimizer(opt)
-    model.compile(optimizer=opt, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    model.compile(optimizer=opt, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+                  jit_compile=jit)
     x, y = data(steps)
     cbs = [hook] if hook is not None else []
     model.fit(x[:64 * WARMUP], y[:64 * WARMUP], batch_size=64, epochs=1, verbose=0, shuffle=False,
@@ -63,12 +67,17 @@ def timed_fit(keras, hook_factory, steps, wrap):
     return 1000.0 * elapsed / steps
 
 
-def smd_factory(interval, root):
+def smd_factory(interval, root, reductions=False):
     import smd.tensorflow as st
 
     def make():
         out = tempfile.mkdtemp(dir=root)
         shutil.rmtree(out)
+        if reductions:
+            return st.KerasHook(out, save_config=st.SaveConfig(save_interval=interval),
+                                include_collections=["gradients"],
+                                reduction_config=st.ReductionConfig(reductions=["max", "mean"],
+                                                                    norms=["l2"]))
         return st.KerasHook(out, save_config=st.SaveConfig(save_interval=interval),
                             include_collections=COLLECTIONS)
     return make
@@ -108,14 +117,17 @@ def main():
         keras = tf.keras
         version = f"TensorFlow {tf.__version__}, Keras {getattr(keras, '__version__', '') or keras.__name__}"
         configs = [("no hook", None), ("smd every step", smd_factory(1, root)),
-                   ("smd every 100", smd_factory(100, root))]
-        times = {name: [] for name, _ in configs}
+                   ("smd every 100", smd_factory(100, root)),
+                   ("smd gradient reductions every step", smd_factory(1, root, reductions=True))]
+        runs = [(model, jit, name, factory) for model, jit in ((MODEL, False), (MODEL_XLA, True))
+                for name, factory in configs]
+        times = {(model, name): [] for model, _, name, _ in runs}
         for _ in range(args.repeats):
-            for name, factory in configs:
-                times[name].append(timed_fit(keras, factory, args.steps, wrap=False))
-        for name, _ in configs:
-            print(json.dumps({"framework": "keras", "model": MODEL, "config": name,
-                              "ms_per_step": round(statistics.median(times[name]), 4),
+            for model, jit, name, factory in runs:
+                times[(model, name)].append(timed_fit(keras, factory, args.steps, wrap=False, jit=jit))
+        for model, _, name, _ in runs:
+            print(json.dumps({"framework": "keras", "model": model, "config": name,
+                              "ms_per_step": round(statistics.median(times[(model, name)]), 4),
                               "note": f"{version}; median of {args.repeats} x {args.steps} steps"}),
                   flush=True)
         for interval, name in ((1, "smdebug every step"), (100, "smdebug every 100")):

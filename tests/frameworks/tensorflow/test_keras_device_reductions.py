@@ -105,7 +105,7 @@ def test_fit_reductions_in_the_step_and_eagerly_equal_the_host_paths(tmp_path, m
             # step 0 traces the train step (its gradients take the value path once); from step 1 on
             # the 4 gradients come from the step's statistics, the 4 weights and biases are reduced
             # eagerly, every step
-            assert in_step is not None and len(in_step[0]) == 4
+            assert in_step is not None and len(in_step.names) == 4
             grads = [c for c in calls if c.startswith("gradients/")]
             assert len(grads) == 7 * 4, calls
             assert len(calls) - len(grads) == 8 * 4, calls
@@ -114,11 +114,49 @@ def test_fit_reductions_in_the_step_and_eagerly_equal_the_host_paths(tmp_path, m
     _compare(runs["off"], runs["auto"], min_checked=8 * 8 * 10)
 
 
+def test_the_step_computes_the_statistics_due_reductions_need_and_others_take_the_value_path(
+        tmp_path, monkeypatch):
+    # the train step is traced at step 0, where the gradients want max only: it computes the max
+    # (and the NaN count) of each gradient, not the twelve statistics. At steps 3 and 5 the kernel
+    # gradients also want prod (a collection of their own): their values leave the step and smd
+    # reduces them on the host, equal to the host path's run.
+    x, y = _data()
+    runs = {}
+    for mode in ("off", "auto"):
+        monkeypatch.setenv("SMD_TF_DEVICE_REDUCTIONS", mode)
+        calls = _count_saves(monkeypatch)
+        out = str(tmp_path / mode)
+        hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1),
+                            reduction_config=st.ReductionConfig(reductions=["max"]),
+                            include_collections=["gradients", "kernel_prod"])
+        extra = hook.get_collection("kernel_prod")
+        extra.include("^gradients/.*kernelGrad$")
+        extra.save_config = st.SaveConfig(save_steps=[3, 5], start_step=100)  # only 3 and 5
+        extra.reduction_config = st.ReductionConfig(reductions=["prod"])
+        model = _model()
+        model.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0, callbacks=[hook])
+        stats = hook._grad_stats
+        hook.close()
+        if mode == "auto":
+            assert stats.columns == ["max", "nan"]
+            grads = sorted(c for c in calls if c.startswith("gradients/"))
+            kernels = sorted({c for c in grads if c.endswith("kernelGrad")})
+            biases = sorted({c for c in grads if c.endswith("biasGrad")})
+            assert len(kernels) == 2 and len(biases) == 2
+            # steps 1-7 from the step's statistics, but the kernels' at steps 3 and 5
+            assert grads == sorted(biases * 7 + kernels * 5), grads
+        runs[mode] = create_trial(out)
+    trial = runs["auto"]
+    for name in trial.tensor_names(collection="kernel_prod"):
+        assert set(trial.tensor(name).reduction_values(3)) == {("max", False), ("prod", False)}
+        assert set(trial.tensor(name).reduction_values(4)) == {("max", False)}
+    _compare(runs["off"], runs["auto"], min_checked=8 * 4 + 2 * 2)
+
+
 def test_xla_reductions_in_the_step_equal_the_host_paths(tmp_path, monkeypatch):
     # a train step compiled by XLA (Keras 3's default on a GPU) computes the gradients'
-    # statistics itself (per tensor: XLA has no sorted segment reductions); with the device
-    # reductions off the same step hands the gradients' values out through the hook's variables
-    # and smd reduces them on the host
+    # statistics itself; with the device reductions off the same step hands the gradients' values
+    # out through the hook's variables and smd reduces them on the host
     x, y = _data()
     ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(16, drop_remainder=True)
     runs = {}
@@ -203,18 +241,18 @@ def test_gradient_tape_reductions_equal_the_host_paths(tmp_path, monkeypatch):
     _compare(runs["off"], runs["auto"], min_checked=3 * 8 * 9)
 
 
-@pytest.mark.parametrize("form", ["segments", "per_tensor", "per_tensor_under_xla"])
+@pytest.mark.parametrize("where", ["eager", "function", "xla"])
 @pytest.mark.parametrize("dtype", [tf.float32, tf.float16, tf.bfloat16, tf.float64])
-def test_statistics_equal_numpys(dtype, form):
+def test_statistics_equal_numpys(dtype, where):
     rng = np.random.default_rng(3)
     arrays = [np.zeros((0, 3)), np.array([1.0, np.nan, -3.0]), np.array([np.inf, 2.0, -1.0]),
               rng.normal(size=(40, 7)) * 3, np.array([[-2.5]]), rng.normal(size=1000), np.zeros(0)]
     tensors = [tf.cast(tf.constant(a), dtype) for a in arrays]
-    if form == "per_tensor_under_xla":  # as a train step compiled by XLA computes them
-        matrix, columns = tf.function(lambda *ts: _reduce.statistics(ts, per_tensor=True)[0],
-                                      jit_compile=True)(*tensors), _reduce.STATS
-    else:
-        matrix, columns = _reduce.statistics(tensors, per_tensor=form == "per_tensor")
+    if where == "eager":
+        matrix, columns = _reduce.statistics(tensors)
+    else:  # as a train step computes them, compiled by XLA or not
+        matrix, columns = tf.function(lambda *ts: _reduce.statistics(ts)[0],
+                                      jit_compile=where == "xla")(*tensors), _reduce.STATS
     got = matrix.numpy()
     for k, t in enumerate(tensors):
         x = tf.cast(t, tf.float64).numpy().reshape(-1)  # the exact values TensorFlow holds

@@ -28,6 +28,7 @@ from smd import smdc as _smd
 from smd.collection_keys import CollectionKeys
 from smd.hook import Collection, Hook
 from smd.modes import ModeKeys
+from smd._reductions import needs
 from smd.tensorflow import _reduce
 from smd.tensorflow._common import (LAYERS, gradient_name, include_defaults, is_keras3_object,
                                     json_collections, set_wrapper, tf_options, to_numpy,
@@ -107,7 +108,7 @@ class KerasHook(_Callback, Hook):
         self._colls = {n: self.get_collection(n) for n in
                        (CollectionKeys.WEIGHTS, CollectionKeys.BIASES, CollectionKeys.OPTIMIZER_VARIABLES)}
         self._flags = None             # tf.Variable([grads, layers, io, grad reductions]) read in the step
-        self._grad_stats = None        # (names, dtypes, shapes, float64 variable): gradients reduced in the step
+        self._grad_stats = None        # _GradStats: the gradients' statistics the train step computes
         self._grad_reduced_now = False  # this step's gradient reductions are computed in the step
         self._flag_values = None
         self._grad_names = None        # names of the gradients the optimizer produced
@@ -363,8 +364,7 @@ class KerasHook(_Callback, Hook):
                 # after a due step): not part of the step
                 return np.int32(0)
             for n, a in zip(names, arrays):
-                if n in reduced and self._grad_reduced_now and \
-                        _reduce.reductions_only(self._hook, n) is not None:
+                if n in reduced and self._grad_reduced_now and self._reduced_in_step(n) is not None:
                     continue  # its reductions were computed in the step
                 if _smd.smd_hook_is_due(self._hook, n):
                     self.save_tensor(n, a, [])
@@ -423,12 +423,11 @@ class KerasHook(_Callback, Hook):
         if not groups:
             return
         stamps = tf.stack([g.stamp for g in groups]).numpy()
-        in_step = set(self._grad_stats[0]) if self._grad_reduced_now and self._grad_stats else set()
         for g, stamp in zip(groups, stamps):
             if stamp != self._serial_value:
                 continue
             for n, v in zip(g.names, g.variables):
-                if n in in_step and _reduce.reductions_only(self._hook, n) is not None:
+                if self._grad_reduced_now and self._reduced_in_step(n) is not None:
                     continue  # its reductions were computed in the step
                 self._save_value(n, v)
 
@@ -440,32 +439,53 @@ class KerasHook(_Callback, Hook):
         if not keep:
             return set()
         key = tuple(names[i] for i in keep)
-        if self._grad_stats is None or self._grad_stats[0] != key:
+        if self._grad_stats is None or self._grad_stats.names != key:
+            # The statistics the reductions due now need (the step is traced at its first batch,
+            # due as a rule), all of them when none is: computing the twelve costs several times
+            # what max, mean and l2 cost. A later step that needs another one takes the value path.
+            want = set()
+            for n in key:
+                r = _reduce.reductions_only(self._hook, n)
+                if r is not None:
+                    want |= needs(r)
+            columns = [c for c in _reduce.STATS if c in want] if want else list(_reduce.STATS)
             with tf.init_scope():
-                var = tf.Variable(tf.zeros([len(keep), len(_reduce.STATS)], tf.float64),
+                var = tf.Variable(tf.zeros([len(keep), len(columns)], tf.float64),
                                   trainable=False, name="smd_gradient_statistics")
-            self._grad_stats = (key, [tensors[i].dtype for i in keep],
-                                [[int(d) for d in tensors[i].shape] for i in keep], var)
-        var = self._grad_stats[3]
+            self._grad_stats = _GradStats(key, [tensors[i].dtype for i in keep],
+                                          [[int(d) for d in tensors[i].shape] for i in keep], var,
+                                          columns)
+        var, columns = self._grad_stats.variable, self._grad_stats.columns
         chosen = [tensors[i] for i in keep]
 
         def reduce():
-            matrix, _ = _reduce.statistics(chosen, per_tensor=self._xla)
+            matrix, _ = _reduce.statistics(chosen, columns)
             with tf.control_dependencies([var.assign(matrix)]):
                 return tf.constant(0, tf.int32)
         tf.cond(flags[_GRAD_REDUCTIONS], reduce, lambda: tf.constant(0, tf.int32))
         return set(key)
 
+    def _reduced_in_step(self, name):
+        """The reductions due for `name` at this step when they are all it needs and the train
+        step's statistics hold what they need, else None."""
+        g = self._grad_stats
+        if g is None or name not in g.name_set:
+            return None
+        reductions = _reduce.reductions_only(self._hook, name)
+        if reductions is None or not needs(reductions) <= g.column_set:
+            return None
+        return reductions
+
     def _save_gradient_statistics(self):
         """At the batch's end: the reductions the train step computed."""
         self._grad_reduced_now = False
-        names, dtypes, shapes, var = self._grad_stats
-        matrix = var.numpy()
-        for i, name in enumerate(names):
-            reductions = _reduce.reductions_only(self._hook, name)
+        g = self._grad_stats
+        matrix = g.variable.numpy()
+        for i, name in enumerate(g.names):
+            reductions = self._reduced_in_step(name)
             if reductions is not None:
-                _reduce.save_shaped(self._hook, name, dtypes[i], shapes[i], reductions, matrix[i],
-                                    _reduce.STATS)
+                _reduce.save_shaped(self._hook, name, g.dtypes[i], g.shapes[i], reductions,
+                                    matrix[i], g.columns)
 
     def _save_value(self, name, value):
         if name in self._saved_now or not _smd.smd_hook_is_due(self._hook, name):
@@ -501,11 +521,11 @@ class KerasHook(_Callback, Hook):
                 if self._grad_names is None:
                     grads = True
                 else:
-                    in_step = set(self._grad_stats[0]) if self._grad_stats and _reduce.enabled() else set()
+                    in_step = _reduce.enabled()
                     for n in self._grad_names:
                         if not _smd.smd_hook_is_due(h, n):
                             continue
-                        if n in in_step and _reduce.reductions_only(h, n) is not None:
+                        if in_step and self._reduced_in_step(n) is not None:
                             grad_reductions = True
                         else:
                             grads = True
@@ -685,6 +705,15 @@ class KerasHook(_Callback, Hook):
         flat = tf.nest.flatten(target)
         if len(flat) == 1 and tf.size(flat[0]) == 1:
             self._save_value("loss", tf.reshape(flat[0], [1]))
+
+
+class _GradStats:
+    """The statistics (`columns`, names from _reduce.STATS) of the gradients `names` that the
+    train step assigns to `variable` (a float64 matrix, a row per gradient) when asked."""
+
+    def __init__(self, names, dtypes, shapes, variable, columns):
+        self.names, self.dtypes, self.shapes, self.variable = names, dtypes, shapes, variable
+        self.columns, self.name_set, self.column_set = columns, set(names), set(columns)
 
 
 class _Slots:
