@@ -5,12 +5,13 @@ KerasHook (when it runs with this TensorFlow).
     .venv-tf/bin/python tests/bench/frameworks/keras_bench.py [--steps N] [--repeats R] [--tiny]
 
 Prints one JSON object per line: {"framework", "model", "config", "ms_per_step", "note"} with
-config one of "no hook", "smd every step", "smd every 100", "smd gradient reductions every
-step", "smdebug every step", "smdebug every 100". Hooks save weights, biases and gradients (plus
+config one of "no hook", "smd every step", "smd every 100", "smd grad reductions" (every
+step), "smdebug every step", "smdebug every 100". Hooks save weights, biases and gradients (plus
 the always-saved losses and metrics); the reductions row saves the gradients as max, mean and l2
 only (computed inside the compiled train step). The same model compiled by XLA
-(jit_compile=True, Keras 3's default on a GPU: model "... XLA") has the rows of smd and no hook. Each configuration trains a fresh model of the same seed: a warm-up fit (tracing) and
-then a timed fit of N steps (batch 64, data in memory); configurations alternate over R rounds
+(jit_compile=True, Keras 3's default on a GPU: model "... XLA") has the rows of smd and no hook.
+Each configuration trains a fresh model of the same seed: a warm-up fit (tracing) and then a
+timed fit of N steps (batch 64, data in memory); configurations alternate over R rounds
 and the median is printed. smdebug runs in a child interpreter (it needs protobuf's pure-Python
 parser with today's protobuf); when it fails, its row has ms_per_step null and the error.
 """
@@ -118,7 +119,7 @@ def main():
         version = f"TensorFlow {tf.__version__}, Keras {getattr(keras, '__version__', '') or keras.__name__}"
         configs = [("no hook", None), ("smd every step", smd_factory(1, root)),
                    ("smd every 100", smd_factory(100, root)),
-                   ("smd gradient reductions every step", smd_factory(1, root, reductions=True))]
+                   ("smd grad reductions", smd_factory(1, root, reductions=True))]
         runs = [(model, jit, name, factory) for model, jit in ((MODEL, False), (MODEL_XLA, True))
                 for name, factory in configs]
         times = {(model, name): [] for model, _, name, _ in runs}
