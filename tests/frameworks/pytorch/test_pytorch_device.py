@@ -252,20 +252,27 @@ def test_batch_statistics_use_a_fixed_number_of_launches():
     def ops(n):
         ts = [torch.randn(10 + i) for i in range(n)]
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
-            _device.batch_statistics(ts, {"min", "max", "sum", "sumsq", "abssum", "var", "nan"})
+            _device.batch_statistics(ts, {"min", "max", "absmin", "absmax", "sum", "sumsq", "abssum",
+                                          "var", "prod", "nan"})
+        # views and dtype arithmetic launch no kernel
         return sum(e.count for e in prof.key_averages() if e.key.startswith("aten::") and e.key not in
                    ("aten::view", "aten::reshape", "aten::_reshape_alias", "aten::detach", "aten::flatten",
-                    "aten::alias", "aten::empty", "aten::lift_fresh"))
+                    "aten::alias", "aten::empty", "aten::lift_fresh", "aten::slice", "aten::narrow",
+                    "aten::as_strided", "aten::expand", "aten::promote_types"))
     assert ops(3) == ops(40)
 
 
+@pytest.mark.parametrize("mixed", [False, True])
 @pytest.mark.parametrize("chunk", [5, 1 << 16])
-def test_batch_statistics_of_tensors_cut_into_chunks(monkeypatch, chunk):
-    # each tensor is reduced in chunks, then its chunks: sizes around the chunk length, empty too
+def test_batch_statistics_of_tensors_cut_into_chunks(monkeypatch, chunk, mixed):
+    # each tensor is reduced in rows of `chunk` elements, then its rows: sizes around the row
+    # length, empty too; mixed: float16, bfloat16, float32 and float64 tensors in one batch
     monkeypatch.setattr(_device, "_CHUNK", chunk)
     g = torch.Generator().manual_seed(7)
     sizes = [0, 1, chunk - 1, chunk, chunk + 1, 3 * chunk + 2, 2]
-    ts = [(torch.randn(n, generator=g) * 3).to(DEV) for n in sizes]
+    dtypes = [torch.float16, torch.bfloat16, torch.float32, torch.float64] if mixed else [torch.float32]
+    ts = [(torch.randn(n, generator=g) * 3).to(dtypes[i % len(dtypes)]).to(DEV)
+          for i, n in enumerate(sizes)]
     wanted = {"nan", "min", "max", "absmin", "absmax", "sum", "abssum", "sumsq", "var", "absvar",
               "prod", "absprod"}
     out, names, _ = _device.batch_statistics(ts, wanted)
@@ -285,6 +292,23 @@ def test_batch_statistics_of_tensors_cut_into_chunks(monkeypatch, chunk):
                 assert v == w, (sizes[k], name, v, w)
             else:
                 assert v == pytest.approx(w, rel=1e-12, abs=1e-300), (sizes[k], name, v, w)
+
+
+def test_batch_statistics_tell_which_tensors_hold_a_nan(monkeypatch):
+    # a NaN first (in the padding of the extremes' rows too), last in a padded row, in a full row,
+    # beside infinities; the others hold none
+    monkeypatch.setattr(_device, "_CHUNK", 5)
+    nan, inf = float("nan"), float("inf")
+    ts = [torch.tensor(v).to(DEV) for v in (
+        [nan, 1.0, 2.0], [1.0] * 7 + [nan], [1.0, 2.0, nan, 4.0, 5.0, 6.0], [inf, -inf, 1.0],
+        [-1.0] * 6, [], [0.5])]
+    for wanted in ({"nan"}, {"nan", "max"}, {"nan", "min", "sum"}):
+        out, names, _ = _device.batch_statistics(ts, wanted)
+        held = [v != 0 for v in out[:, names.index("nan")].cpu().tolist()]
+        assert held == [True, True, True, False, False, False, False], (wanted, held)
+    out, names, _ = _device.batch_statistics(ts, {"nan", "max", "min"})
+    assert out[3, names.index("max")].item() == inf and out[3, names.index("min")].item() == -inf
+    assert out[4, names.index("max")].item() == -1.0  # not the zeros padding its last row
 
 
 def test_reductions_of_special_values_match_the_host_path(tmp_path, monkeypatch):

@@ -6,10 +6,11 @@ Two paths, chosen per tensor from what the hook's collections want at the curren
 * **Reductions and histograms** (no raw value, no TensorBoard scalar): the reductions, and the
   TensorBoard histograms where they are due, are computed on the tensor's device, batched over
   every tensor offered together (the parameters at the start of a step, the gradients of one
-  backward pass), with a fixed number of kernel launches per batch (``torch.cat`` of the
-  flattened tensors, one cast to float64, then segment reductions by two levels of
-  ``torch.segment_reduce``; for histograms one ``torch.bucketize`` over smd's bucket edges and
-  one ``torch.bincount`` of (tensor, bucket) keys), whatever the number of tensors. Only a small
+  backward pass), with a fixed number of kernel launches per batch (``torch.cat`` laying the
+  flattened tensors out as padded rows, row reductions accumulating in float64, then
+  ``torch.segment_reduce`` over each tensor's rows; for histograms one ``torch.bucketize`` over
+  smd's bucket edges and one ``torch.bincount`` of (tensor, bucket) keys), whatever the number of
+  tensors. Only a small
   float64 matrix (tensors x statistics, and the bucket counts of the histogram rows) comes back to
   the host, in one non-blocking copy into pinned memory. The numbers are saved through
   ``smd_hook_save_reductions``, which writes exactly what the hook writes for reductions and
@@ -208,70 +209,127 @@ def _flat(t):
     return t.reshape(-1)
 
 
-_CHUNK = 1 << 16  # elements a first-level segment holds at most
+_CHUNK = 1 << 16  # elements a row holds at most
+
+
+def _row_length(total, n):
+    """The row length for n tensors of `total` elements: a power of two (or _CHUNK), at most
+    _CHUNK, halved (down to 64) while the padding, less than a row per tensor, could exceed a
+    quarter of the elements (small tensors padded to 65,536 elements each would multiply the
+    bytes read)."""
+    c = _CHUNK
+    while c > 64 and 4 * n * c > total:
+        c //= 2
+    return c
 
 
 def batch_statistics(tensors, wanted, histograms=None, edges=None):
     """Per-tensor statistics of a batch of floating tensors on one device, in float64, with a
     fixed number of kernel launches: a (len(tensors), len(cols)) float64 tensor on the device
-    and the list of column names. `wanted` is a set of names from _STATS.
+    and the list of column names. `wanted` is a set of names from _STATS. The "nan" column is
+    not a count of NaNs: it is nonzero exactly when the tensor holds one (all that is asked of it).
 
     histograms (a list of bools, one per tensor) and edges (smd's bucket edges, float64 on the
     device): also the bucket counts of the tensors marked, a (marked, len(edges) - 1) float64
     tensor (exact: counts stay below 2**53), else None. Returns (stats, names, counts).
 
-    Two levels of segmented reductions (torch.segment_reduce: on CUDA, CUB's segmented reduce, one
-    block a segment): each tensor is cut into chunks of at most _CHUNK elements, the chunks are
-    reduced, then each tensor's chunk results. Not index_add_/scatter_reduce_ into one slot per
-    tensor: millions of atomic updates of a few dozen addresses serialize on a GPU (64 ms for
-    ResNet-18's 62 gradients on an H100), and not one segment per tensor either (a block alone
-    reads the largest tensor: 3.5 ms). Nothing here waits for the device: the lengths come from
+    The tensors are laid out as rows of C elements (_row_length), each tensor starting a row and
+    its last row padded: with zeros (x: sums, and products and squared deviations under a mask of the
+    valid elements) and with the tensor's first element (o: minima and maxima, which a repeated
+    element does not change). Each row is reduced by PyTorch's row reductions (max, min, sum and
+    vector norm accumulating in float64 as they read, without a float64 copy of the batch), then
+    each tensor's rows by torch.segment_reduce over the few row results. A row's maximum is NaN
+    exactly when the row holds a NaN, which gives the "nan" column. Not index_add_ or
+    scatter_reduce_ into one slot per tensor: millions of atomic updates of a few dozen addresses
+    serialize on a GPU (64 ms for ResNet-18's 62 gradients on an H100); not one segment per
+    tensor (a block alone reads the largest tensor: 3.5 ms); and no longer segment reductions of
+    a float64 copy of every element (0.97 ms for max, mean and l2 there), which read and write
+    several times the bytes these do. Nothing here waits for the device: the lengths come from
     the host, `unsafe=True` skips the check that would read them back, and repeat_interleave is
     told its output size."""
     dev = tensors[0].device
     counts = [t.numel() for t in tensors]
-    total = sum(counts)
-    chunk_lengths, chunks_per_tensor = [], []
-    for c in counts:
-        full, rest = divmod(c, _CHUNK)
-        pieces = [_CHUNK] * full + ([rest] if rest or not full else [])
-        chunk_lengths += pieces
-        chunks_per_tensor.append(len(pieces))
-    flat = torch.cat([_flat(t) for t in tensors]).to(torch.float64)
-    lengths = torch.tensor(counts + chunk_lengths + chunks_per_tensor, dtype=torch.int64).to(dev, non_blocking=True)
-    n = len(counts)
-    lengths, l1, l2 = lengths[:n], lengths[n:n + len(chunk_lengths)], lengths[n + len(chunk_lengths):]
+    n, total = len(counts), sum(counts)
+    C = _row_length(total, n)
+    rows_per = [max(1, -(-c // C)) for c in counts]  # an empty tensor: one row of padding
+    rows = sum(rows_per)
+    valid = []  # elements of each row that are the tensor's
+    for c, k in zip(counts, rows_per):
+        valid += [C] * (k - 1) + [c - (k - 1) * C]
+    flats = [_flat(t) for t in tensors]
+    carrier = flats[0].dtype
+    for f in flats[1:]:
+        carrier = torch.promote_types(carrier, f.dtype)  # what torch.cat makes (exact for these)
+    zeros = torch.zeros(C, dtype=carrier, device=dev)
+
+    def laid_out(first):
+        parts = []
+        for f, c, k in zip(flats, counts, rows_per):
+            if c:
+                parts.append(f)
+            pad = k * C - c
+            if pad:
+                parts.append(f[:1].expand(pad) if first and c else zeros[:pad])
+        return torch.cat(parts).view(rows, C)
+
+    host = torch.tensor(counts + rows_per + valid + [int(c == 0) for c in counts], dtype=torch.int64)
+    host = host.to(dev, non_blocking=True)
+    lengths, per_tensor = host[:n], host[n:2 * n]
+    valid_t, empty = host[2 * n:2 * n + rows], host[2 * n + rows:].bool()
+    x = laid_out(False)
+    extremes = wanted & {"min", "max", "absmin", "absmax"}
+    o = laid_out(True) if extremes else x
+    cache = {}
+
+    def once(key, make):
+        if key not in cache:
+            cache[key] = make()
+        return cache[key]
+
+    rmax = lambda: once("rmax", lambda: o.amax(1))  # noqa: E731
+    rmin = lambda: once("rmin", lambda: o.amin(1))  # noqa: E731
+    mask = lambda: once("mask", lambda: torch.arange(C, device=dev) < valid_t[:, None])  # noqa: E731
+    x64 = lambda: once("x64", lambda: x.to(torch.float64))  # noqa: E731
+
+    def seg(v, how):  # each tensor's rows
+        return torch.segment_reduce(v.to(torch.float64), how, lengths=per_tensor, unsafe=True)
+
+    def extreme(v, how, initial):
+        return torch.where(empty, torch.tensor(initial, dtype=torch.float64, device=dev), seg(v, how))
+
+    def sums(name):  # "sum" or "abssum", each tensor's
+        return once(name, lambda: seg((x.abs() if name == "abssum" else x).sum(1, dtype=torch.float64), "sum"))
+
     cols, names = [], []
-
-    def seg(x, how, initial):
-        # sum, min, max and prod of the chunks, then of each tensor's chunks (an empty tensor is
-        # one empty chunk: `initial`)
-        first = torch.segment_reduce(x, how, lengths=l1, unsafe=True, initial=initial)
-        return torch.segment_reduce(first, how, lengths=l2, unsafe=True, initial=initial)
-
-    absx = flat.abs() if wanted & {"absmin", "absmax", "abssum", "absprod", "absvar"} else None
-    if "nan" in wanted:
-        cols.append(seg(torch.isnan(flat).to(torch.float64), "sum", 0.0)); names.append("nan")
-    for name, x, how, initial in (("min", flat, "min", math.inf), ("max", flat, "max", -math.inf),
-                                  ("absmin", absx, "min", math.inf), ("absmax", absx, "max", -math.inf),
-                                  ("prod", flat, "prod", 1.0), ("absprod", absx, "prod", 1.0)):
-        if name in wanted:
-            cols.append(seg(x, how, initial)); names.append(name)
-    sums = {}
-    for name, x in (("sum", flat), ("abssum", absx)):
-        if name in wanted or (name == "sum" and "var" in wanted) or (name == "abssum" and "absvar" in wanted):
-            sums[name] = seg(x, "sum", 0.0)
-            cols.append(sums[name]); names.append(name)
-    if "sumsq" in wanted:
-        cols.append(seg(flat * flat, "sum", 0.0)); names.append("sumsq")
-    denom = lengths.clamp(min=1).to(torch.float64)
-    for name, x, s in (("var", flat, "sum"), ("absvar", absx, "abssum")):
-        if name in wanted:
-            mean = (sums[s] / denom).repeat_interleave(lengths, output_size=total)
-            d = x - mean
-            cols.append(seg(d * d, "sum", 0.0)); names.append(name)
+    for name in [s for s in _STATS if s in wanted]:
+        if name == "nan":
+            # (a NaN in the first element is in o's padding too, and that row holds it anyway)
+            col = seg(torch.isnan(rmax() if extremes else x.amax(1)), "sum")
+        elif name == "min":
+            col = extreme(rmin(), "min", math.inf)
+        elif name == "max":
+            col = extreme(rmax(), "max", -math.inf)
+        elif name == "absmax":  # the larger magnitude of a row's extremes
+            col = extreme(torch.maximum(rmin().abs(), rmax().abs()), "max", -math.inf)
+        elif name == "absmin":
+            col = extreme(o.abs().amin(1), "min", math.inf)
+        elif name in ("sum", "abssum"):
+            col = sums(name)
+        elif name == "sumsq":
+            col = seg(torch.linalg.vector_norm(x, 2, dim=1, dtype=torch.float64) ** 2, "sum")
+        elif name in ("prod", "absprod"):
+            v = x64().abs() if name == "absprod" else x64()
+            col = seg(torch.where(mask(), v, 1.0).prod(1), "prod")
+        else:  # var, absvar: each tensor's sum of squared deviations from its mean
+            v = x64().abs() if name == "absvar" else x64()
+            mean = sums("abssum" if name == "absvar" else "sum") / lengths.clamp(min=1).to(torch.float64)
+            d = torch.where(mask(), v - mean.repeat_interleave(per_tensor, output_size=rows)[:, None], 0.0)
+            col = seg((d * d).sum(1), "sum")
+        cols.append(col)
+        names.append(name)
     counts_out = None
     if histograms is not None and any(histograms):
+        flat = torch.cat(flats).to(torch.float64)
         counts_out = _bucket_counts(flat, lengths, total, histograms, edges)
     return torch.stack(cols, dim=1), names, counts_out
 
