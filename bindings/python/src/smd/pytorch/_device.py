@@ -234,12 +234,13 @@ def batch_statistics(tensors, wanted, histograms=None, edges=None):
     tensor (exact: counts stay below 2**53), else None. Returns (stats, names, counts).
 
     The tensors are laid out as rows of C elements (_row_length), each tensor starting a row and
-    its last row padded: with zeros (x: sums, and products and squared deviations under a mask of the
-    valid elements) and with the tensor's first element (o: minima and maxima, which a repeated
-    element does not change). Each row is reduced by PyTorch's row reductions (max, min, sum and
-    vector norm accumulating in float64 as they read, without a float64 copy of the batch), then
-    each tensor's rows by torch.segment_reduce over the few row results. A row's maximum is NaN
-    exactly when the row holds a NaN, which gives the "nan" column. Not index_add_ or
+    its last row padded: with zeros (x: sums, and products and squared deviations under a mask of
+    the valid elements) and with the tensor's first element (o: minima and maxima, which a
+    repeated element does not change). Each row is reduced by PyTorch's row reductions (max,
+    min, sum and vector norm, the last two accumulating in float64 as they read, without a
+    float64 copy of the batch), then each tensor's rows by torch.segment_reduce over the few row
+    results. A row's maximum is NaN exactly when the row holds a NaN, which gives the "nan"
+    column. Not index_add_ or
     scatter_reduce_ into one slot per tensor: millions of atomic updates of a few dozen addresses
     serialize on a GPU (64 ms for ResNet-18's 62 gradients on an H100); not one segment per
     tensor (a block alone reads the largest tensor: 3.5 ms); and no longer segment reductions of
@@ -272,8 +273,8 @@ def batch_statistics(tensors, wanted, histograms=None, edges=None):
                 parts.append(f[:1].expand(pad) if first and c else zeros[:pad])
         return torch.cat(parts).view(rows, C)
 
-    host = torch.tensor(counts + rows_per + valid + [int(c == 0) for c in counts], dtype=torch.int64)
-    host = host.to(dev, non_blocking=True)
+    host = torch.tensor(counts + rows_per + valid + [int(c == 0) for c in counts],
+                        dtype=torch.int64).to(dev, non_blocking=True)
     lengths, per_tensor = host[:n], host[n:2 * n]
     valid_t, empty = host[2 * n:2 * n + rows], host[2 * n + rows:].bool()
     x = laid_out(False)
@@ -288,17 +289,20 @@ def batch_statistics(tensors, wanted, histograms=None, edges=None):
 
     rmax = lambda: once("rmax", lambda: o.amax(1))  # noqa: E731
     rmin = lambda: once("rmin", lambda: o.amin(1))  # noqa: E731
-    mask = lambda: once("mask", lambda: torch.arange(C, device=dev) < valid_t[:, None])  # noqa: E731
+    mask = lambda: once("mask", lambda: torch.arange(C, device=dev) < valid_t[:, None])  # noqa
     x64 = lambda: once("x64", lambda: x.to(torch.float64))  # noqa: E731
 
     def seg(v, how):  # each tensor's rows
         return torch.segment_reduce(v.to(torch.float64), how, lengths=per_tensor, unsafe=True)
 
-    def extreme(v, how, initial):
-        return torch.where(empty, torch.tensor(initial, dtype=torch.float64, device=dev), seg(v, how))
+    def extreme(v, how, initial):  # an empty tensor's: the initial value (no tensor of it made)
+        return seg(v, how).masked_fill(empty, initial)
 
     def sums(name):  # "sum" or "abssum", each tensor's
-        return once(name, lambda: seg((x.abs() if name == "abssum" else x).sum(1, dtype=torch.float64), "sum"))
+        def make():
+            v = x.abs() if name == "abssum" else x
+            return seg(v.sum(1, dtype=torch.float64), "sum")
+        return once(name, make)
 
     cols, names = [], []
     for name in [s for s in _STATS if s in wanted]:
@@ -322,8 +326,9 @@ def batch_statistics(tensors, wanted, histograms=None, edges=None):
             col = seg(torch.where(mask(), v, 1.0).prod(1), "prod")
         else:  # var, absvar: each tensor's sum of squared deviations from its mean
             v = x64().abs() if name == "absvar" else x64()
-            mean = sums("abssum" if name == "absvar" else "sum") / lengths.clamp(min=1).to(torch.float64)
-            d = torch.where(mask(), v - mean.repeat_interleave(per_tensor, output_size=rows)[:, None], 0.0)
+            mean = sums("abssum" if name == "absvar" else "sum") / lengths.clamp(min=1).double()
+            per_row = mean.repeat_interleave(per_tensor, output_size=rows)[:, None]
+            d = torch.where(mask(), v - per_row, 0.0)
             col = seg((d * d).sum(1), "sum")
         cols.append(col)
         names.append(name)
