@@ -506,6 +506,40 @@ def test_xla_tensors_of_unknown_shape_warn_and_another_batchs_values_are_not_sav
     np.testing.assert_allclose(trial.tensor("dense/inputs").value(1, mode=st.modes.EVAL), x[16:32])
 
 
+@pytest.mark.parametrize("jit", [False, True])
+def test_steps_per_execution_saves_the_last_inner_steps_tensors_once(tmp_path, jit):
+    # with steps_per_execution=4 Keras runs 4 train steps per call of its train function and calls
+    # the callbacks once: one hook step, whose gradients and layer outputs are the last inner
+    # step's (batch 3, 7), saved once, as the same training one step per call saves at its steps 3, 7
+    x, y = dataset(128)
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(16, drop_remainder=True)
+    trials = {}
+    for spe in (1, 4):
+        keras.backend.clear_session()
+        keras.utils.set_random_seed(0)
+        model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation="tanh"),
+                                  keras.layers.Dense(1)])
+        model.compile(optimizer=keras.optimizers.SGD(LR), loss="mse", steps_per_execution=spe,
+                      jit_compile=jit)
+        out = str(tmp_path / f"spe{spe}")
+        hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1),
+                            include_collections=["gradients", "layers"])
+        model.fit(ds, epochs=1, verbose=0, callbacks=[hook])
+        hook.close()
+        trials[spe] = create_trial(out)
+    one, four = trials[1], trials[4]
+    assert four.steps() == [0, 1] and one.steps() == list(range(8))
+    names = four.tensor_names(collection="gradients") + four.tensor_names(collection="layers")
+    assert len(names) == 8
+    index = json.load(open(str(tmp_path / "spe4" / "index" / "000000000" / "000000000000_worker_0.json")))
+    saved = [e["tensorname"] for e in index["tensor_payload"]]
+    for name in names:
+        assert saved.count(name) == 1, (name, saved.count(name))
+        for step, inner in ((0, 3), (1, 7)):
+            np.testing.assert_allclose(four.tensor(name).value(step), one.tensor(name).value(inner),
+                                       rtol=1e-5, atol=1e-6, err_msg=f"{name} {step}")
+
+
 def test_second_hook_on_a_wrapped_optimizer_warns(tmp_path):
     x, y = dataset()
     model = mlp()

@@ -124,6 +124,8 @@ class KerasHook(_Callback, Hook):
         self._xla_unsaved = set()      # names XLA cannot hand out (shape unknown when compiled)
         self._serial = None            # tf.Variable: the number of the due batch, read in the step
         self._serial_value = 0
+        self._inner_steps = 1          # the model's steps_per_execution: train steps per batch call
+        self._held = {}                # name -> value a step handed out, saved at the batch's end
         self._in_batch = None
         self._saved_now = set()        # names saved in this step outside the compiled function
         self._current_mode = None
@@ -182,6 +184,7 @@ class KerasHook(_Callback, Hook):
         self._model_ref = weakref.ref(model)
         # Keras 3 resolves jit_compile="auto" here: XLA when the machine has a GPU
         self._xla = getattr(model, "jit_compile", False) is True
+        self._inner_steps = _steps_per_execution(model)
         if self._wants(LAYERS):
             for layer in getattr(model, "layers", []):
                 self._watch_layer(layer)
@@ -366,7 +369,13 @@ class KerasHook(_Callback, Hook):
             for n, a in zip(names, arrays):
                 if n in reduced and self._grad_reduced_now and self._reduced_in_step(n) is not None:
                     continue  # its reductions were computed in the step
-                if _smd.smd_hook_is_due(self._hook, n):
+                if not _smd.smd_hook_is_due(self._hook, n):
+                    continue
+                if self._inner_steps > 1:
+                    # several train steps run in one call and one hook step (steps_per_execution):
+                    # the last one's value is saved, once, at the batch's end (as XLA's variables)
+                    self._held[n] = np.array(a, copy=True)
+                else:
                     self.save_tensor(n, a, [])
             return np.int32(0)
 
@@ -508,6 +517,7 @@ class KerasHook(_Callback, Hook):
             self._current_mode = mode
         self.begin_step()
         self._saved_now.clear()
+        self._held.clear()
         self._update_flags(mode)
 
     def _update_flags(self, mode):
@@ -595,6 +605,9 @@ class KerasHook(_Callback, Hook):
             self._save_gradient_statistics()
         if self._xla_groups:
             self._save_captured_variables()
+        held, self._held = self._held, {}
+        for name, value in held.items():
+            self.save_tensor(name, value, [])
         self._save_logs(logs)
         # smdebug saves the batch's index in its epoch as the metric "batch" (an int64)
         self._save_log_value("batch", np.array([batch], dtype=np.int64))
@@ -750,6 +763,17 @@ class _WrappedTape:
 
     def __getattr__(self, name):
         return getattr(self._tape, name)
+
+
+def _steps_per_execution(model):
+    """Train steps Keras runs in one call of its train function (and one batch of callbacks)."""
+    v = getattr(model, "steps_per_execution", None)
+    if v is None:
+        v = getattr(model, "_steps_per_execution", None)  # Keras 2: a variable
+    try:
+        return max(1, int(v.numpy() if hasattr(v, "numpy") else (v or 1)))
+    except (TypeError, ValueError):
+        return 1
 
 
 def _symbolic(value):
