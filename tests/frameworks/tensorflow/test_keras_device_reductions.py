@@ -84,13 +84,18 @@ def _count_saves(monkeypatch):
     return calls
 
 
+def _off_then_auto(tmp_path, monkeypatch):
+    """(mode, trial folder, save_shaped calls) of a run with the device reductions off, then of
+    one with them on."""
+    for mode in ("off", "auto"):
+        monkeypatch.setenv("SMD_TF_DEVICE_REDUCTIONS", mode)
+        yield mode, str(tmp_path / mode), _count_saves(monkeypatch)
+
+
 def test_fit_reductions_in_the_step_and_eagerly_equal_the_host_paths(tmp_path, monkeypatch):
     x, y = _data()
     runs = {}
-    for mode in ("off", "auto"):
-        monkeypatch.setenv("SMD_TF_DEVICE_REDUCTIONS", mode)
-        calls = _count_saves(monkeypatch)
-        out = str(tmp_path / mode)
+    for mode, out, calls in _off_then_auto(tmp_path, monkeypatch):
         rc = st.ReductionConfig(reductions=REDUCTIONS, abs_reductions=["min", "max", "sum", "variance"],
                                 norms=["l1", "l2"])
         hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1), reduction_config=rc,
@@ -122,10 +127,7 @@ def test_the_step_computes_the_statistics_due_reductions_need_and_others_take_th
     # reduces them on the host, equal to the host path's run.
     x, y = _data()
     runs = {}
-    for mode in ("off", "auto"):
-        monkeypatch.setenv("SMD_TF_DEVICE_REDUCTIONS", mode)
-        calls = _count_saves(monkeypatch)
-        out = str(tmp_path / mode)
+    for mode, out, calls in _off_then_auto(tmp_path, monkeypatch):
         hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1),
                             reduction_config=st.ReductionConfig(reductions=["max"]),
                             include_collections=["gradients", "kernel_prod"])
@@ -160,10 +162,7 @@ def test_xla_reductions_in_the_step_equal_the_host_paths(tmp_path, monkeypatch):
     x, y = _data()
     ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(16, drop_remainder=True)
     runs = {}
-    for mode in ("off", "auto"):
-        monkeypatch.setenv("SMD_TF_DEVICE_REDUCTIONS", mode)
-        calls = _count_saves(monkeypatch)
-        out = str(tmp_path / mode)
+    for mode, out, calls in _off_then_auto(tmp_path, monkeypatch):
         hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1),
                             reduction_config=st.ReductionConfig(reductions=REDUCTIONS, norms=["l2"]),
                             include_collections=["weights", "biases", "gradients"])
