@@ -20,6 +20,7 @@ import smd
 import smd.pytorch as smdpt
 from smd.pytorch import _device
 from smd.trials import create_trial
+from fwtest import assert_same_histograms, tensorboard_histograms
 from models import Net
 
 DEV = torch.device(os.environ.get("SMD_TEST_DEVICE", "cpu"))
@@ -433,81 +434,6 @@ def test_save_reductions_binding_refuses_a_missing_reduction(tmp_path):
 
 # ---- TensorBoard histograms on the device ---------------------------------------------------
 
-def _varint(b, i):
-    v = shift = 0
-    while True:
-        c = b[i]
-        i += 1
-        v |= (c & 0x7F) << shift
-        shift += 7
-        if c < 0x80:
-            return v, i
-
-
-def _fields(b):
-    """(field number, wire type, value) of a protobuf message; value: int or bytes."""
-    i = 0
-    while i < len(b):
-        key, i = _varint(b, i)
-        f, wt = key >> 3, key & 7
-        if wt == 0:
-            v, i = _varint(b, i)
-        elif wt == 1:
-            v, i = b[i:i + 8], i + 8
-        elif wt == 2:
-            n, i = _varint(b, i)
-            v, i = b[i:i + n], i + n
-        elif wt == 5:
-            v, i = b[i:i + 4], i + 4
-        else:
-            raise ValueError(f"wire type {wt}")
-        yield f, wt, v
-
-
-def _histograms(tb_dir):
-    """{(step, tag): {min, max, num, sum, sum_squares, bucket_limit, bucket}} of every histogram
-    summary in a TensorBoard folder's event files."""
-    out = {}
-    for root, _, files in os.walk(tb_dir):
-        for fn in files:
-            data = open(os.path.join(root, fn), "rb").read()
-            i = 0
-            while i < len(data):
-                n = int.from_bytes(data[i:i + 8], "little")
-                rec = data[i + 12:i + 12 + n]
-                i += 16 + n
-                step, summary = 0, None
-                for f, _, v in _fields(rec):
-                    if f == 2:
-                        step = v
-                    elif f == 5:
-                        summary = v
-                if summary is None:
-                    continue
-                for f, _, value in _fields(summary):
-                    tag, histo = None, None
-                    for vf, _, vv in _fields(value):
-                        if vf == 1:
-                            tag = vv.decode()
-                        elif vf == 5:
-                            histo = vv
-                    if histo is None:
-                        continue
-                    # proto3: a field left at 0 is not written
-                    h = {"bucket_limit": [], "bucket": [], "min": 0.0, "max": 0.0, "num": 0.0, "sum": 0.0,
-                         "sum_squares": 0.0}
-                    names = {1: "min", 2: "max", 3: "num", 4: "sum", 5: "sum_squares"}
-                    for hf, wt, hv in _fields(histo):
-                        if hf in names:
-                            h[names[hf]] = float(np.frombuffer(hv, "<f8")[0])
-                        elif hf in (6, 7):
-                            key = "bucket_limit" if hf == 6 else "bucket"
-                            h[key] += (np.frombuffer(hv, "<f8").tolist() if wt == 2
-                                       else [float(np.frombuffer(hv, "<f8")[0])])
-                    out[(step, tag)] = h
-    return out
-
-
 def _histogram_runs(tmp_path, monkeypatch, dtype):
     runs = {}
     for mode in ("off", "always"):
@@ -520,29 +446,8 @@ def _histogram_runs(tmp_path, monkeypatch, dtype):
         if mode == "always":
             assert hook._device.stats["staged_tensors"] == 3  # only the loss went to the host whole
         hook.close()
-        runs[mode] = (tmp_path / mode, _histograms(tmp_path / (mode + "_tb")))
+        runs[mode] = (tmp_path / mode, tensorboard_histograms(tmp_path / (mode + "_tb")))
     return runs
-
-
-def _assert_same_histograms(host, dev, count_at_least):
-    assert sorted(host) == sorted(dev) and len(host) >= count_at_least, (sorted(host), sorted(dev))
-    for key, h in host.items():
-        d = dev[key]
-        # counts, edges, element count, min and max: exact; sums: float64 in another order
-        assert d["bucket"] == h["bucket"], key
-        assert d["bucket_limit"] == h["bucket_limit"], key
-        assert d["num"] == h["num"], key
-        for k in ("min", "max"):
-            assert d[k] == h[k] or (math.isnan(d[k]) and math.isnan(h[k])), (key, k, d[k], h[k])
-        for k in ("sum", "sum_squares"):
-            a, b = h[k], d[k]
-            if math.isnan(a) or math.isinf(a):
-                assert a == b or (math.isnan(a) and math.isnan(b)), (key, k, a, b)
-            else:
-                # a float64 sum of n terms in any order: within n * eps of the sum of magnitudes
-                n = h["num"]
-                mags = h["sum_squares"] if k == "sum_squares" else math.sqrt(n * h["sum_squares"])
-                assert abs(a - b) <= n * 2.3e-16 * mags, (key, k, a, b)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16])
@@ -550,7 +455,7 @@ def test_device_histograms_equal_the_host_paths(tmp_path, monkeypatch, dtype):
     runs = _histogram_runs(tmp_path, monkeypatch, dtype)
     (host_dir, host), (dev_dir, dev) = runs["off"], runs["always"]
     # weights, biases and gradients of the 4 parameters, 3 steps
-    _assert_same_histograms(host, dev, 3 * 8)
+    assert_same_histograms(host, dev, 3 * 8)
     host_t, dev_t = create_trial(str(host_dir)), create_trial(str(dev_dir))
     assert sorted(host_t.tensor_names()) == sorted(dev_t.tensor_names())
 
@@ -588,10 +493,10 @@ def test_device_histograms_of_special_values(tmp_path, monkeypatch):
             # every floating tensor reduced with its histogram on the device; the int32 one whole
             assert cap.stats["reduced_tensors"] == 2 * 6 and cap.stats["staged_tensors"] == 2
         h.close()
-        out[mode] = _histograms(tmp_path / (mode + "_tb"))
+        out[mode] = tensorboard_histograms(tmp_path / (mode + "_tb"))
     # all_out has nothing within the edges: no histogram either way
     assert not any("all_out" in tag for _, tag in out["off"])
-    _assert_same_histograms(out["off"], out["always"], 2 * 6)
+    assert_same_histograms(out["off"], out["always"], 2 * 6)
 
 
 def test_bucket_counts_follow_numpys_rules():
@@ -636,7 +541,7 @@ def test_save_reductions_binding_takes_a_histogram(tmp_path):
     smd.smdc.smd_hook_save_reductions(h._hook, "gradient/x", 1, [3], [("max", False, 2.0)],
                                       (0.0, 2.0, 3.0, 5.0, counts), [])
     h.close()
-    hists = _histograms(tmp_path / "tb")
+    hists = tensorboard_histograms(tmp_path / "tb")
     assert len(hists) == 1
     (hist,) = hists.values()
     assert hist["num"] == 3 and hist["max"] == 2.0 and sum(hist["bucket"]) == 3

@@ -6,6 +6,7 @@ import sys
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))  # fwtest.py
 REPO = os.path.abspath(os.path.join(HERE, "..", "..", ".."))
 SMDEBUG_PYTHON = os.path.join(REPO, ".venv", "bin", "python")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")

@@ -11,8 +11,11 @@ import pytest
 import tensorflow as tf
 
 import smd.tensorflow as st
+from smd import smdc
 from smd.tensorflow import _reduce
 from smd.trials import create_trial
+
+from fwtest import assert_same_histograms, tensorboard_histograms
 
 keras = tf.keras
 REDUCTIONS = ["min", "max", "mean", "std", "variance", "sum", "prod", "l1", "l2"]
@@ -217,6 +220,64 @@ def test_values_and_median_keep_the_value_path(tmp_path, monkeypatch):
     # 1-3, the kernel gradients at steps 1 and 3 (their values are due at 0 and 2); step 0
     # traced the train step, its gradients took the value path
     assert sorted(calls) == sorted(biases * 3 + kernels * 2), calls
+
+
+@pytest.mark.parametrize("jit", [False, True])
+def test_histograms_in_the_step_and_eagerly_equal_the_host_paths(tmp_path, monkeypatch, jit):
+    # TensorBoard histograms of the gradients (in the compiled step, with XLA too) and of the
+    # weights and biases (eagerly at the batch's end) come from bucket counts TensorFlow computes
+    # where the tensors live: the same histograms as the host path's
+    x, y = _data()
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(16, drop_remainder=True)
+    hists = {}
+    for mode, out, calls in _off_then_auto(tmp_path, monkeypatch):
+        hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1),
+                            reduction_config=st.ReductionConfig(reductions=["max", "mean"], norms=["l2"]),
+                            include_collections=["weights", "biases", "gradients"],
+                            tensorboard_dir=out + "_tb")
+        model = _model(jit_compile=jit)
+        model.fit(ds, epochs=2, verbose=0, callbacks=[hook])
+        stats = hook._grad_stats
+        hook.close()
+        if mode == "auto":
+            assert stats.counts is not None
+            grads = [c for c in calls if c.startswith("gradients/")]
+            # step 0 traces the step: its gradients' values leave it (through the variables under
+            # XLA, then reduced eagerly); from step 1 on the step's own counts
+            assert len(grads) == (8 if jit else 7) * 4, calls
+            assert len(calls) - len(grads) == 8 * 4, calls
+        else:
+            assert calls == []
+        hists[mode] = tensorboard_histograms(out + "_tb")
+    # 4 gradients, 2 kernels and 2 biases, 8 steps
+    assert len({tag for _, tag in hists["off"]}) == 8
+    assert_same_histograms(hists["off"], hists["auto"], 8 * 8)
+
+
+@pytest.mark.parametrize("where", ["eager", "function", "xla"])
+def test_bucket_counts_follow_the_host_paths_rules(where):
+    # numpy.histogram's rules over smd's edges: edges[i] <= x < edges[i + 1], the last edge in the
+    # last bucket; NaN, infinities and values outside the edges in none
+    edges = np.array(smdc.smd_histogram_bucket_edges())
+    rng = np.random.default_rng(5)
+    arrays = [np.concatenate([edges[::50], [edges[-1], edges[0], np.nextafter(edges[0], -np.inf),
+                                            np.nextafter(edges[-1], np.inf), np.nan, np.inf, -np.inf,
+                                            0.0, -0.0]]),
+              rng.normal(size=(30, 20)) * 10.0 ** rng.integers(-12, 12, size=(30, 20)),
+              np.zeros(0)]
+    tensors = [tf.constant(a) for a in arrays] + [tf.constant(arrays[1], tf.float32),
+                                                   tf.constant(arrays[1], tf.bfloat16)]
+    if where == "eager":
+        got = _reduce.bucket_counts(tensors).numpy()
+    else:
+        got = tf.function(lambda *ts: _reduce.bucket_counts(ts), jit_compile=where == "xla")(*tensors).numpy()
+    assert got.shape == (len(tensors), len(edges) - 1)
+    for k, t in enumerate(tensors):
+        v = tf.cast(t, tf.float64).numpy().reshape(-1)
+        v = v[np.isfinite(v) & (v >= edges[0]) & (v <= edges[-1])]
+        want, _ = np.histogram(v, bins=edges)
+        np.testing.assert_array_equal(got[k], want, err_msg=str(k))
+    assert got[0].sum() > 30 and got[2].sum() == 0
 
 
 def test_gradient_tape_reductions_equal_the_host_paths(tmp_path, monkeypatch):

@@ -17,6 +17,18 @@ STATS = ("min", "max", "sum", "sumsq", "absmin", "absmax", "abssum", "prod", "ab
          "var", "absvar", "nan")
 
 
+# What a TensorBoard histogram needs besides its bucket counts.
+HISTOGRAM_STATS = frozenset({"min", "max", "sum", "sumsq", "nan"})
+
+
+def histogram_of(stats, counts):
+    """The histogram smd_hook_save_reductions takes, (min, max, sum, sum of squares, counts as
+    uint64), from a tensor's statistics (a dict) and its bucket counts (float64, exact)."""
+    nan = float("nan")
+    mn, mx = (nan, nan) if stats["nan"] else (stats["min"], stats["max"])
+    return (mn, mx, stats["sum"], stats["sumsq"], np.ascontiguousarray(counts, dtype=np.uint64))
+
+
 def needs(reductions):
     """The statistics the reductions need (median is computed per tensor)."""
     need = {"nan"}

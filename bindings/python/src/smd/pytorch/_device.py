@@ -41,7 +41,8 @@ import numpy as np
 import torch
 
 from smd import smdc as _smd
-from smd._reductions import STATS as _STATS, finish_rows, needs as _needs  # noqa: F401 (re-exported)
+from smd._reductions import HISTOGRAM_STATS as _HISTOGRAM_STATS, STATS as _STATS, finish_rows, histogram_of
+from smd._reductions import needs as _needs  # noqa: F401 (re-exported)
 
 # Floating dtypes whose reductions are computed on the device (their float64 conversion is
 # exact); others (integers, bool, complex) take the value path.
@@ -357,18 +358,6 @@ def _bucket_counts(flat, lengths, total, histograms, edges):
     if len(rows) < n:
         counts = counts[torch.tensor(rows, dtype=torch.int64).to(dev, non_blocking=True)]
     return counts.to(torch.float64)
-
-
-# What a histogram needs besides its counts.
-_HISTOGRAM_STATS = frozenset({"min", "max", "sum", "sumsq", "nan"})
-
-
-def histogram_of(stats, counts):
-    """The histogram smd_hook_save_reductions takes, (min, max, sum, sum of squares, counts as
-    uint64), from a tensor's statistics and its bucket counts (float64, exact)."""
-    nan = float("nan")
-    mn, mx = (nan, nan) if stats["nan"] else (stats["min"], stats["max"])
-    return (mn, mx, stats["sum"], stats["sumsq"], np.ascontiguousarray(counts, dtype=np.uint64))
 
 
 def _median(t, absr):

@@ -1,17 +1,19 @@
 """Reductions of TensorFlow tensors computed where they live (smd.tensorflow.KerasHook).
 
-A tensor whose collections want only reductions at a step (no raw value, no TensorBoard summary,
-no median) is reduced by TensorFlow on its device, in float64, and only the statistics come back
-to the host; smd_hook_save_reductions then writes exactly what the hook writes for reductions it
-computes itself (smd/_reductions.py). Two places:
+A tensor whose collections want only reductions and/or a TensorBoard histogram at a step (no raw
+value, no TensorBoard scalar, no median) is reduced by TensorFlow on its device, in float64, and
+only the statistics (and the histogram's bucket counts) come back to the host;
+smd_hook_save_reductions then writes exactly what the hook writes for reductions and histograms
+it computes itself (smd/_reductions.py). Two places:
 
 * eagerly, one tensor at a time: weights and biases at the end of a batch, optimizer variables,
   the gradients of a wrapped GradientTape;
 * inside the compiled train step, for the gradients: on a step where some gradient is due for
-  reductions only (a flag the hook sets when the batch begins), the statistics those reductions
-  need (those due when the step was traced) of every gradient are computed and assigned to a
-  float64 variable; the hook reads that small matrix when the batch ends. No Python runs inside
-  the step for them (it may be compiled by XLA), and the gradients themselves stay on the device.
+  reductions or a histogram only (a flag the hook sets when the batch begins), the statistics
+  (and bucket counts) those need, as due when the step was traced, of every gradient are
+  computed and assigned to float64 variables; the hook reads those small matrices when the batch
+  ends. No Python runs inside the step for them (it may be compiled by XLA), and the gradients
+  themselves stay on the device.
 
 SMD_TF_DEVICE_REDUCTIONS=off sends every tensor through the host path (its value copied to the
 host, reduced on smd's writer thread): the tests compare the two.
@@ -22,7 +24,7 @@ import os
 import tensorflow as tf
 
 from smd import smdc as _smd
-from smd._reductions import STATS, given, needs
+from smd._reductions import HISTOGRAM_STATS, STATS, given, histogram_of, needs
 
 # Floating dtypes reduced on the device (their float64 conversion is exact); the others take the
 # value path.
@@ -36,14 +38,55 @@ def enabled():
     return mode == "auto"
 
 
-def reductions_only(hook_handle, name):
-    """The reductions due for `name` at this step when they are all it needs and they can be
-    computed from STATS (no median, no raw value, no TensorBoard histogram: the TensorFlow hooks
-    leave histograms to the host path), else None."""
+class Due:
+    """What `name` needs at this step when it can all be computed where the tensor lives: its
+    reductions (names) and whether its TensorBoard histogram is due."""
+    __slots__ = ("reductions", "histogram")
+
+    def __init__(self, reductions, histogram):
+        self.reductions, self.histogram = reductions, histogram
+
+    def stats(self):
+        """The statistics (names from STATS) it needs."""
+        return needs(self.reductions) | (HISTOGRAM_STATS if self.histogram else set())
+
+
+def due_on_device(hook_handle, name):
+    """A Due when what `name` needs at this step is reductions computable from STATS and/or its
+    TensorBoard histogram (no raw value, no TensorBoard scalar, no median), else None."""
     *reductions, value, histogram = _smd.smd_hook_due_reductions(hook_handle, name)
-    if value or histogram or not reductions or any(r in ("median", "abs_median") for r in reductions):
+    if value or not (reductions or histogram) or any(r in ("median", "abs_median") for r in reductions):
         return None
-    return reductions
+    return Due(reductions, bool(histogram))
+
+
+_edges = None
+
+
+def bucket_edges():
+    """smd's histogram bucket edges (smd_histogram_bucket_edges), an eager float64 constant."""
+    global _edges
+    if _edges is None:
+        with tf.init_scope():
+            _edges = tf.constant(_smd.smd_histogram_bucket_edges(), tf.float64)
+    return _edges
+
+
+def bucket_counts(tensors):
+    """A (len(tensors), buckets) float64 tensor: each tensor's counts in smd's histogram buckets,
+    by the rules of smd's host path (numpy.histogram's): element x is in bucket i when
+    edges[i] <= x < edges[i + 1], the last bucket also holds its right edge, and NaN, infinities
+    and values outside the edges are in none. Exact (counts below 2**53)."""
+    edges = bucket_edges()
+    nb = int(edges.shape[0]) - 1
+    rows = []
+    for t in tensors:
+        x = tf.reshape(tf.cast(t, tf.float64), [-1])
+        idx = tf.searchsorted(edges, x, side="right") - 1
+        idx = tf.where(tf.equal(x, edges[-1]), nb - 1, idx)
+        idx = tf.where((idx >= 0) & (idx < nb) & tf.math.is_finite(x), idx, nb)  # nb: counted nowhere
+        rows.append(tf.math.unsorted_segment_sum(tf.ones_like(x), idx, nb + 1)[:nb])
+    return tf.stack(rows)
 
 
 def statistics(tensors, wanted=STATS):
@@ -103,20 +146,23 @@ def _statistics(tensors, wanted):
     return tf.stack(rows)
 
 
-def save_shaped(hook_handle, name, dtype, shape, reductions, row, columns):
-    """Saves `name`'s reductions from its row of statistics (numbers in `columns` order)."""
+def save_shaped(hook_handle, name, dtype, shape, due, row, columns, counts=None):
+    """Saves what `due` (a Due) asks of `name` from its row of statistics (numbers in `columns`
+    order) and, for its histogram, its bucket counts."""
     stats = dict(zip(columns, (float(v) for v in row)))
+    histogram = histogram_of(stats, counts) if due.histogram else None
     _smd.smd_hook_save_reductions(hook_handle, name, dtype.as_datatype_enum, shape,
-                                  given(reductions, stats, math.prod(shape)), None, [])
+                                  given(due.reductions, stats, math.prod(shape)), histogram, [])
 
 
 def save_eagerly(hook_handle, name, value):
-    """Reduces an eager tensor or variable on its device and saves its reductions, when they are
-    all `name` needs at this step: True; False when the caller must save its value."""
+    """Reduces an eager tensor or variable on its device and saves its reductions and histogram,
+    when they are all `name` needs at this step: True; False when the caller must save its
+    value."""
     if not enabled() or not hasattr(value, "numpy"):
         return False
-    reductions = reductions_only(hook_handle, name)  # first: a value to save is not converted here
-    if reductions is None:
+    due = due_on_device(hook_handle, name)  # first: a value to save is not converted here
+    if due is None:
         return False
     try:
         t = tf.convert_to_tensor(value)  # a Keras 3 variable's dtype is a string; the tensor's is not
@@ -124,7 +170,8 @@ def save_eagerly(hook_handle, name, value):
         return False
     if t.dtype not in REDUCIBLE:
         return False
-    matrix, columns = statistics([t], needs(reductions))
-    save_shaped(hook_handle, name, t.dtype, [int(d) for d in t.shape], reductions, matrix.numpy()[0],
-                columns)
+    matrix, columns = statistics([t], due.stats())
+    counts = bucket_counts([t]).numpy()[0] if due.histogram else None
+    save_shaped(hook_handle, name, t.dtype, [int(d) for d in t.shape], due, matrix.numpy()[0],
+                columns, counts)
     return True

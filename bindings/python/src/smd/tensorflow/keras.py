@@ -28,7 +28,6 @@ from smd import smdc as _smd
 from smd.collection_keys import CollectionKeys
 from smd.hook import Collection, Hook
 from smd.modes import ModeKeys
-from smd._reductions import needs
 from smd.tensorflow import _reduce
 from smd.tensorflow._common import (LAYERS, gradient_name, include_defaults, is_keras3_object,
                                     json_collections, set_wrapper, tf_options, to_numpy,
@@ -441,8 +440,9 @@ class KerasHook(_Callback, Hook):
                 self._save_value(n, v)
 
     def _reduce_gradients_in_step(self, names, tensors, flags):
-        """Inside the train step: on a step whose flag says so, the statistics of every floating
-        gradient of static shape, in one float64 matrix variable read at the batch's end."""
+        """Inside the train step: on a step whose flag says so, the statistics (and histogram
+        bucket counts) of every floating gradient of static shape, in float64 matrix variables
+        read at the batch's end."""
         keep = [i for i, t in enumerate(tensors)
                 if t.dtype in _reduce.REDUCIBLE and t.shape.is_fully_defined()]
         if not keep:
@@ -451,50 +451,62 @@ class KerasHook(_Callback, Hook):
         if self._grad_stats is None or self._grad_stats.names != key:
             # The statistics the reductions due now need (the step is traced at its first batch,
             # due as a rule), all of them when none is: computing the twelve costs several times
-            # what max, mean and l2 cost. A later step that needs another one takes the value path.
-            want = set()
+            # what max, mean and l2 cost; bucket counts only when a histogram is due now. A later
+            # step that needs more takes the value path for those gradients.
+            want, histograms = set(), False
             for n in key:
-                r = _reduce.reductions_only(self._hook, n)
-                if r is not None:
-                    want |= needs(r)
+                due = _reduce.due_on_device(self._hook, n)
+                if due is not None:
+                    want |= due.stats()
+                    histograms |= due.histogram
             columns = [c for c in _reduce.STATS if c in want] if want else list(_reduce.STATS)
             with tf.init_scope():
                 var = tf.Variable(tf.zeros([len(keep), len(columns)], tf.float64),
                                   trainable=False, name="smd_gradient_statistics")
+                counts = None
+                if histograms:
+                    nb = int(_reduce.bucket_edges().shape[0]) - 1
+                    counts = tf.Variable(tf.zeros([len(keep), nb], tf.float64), trainable=False,
+                                         name="smd_gradient_bucket_counts")
             self._grad_stats = _GradStats(key, [tensors[i].dtype for i in keep],
                                           [[int(d) for d in tensors[i].shape] for i in keep], var,
-                                          columns)
+                                          columns, counts)
         var, columns = self._grad_stats.variable, self._grad_stats.columns
+        counts = self._grad_stats.counts
         chosen = [tensors[i] for i in keep]
 
         def reduce():
             matrix, _ = _reduce.statistics(chosen, columns)
-            with tf.control_dependencies([var.assign(matrix)]):
+            ops = [var.assign(matrix)]
+            if counts is not None:
+                ops.append(counts.assign(_reduce.bucket_counts(chosen)))
+            with tf.control_dependencies(ops):
                 return tf.constant(0, tf.int32)
         tf.cond(flags[_GRAD_REDUCTIONS], reduce, lambda: tf.constant(0, tf.int32))
         return set(key)
 
     def _reduced_in_step(self, name):
-        """The reductions due for `name` at this step when they are all it needs and the train
-        step's statistics hold what they need, else None."""
+        """What `name` needs at this step (a _reduce.Due) when it is all reductions and histograms
+        that the train step's statistics and bucket counts can give, else None."""
         g = self._grad_stats
         if g is None or name not in g.name_set:
             return None
-        reductions = _reduce.reductions_only(self._hook, name)
-        if reductions is None or not needs(reductions) <= g.column_set:
+        due = _reduce.due_on_device(self._hook, name)
+        if due is None or not due.stats() <= g.column_set or (due.histogram and g.counts is None):
             return None
-        return reductions
+        return due
 
     def _save_gradient_statistics(self):
-        """At the batch's end: the reductions the train step computed."""
+        """At the batch's end: the reductions and histograms the train step computed."""
         self._grad_reduced_now = False
         g = self._grad_stats
         matrix = g.variable.numpy()
+        counts = g.counts.numpy() if g.counts is not None else None
         for i, name in enumerate(g.names):
-            reductions = self._reduced_in_step(name)
-            if reductions is not None:
-                _reduce.save_shaped(self._hook, name, g.dtypes[i], g.shapes[i], reductions,
-                                    matrix[i], g.columns)
+            due = self._reduced_in_step(name)
+            if due is not None:
+                _reduce.save_shaped(self._hook, name, g.dtypes[i], g.shapes[i], due, matrix[i],
+                                    g.columns, counts[i] if due.histogram else None)
 
     def _save_value(self, name, value):
         if name in self._saved_now or not _smd.smd_hook_is_due(self._hook, name):
@@ -722,11 +734,13 @@ class KerasHook(_Callback, Hook):
 
 class _GradStats:
     """The statistics (`columns`, names from _reduce.STATS) of the gradients `names` that the
-    train step assigns to `variable` (a float64 matrix, a row per gradient) when asked."""
+    train step assigns to `variable` (a float64 matrix, a row per gradient) when asked, and their
+    histogram bucket counts to `counts` (None when the step computes none)."""
 
-    def __init__(self, names, dtypes, shapes, variable, columns):
+    def __init__(self, names, dtypes, shapes, variable, columns, counts):
         self.names, self.dtypes, self.shapes, self.variable = names, dtypes, shapes, variable
         self.columns, self.name_set, self.column_set = columns, set(names), set(columns)
+        self.counts = counts
 
 
 class _Slots:
