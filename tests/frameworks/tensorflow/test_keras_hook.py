@@ -11,7 +11,7 @@ import tensorflow as tf
 import smd.tensorflow as st
 from smd.trials import create_trial
 
-from conftest import run_rule
+from conftest import run_rule, run_script
 
 keras = tf.keras
 LR = 0.05
@@ -538,6 +538,45 @@ def test_steps_per_execution_saves_the_last_inner_steps_tensors_once(tmp_path, j
         for step, inner in ((0, 3), (1, 7)):
             np.testing.assert_allclose(four.tensor(name).value(step), one.tensor(name).value(inner),
                                        rtol=1e-5, atol=1e-6, err_msg=f"{name} {step}")
+
+
+MIRRORED = r"""
+import json, sys
+from collections import Counter
+import numpy as np
+import tensorflow as tf
+import smd.tensorflow as st
+from smd.trials import create_trial
+keras = tf.keras
+cpu = tf.config.list_physical_devices("CPU")[0]
+tf.config.set_logical_device_configuration(cpu, [tf.config.LogicalDeviceConfiguration()] * 2)
+x = np.random.default_rng(0).normal(size=(64, 4)).astype("float32")
+y = x.sum(1, keepdims=True)
+with tf.distribute.MirroredStrategy(["/cpu:0", "/cpu:1"]).scope():
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8), keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.SGD(0.05), loss="mse")
+hook = st.KerasHook(OUT, save_config=st.SaveConfig(save_interval=1),
+                    include_collections=["gradients", "layers"])
+model.fit(x, y, batch_size=16, epochs=1, verbose=0, shuffle=False, callbacks=[hook])
+hook.close()
+trial = create_trial(OUT)
+index = json.load(open(OUT + "/index/000000000/000000000001_worker_0.json"))
+print(json.dumps({"records": Counter(e["tensorname"] for e in index["tensor_payload"]),
+                  "steps": trial.steps(),
+                  "replica0_inputs": [bool(np.array_equal(trial.tensor("dense/inputs").value(s),
+                                                          x[16 * s:16 * s + 8])) for s in range(4)]}))
+"""
+
+
+def test_mirrored_strategy_saves_the_first_replicas_tensors_once(tmp_path):
+    # two replicas (two logical CPUs) each run the train step on half of the batch: the tensors
+    # captured in the step are the first replica's (smdebug's include_workers="one"), once a step
+    out = str(tmp_path / "run")
+    info = run_script(MIRRORED.replace("OUT", repr(out)))
+    assert info["steps"] == [0, 1, 2, 3]
+    assert len(info["records"]) == 10 and set(info["records"].values()) == {1}, info["records"]
+    assert info["replica0_inputs"] == [True] * 4
 
 
 def test_second_hook_on_a_wrapped_optimizer_warns(tmp_path):

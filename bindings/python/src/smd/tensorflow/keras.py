@@ -330,6 +330,8 @@ class KerasHook(_Callback, Hook):
         through a numpy_function run when flag `which` is set."""
         if _exporting():
             return  # a SavedModel traces the model's calls: nothing of the hook goes into it
+        if _replica_index() > 0:
+            return  # a tf.distribute strategy's other replicas: replica 0's tensors are saved
         names, tensors = [], []
         for name, value in named:
             flat = tf.nest.flatten(value)
@@ -777,6 +779,19 @@ class _WrappedTape:
 
     def __getattr__(self, name):
         return getattr(self._tape, name)
+
+
+def _replica_index():
+    """The replica of a tf.distribute strategy whose step is being traced (0 without a strategy,
+    in a cross-replica context, or when the index is not known when tracing)."""
+    ctx = tf.distribute.get_replica_context()
+    if ctx is None:
+        return 0
+    try:
+        index = tf.get_static_value(ctx.replica_id_in_sync_group)
+    except (TypeError, ValueError):
+        return 0
+    return 0 if index is None else int(index)
 
 
 def _steps_per_execution(model):
