@@ -246,7 +246,7 @@ def batch_statistics(tensors, wanted, histograms=None, edges=None):
     serialize on a GPU (64 ms for ResNet-18's 62 gradients on an H100); not one segment per
     tensor (a block alone reads the largest tensor: 3.5 ms); and no longer segment reductions of
     a float64 copy of every element (0.97 ms for max, mean and l2 there), which read and write
-    several times the bytes these do. Nothing here waits for the device: the lengths come from
+    about twice the bytes these do. Nothing here waits for the device: the lengths come from
     the host, `unsafe=True` skips the check that would read them back, and repeat_interleave is
     told its output size."""
     dev = tensors[0].device
