@@ -97,6 +97,7 @@ def _off_then_auto(tmp_path, monkeypatch):
 
 def test_fit_reductions_in_the_step_and_eagerly_equal_the_host_paths(tmp_path, monkeypatch):
     x, y = _data()
+    real = _reduce.save_on_device
     runs = {}
     for mode, out, calls in _off_then_auto(tmp_path, monkeypatch):
         rc = st.ReductionConfig(reductions=REDUCTIONS, abs_reductions=["min", "max", "sum", "variance"],
@@ -104,12 +105,17 @@ def test_fit_reductions_in_the_step_and_eagerly_equal_the_host_paths(tmp_path, m
         hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1), reduction_config=rc,
                             include_collections=["weights", "biases", "gradients", "losses"])
         model = _model()
+        batches = []  # the tensors reduced together at each batch end (one compiled call)
+        monkeypatch.setattr(_reduce, "save_on_device",
+                            lambda h, items, b=batches: (b.append(len(items)), real(h, items)))
         model.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0, callbacks=[hook])
         in_step = hook._grad_stats
         hook.close()
         if mode == "off":
-            assert calls == []
+            assert calls == [] and batches == []
         else:
+            # the 2 kernels and 2 biases of every batch end reduced by one call
+            assert batches == [4] * 8, batches
             # step 0 traces the train step (its gradients take the value path once); from step 1 on
             # the 4 gradients come from the step's statistics, the 4 weights and biases are reduced
             # eagerly, every step

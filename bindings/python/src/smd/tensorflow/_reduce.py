@@ -155,23 +155,49 @@ def save_shaped(hook_handle, name, dtype, shape, due, row, columns, counts=None)
                                   given(due.reductions, stats, math.prod(shape)), histogram, [])
 
 
-def save_eagerly(hook_handle, name, value):
-    """Reduces an eager tensor or variable on its device and saves its reductions and histogram,
-    when they are all `name` needs at this step: True; False when the caller must save its
-    value."""
+def on_device(hook_handle, name, value):
+    """(name, tensor, Due) when what `name` needs at this step can be computed where the eager
+    tensor or variable `value` lives (floating, reductions and/or a histogram only), else None:
+    the caller saves its value."""
     if not enabled() or not hasattr(value, "numpy"):
-        return False
+        return None
     due = due_on_device(hook_handle, name)  # first: a value to save is not converted here
     if due is None:
-        return False
+        return None
     try:
         t = tf.convert_to_tensor(value)  # a Keras 3 variable's dtype is a string; the tensor's is not
     except (TypeError, ValueError):
-        return False
+        return None
     if t.dtype not in REDUCIBLE:
-        return False
-    matrix, columns = statistics([t], due.stats())
-    counts = bucket_counts([t]).numpy()[0] if due.histogram else None
-    save_shaped(hook_handle, name, t.dtype, [int(d) for d in t.shape], due, matrix.numpy()[0],
-                columns, counts)
-    return True
+        return None
+    return name, t, due
+
+
+_compiled = {}  # (statistics, with bucket counts, tensors) -> tf.function computing them
+
+
+def save_on_device(hook_handle, items):
+    """Saves the reductions and histograms of on_device's (name, tensor, Due) items, computed for
+    all of them by one call of a compiled function (eager operations, one tensor at a time, cost
+    tens of microseconds each: 0.4 ms a tensor)."""
+    want, histograms = set(), False
+    for _, _, due in items:
+        want |= due.stats()
+        histograms |= due.histogram
+    columns = [c for c in STATS if c in want]
+    # by the number of tensors too: TensorFlow 2.21 fails to relax the type of a function called
+    # with another number of arguments (IndexError in most_specific_common_subtype)
+    key = (tuple(columns), histograms, len(items))
+    fn = _compiled.get(key)
+    if fn is None:
+        def compute(*tensors):
+            matrix, _ = statistics(tensors, columns)
+            return (matrix, bucket_counts(tensors)) if histograms else (matrix,)
+        # the same tensors every step as a rule; reduce_retracing: one function for other shapes
+        fn = _compiled[key] = tf.function(compute, reduce_retracing=True)
+    out = fn(*[t for _, t, _ in items])
+    matrix = out[0].numpy()
+    counts = out[1].numpy() if histograms else None
+    for i, (name, t, due) in enumerate(items):
+        save_shaped(hook_handle, name, t.dtype, [int(d) for d in t.shape], due, matrix[i], columns,
+                    counts[i] if due.histogram else None)

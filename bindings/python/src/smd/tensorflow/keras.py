@@ -350,8 +350,7 @@ class KerasHook(_Callback, Hook):
         if tf.executing_eagerly():
             if self._in_batch is None and not self._in_tape_step:
                 return  # the model called outside the hook's batches (a predict without the hook)
-            for n, t in zip(names, tensors):
-                self._save_value(n, t)
+            self._save_values(zip(names, tensors))
             return
         self._ensure_flags()
         flags = self._flags
@@ -433,13 +432,15 @@ class KerasHook(_Callback, Hook):
         if not groups:
             return
         stamps = tf.stack([g.stamp for g in groups]).numpy()
+        pairs = []
         for g, stamp in zip(groups, stamps):
             if stamp != self._serial_value:
                 continue
             for n, v in zip(g.names, g.variables):
                 if self._grad_reduced_now and self._reduced_in_step(n) is not None:
                     continue  # its reductions were computed in the step
-                self._save_value(n, v)
+                pairs.append((n, v))
+        self._save_values(pairs)
 
     def _reduce_gradients_in_step(self, names, tensors, flags):
         """Inside the train step: on a step whose flag says so, the statistics (and histogram
@@ -510,13 +511,23 @@ class KerasHook(_Callback, Hook):
                 _reduce.save_shaped(self._hook, name, g.dtypes[i], g.shapes[i], due, matrix[i],
                                     g.columns, counts[i] if due.histogram else None)
 
-    def _save_value(self, name, value):
-        if name in self._saved_now or not _smd.smd_hook_is_due(self._hook, name):
-            return
-        self._saved_now.add(name)
-        if _reduce.save_eagerly(self._hook, name, value):
-            return
-        self.save_tensor(name, to_numpy(value), [])
+    def _save_values(self, pairs):
+        """Saves the (name, tensor or variable) pairs that are due and not yet saved in this step:
+        those whose reductions and histograms TensorFlow can compute where they live are reduced
+        together (_reduce.save_on_device: one call of a compiled function for all of them), the
+        others copied to the host whole."""
+        on_device = []
+        for name, value in pairs:
+            if name in self._saved_now or not _smd.smd_hook_is_due(self._hook, name):
+                continue
+            self._saved_now.add(name)
+            item = _reduce.on_device(self._hook, name, value)
+            if item is None:
+                self.save_tensor(name, to_numpy(value), [])
+            else:
+                on_device.append(item)
+        if on_device:
+            _reduce.save_on_device(self._hook, on_device)
 
     # -- steps ---------------------------------------------------------------------------------
     def _begin(self, mode):
@@ -608,8 +619,7 @@ class KerasHook(_Callback, Hook):
         optimizer_variables collection or another one (a custom collection's regex) is due."""
         variables = self._optimizer_variables()
         self._register_optimizer_variables(variables)
-        for v in variables:
-            self._save_value(variable_name(v), v)
+        self._save_values((variable_name(v), v) for v in variables)
 
     def _end(self, mode, batch, logs):
         self._in_batch = None
@@ -625,17 +635,18 @@ class KerasHook(_Callback, Hook):
         self._save_logs(logs)
         # smdebug saves the batch's index in its epoch as the metric "batch" (an int64)
         self._save_log_value("batch", np.array([batch], dtype=np.int64))
+        pairs = []
         if mode is ModeKeys.PREDICT and logs and "outputs" in logs:
-            for name, value in _flat_named("predictions", logs["outputs"]):
-                self._save_value(name, value)
+            pairs += _flat_named("predictions", logs["outputs"])
         model = self.model
         self._register_variables()
-        for v in getattr(model, "weights", []) if model is not None else []:
-            self._save_value(variable_name(v), v)
+        pairs += [(variable_name(v), v) for v in (getattr(model, "weights", []) if model is not None else [])]
         if mode is ModeKeys.TRAIN:
-            self._save_optimizer_variables()
-        for name, v in self._custom.items():
-            self._save_value(name, v)
+            variables = self._optimizer_variables()
+            self._register_optimizer_variables(variables)
+            pairs += [(variable_name(v), v) for v in variables]
+        pairs += list(self._custom.items())
+        self._save_values(pairs)
 
     def _save_logs(self, logs, only_prefix=None):
         for key, value in (logs or {}).items():
@@ -718,6 +729,7 @@ class KerasHook(_Callback, Hook):
     def _tape_gradient(self, target, sources, grads):
         if not _smd.smd_hook_any_due(self._hook):
             return
+        pairs = []
         for v, g in zip(tf.nest.flatten(sources), tf.nest.flatten(grads)):
             if not hasattr(v, "numpy") or not hasattr(v, "name"):
                 continue
@@ -727,11 +739,12 @@ class KerasHook(_Callback, Hook):
                 coll = CollectionKeys.BIASES if "bias" in name else CollectionKeys.WEIGHTS
                 self._colls[coll].add_tensor_name(name)
             if g is not None:
-                self._save_value(gradient_name(v), g)
-            self._save_value(name, v)
+                pairs.append((gradient_name(v), g))
+            pairs.append((name, v))
         flat = tf.nest.flatten(target)
         if len(flat) == 1 and tf.size(flat[0]) == 1:
-            self._save_value("loss", tf.reshape(flat[0], [1]))
+            pairs.append(("loss", tf.reshape(flat[0], [1])))
+        self._save_values(pairs)
 
 
 class _GradStats:
