@@ -6,8 +6,9 @@ only the statistics (and the histogram's bucket counts) come back to the host;
 smd_hook_save_reductions then writes exactly what the hook writes for reductions and histograms
 it computes itself (smd/_reductions.py). Two places:
 
-* eagerly, one tensor at a time: weights and biases at the end of a batch, optimizer variables,
-  the gradients of a wrapped GradientTape;
+* at the end of a batch, outside the step: weights, biases and optimizer variables, the
+  gradients of a wrapped GradientTape, the values a step compiled by XLA left in the hook's
+  variables; all of a batch's together, by one call of a compiled function (save_on_device);
 * inside the compiled train step, for the gradients: on a step where some gradient is due for
   reductions or a histogram only (a flag the hook sets when the batch begins), the statistics
   (and bucket counts) those need, as due when the step was traced, of every gradient are
