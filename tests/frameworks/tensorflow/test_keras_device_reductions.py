@@ -116,12 +116,12 @@ def test_fit_reductions_in_the_step_and_eagerly_equal_the_host_paths(tmp_path, m
         else:
             # the 2 kernels and 2 biases of every batch end reduced by one call
             assert batches == [4] * 8, batches
-            # step 0 traces the train step (its gradients take the value path once); from step 1 on
-            # the 4 gradients come from the step's statistics, the 4 weights and biases are reduced
-            # eagerly, every step
+            # the 4 gradients come from the step's statistics (step 0's too: the step traced in
+            # that batch computes them), the 4 weights and biases are reduced at the batch's end,
+            # every step
             assert in_step is not None and len(in_step.names) == 4
             grads = [c for c in calls if c.startswith("gradients/")]
-            assert len(grads) == 7 * 4, calls
+            assert len(grads) == 8 * 4, calls
             assert len(calls) - len(grads) == 8 * 4, calls
         runs[mode] = create_trial(out)
     assert runs["off"].steps() == list(range(8))
@@ -154,8 +154,8 @@ def test_the_step_computes_the_statistics_due_reductions_need_and_others_take_th
             kernels = sorted({c for c in grads if c.endswith("kernelGrad")})
             biases = sorted({c for c in grads if c.endswith("biasGrad")})
             assert len(kernels) == 2 and len(biases) == 2
-            # steps 1-7 from the step's statistics, but the kernels' at steps 3 and 5
-            assert grads == sorted(biases * 7 + kernels * 5), grads
+            # from the step's statistics, but the kernels' at steps 3 and 5
+            assert grads == sorted(biases * 8 + kernels * 6), grads
         runs[mode] = create_trial(out)
     trial = runs["auto"]
     for name in trial.tensor_names(collection="kernel_prod"):
@@ -178,11 +178,13 @@ def test_xla_reductions_in_the_step_equal_the_host_paths(tmp_path, monkeypatch):
         model = _model(jit_compile=True)
         model.fit(ds, epochs=2, verbose=0, callbacks=[hook])
         assert (hook._grad_stats is not None) == (mode == "auto")
+        slots = list(hook._xla_groups.values())
         hook.close()
         grads = [c for c in calls if c.startswith("gradients/")]
-        # step 0 traces the step and hands the gradients out through the variables, which are
-        # then reduced eagerly where they live; from step 1 on the step's own statistics
+        # the step's own statistics at every step, and no variable holds a gradient (the values
+        # never leave the step); with the device reductions off, the values leave it
         assert len(grads) == (0 if mode == "off" else 8 * 4), calls
+        assert any(g.names[0].startswith("gradients/") for g in slots) == (mode == "off"), slots
         runs[mode] = create_trial(out)
     assert runs["off"].steps() == list(range(8))
     assert len(runs["off"].tensor_names(collection="gradients")) == 4
@@ -223,9 +225,8 @@ def test_values_and_median_keep_the_value_path(tmp_path, monkeypatch):
             w = np.asarray(rv[("median", False)]).reshape(-1)[0]
             assert math.isfinite(float(w))
     # no weight went through the device path (median wanted); the bias gradients did at steps
-    # 1-3, the kernel gradients at steps 1 and 3 (their values are due at 0 and 2); step 0
-    # traced the train step, its gradients took the value path
-    assert sorted(calls) == sorted(biases * 3 + kernels * 2), calls
+    # 0-3, the kernel gradients at steps 1 and 3 (their values are due at 0 and 2)
+    assert sorted(calls) == sorted(biases * 4 + kernels * 2), calls
 
 
 @pytest.mark.parametrize("jit", [False, True])
@@ -248,9 +249,8 @@ def test_histograms_in_the_step_and_eagerly_equal_the_host_paths(tmp_path, monke
         if mode == "auto":
             assert stats.counts is not None
             grads = [c for c in calls if c.startswith("gradients/")]
-            # step 0 traces the step: its gradients' values leave it (through the variables under
-            # XLA, then reduced eagerly); from step 1 on the step's own counts
-            assert len(grads) == (8 if jit else 7) * 4, calls
+            # the step's own counts, step 0's too (the step traced in that batch computes them)
+            assert len(grads) == 8 * 4, calls
             assert len(calls) - len(grads) == 8 * 4, calls
         else:
             assert calls == []

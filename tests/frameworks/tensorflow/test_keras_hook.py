@@ -9,6 +9,7 @@ import pytest
 import tensorflow as tf
 
 import smd.tensorflow as st
+from smd.exceptions import TensorUnavailableForStep
 from smd.trials import create_trial
 
 from conftest import run_rule, run_script
@@ -476,6 +477,54 @@ def test_xla_step_saves_what_the_step_without_xla_saves(tmp_path):
     assert compared >= 60, compared
 
 
+def test_xla_gradient_values_first_due_later_have_the_step_traced_again(tmp_path):
+    # gradients reduced in the step every step (no variable holds them, no copy of them is kept)
+    # and their values due at steps 3 and 5 only: at step 3 Keras is made to trace the step
+    # again, with variables for them; the values equal those of the same training without XLA
+    x, y = dataset()
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).batch(16, drop_remainder=True)
+    trials, holders = {}, {}
+    for jit in (False, True):
+        keras.backend.clear_session()
+        model = _xla_mlp(jit)
+        out = str(tmp_path / f"jit{jit}")
+        hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1),
+                            include_collections=["gradients", "raw"])
+        hook.get_collection("gradients").reduction_config = st.ReductionConfig(reductions=["max"],
+                                                                               norms=["l2"])
+        raw = hook.get_collection("raw")
+        raw.include("^gradients/")
+        raw.save_config = st.SaveConfig(save_steps=[3, 5], start_step=100)  # only 3 and 5
+
+        class Watch(keras.callbacks.Callback):
+            def on_train_batch_end(self, batch, logs=None):
+                holders.setdefault(jit, []).append(
+                    sum(g.names[0].startswith("gradients/") for g in hook._xla_groups.values()))
+
+        model.fit(ds, epochs=2, verbose=0, callbacks=[hook, Watch()])
+        hook.close()
+        trials[jit] = create_trial(out)
+    assert holders[True] == [0, 0, 0, 1, 1, 1, 1, 1]  # the variables from step 3 on
+    plain, xla = trials[False], trials[True]
+    names = xla.tensor_names(collection="gradients")
+    assert len(names) == 4
+    for name in names:
+        for step in range(8):
+            assert set(xla.tensor(name).reduction_values(step)) == {("max", False), ("l2", False)}
+        for trial in (plain, xla):
+            with_values = []
+            for step in range(8):
+                try:
+                    trial.tensor(name).value(step)
+                    with_values.append(step)
+                except TensorUnavailableForStep:
+                    pass
+            assert with_values == [3, 5], (name, with_values)
+        for step in (3, 5):
+            np.testing.assert_allclose(xla.tensor(name).value(step), plain.tensor(name).value(step),
+                                       rtol=1e-5, atol=1e-6, err_msg=f"{name} {step}")
+
+
 def test_xla_tensors_of_unknown_shape_warn_and_another_batchs_values_are_not_saved(tmp_path):
     # 70 samples in batches of 16: the train step is compiled for a batch of unknown size, whose
     # layer outputs and model inputs XLA cannot hand out (named in a warning); the gradients
@@ -546,6 +595,7 @@ from collections import Counter
 import numpy as np
 import tensorflow as tf
 import smd.tensorflow as st
+from smd.exceptions import TensorUnavailableForStep
 from smd.trials import create_trial
 keras = tf.keras
 cpu = tf.config.list_physical_devices("CPU")[0]

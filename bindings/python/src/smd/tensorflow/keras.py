@@ -121,6 +121,7 @@ class KerasHook(_Callback, Hook):
         self._xla = False
         self._xla_groups = {}          # _Slots of what a step compiled by XLA assigns to variables
         self._xla_unsaved = set()      # names XLA cannot hand out (shape unknown when compiled)
+        self._xla_grad_values = False  # a step compiled by XLA hands gradient values out
         self._serial = None            # tf.Variable: the number of the due batch, read in the step
         self._serial_value = 0
         self._inner_steps = 1          # the model's steps_per_execution: train steps per batch call
@@ -382,6 +383,20 @@ class KerasHook(_Callback, Hook):
         tf.cond(flags[which], lambda: tf.numpy_function(save, tensors, tf.int32, stateful=True),
                 lambda: tf.constant(0, tf.int32))
 
+    def _retrace_for_gradient_values(self):
+        """A gradient's value is due for the first time in a step compiled by XLA whose gradients
+        leave it only as statistics: Keras is made to trace its train step again before this
+        batch runs it (its fit loop looks the train function up at every batch), and that trace
+        gives the gradients variables."""
+        self._xla_grad_values = True
+        make = getattr(self.model, "make_train_function", None) if self.model is not None else None
+        if make is None:
+            warnings.warn("KerasHook: the gradients' values are due but the step compiled by XLA "
+                          "hands out only their statistics, and the model cannot trace its train "
+                          "step again: they are not saved", RuntimeWarning, stacklevel=3)
+            return
+        make(force=True)
+
     def _capture_in_variables(self, which, names, tensors, flags):
         """XLA's form of the capture (a compiled step cannot run a numpy_function): on a step whose
         flag `which` is set, the step assigns the tensors to variables of the hook and stamps them
@@ -389,6 +404,14 @@ class KerasHook(_Callback, Hook):
         tensors that a saved collection may hold get a variable (each costs its tensor's memory on
         the device), and only those of a shape known when the step is compiled (XLA cannot change
         a variable's shape): the others are not saved, with a warning."""
+        if which == _GRADS and not self._xla_grad_values:
+            # Gradients get variables (one more copy of them on the device) only once one of
+            # their values is due: while the step's statistics serve every gradient due, none.
+            # A later batch that needs a value has the step traced again (_update_flags).
+            self._xla_grad_values = any(_smd.smd_hook_is_due(self._hook, n)
+                                        and self._reduced_in_step(n) is None for n in names)
+            if not self._xla_grad_values:
+                return
         keep, unknown = [], []
         for n, t in zip(names, tensors):
             if not _smd.smd_hook_may_save(self._hook, n, False):
@@ -554,7 +577,9 @@ class KerasHook(_Callback, Hook):
         if due:
             if mode is ModeKeys.TRAIN:
                 if self._grad_names is None:
-                    grads = True
+                    # the train step is traced in this batch: the statistics it computes, and
+                    # the values of the gradients they do not serve
+                    grads, grad_reductions = True, _reduce.enabled()
                 else:
                     in_step = _reduce.enabled()
                     for n in self._grad_names:
@@ -564,6 +589,8 @@ class KerasHook(_Callback, Hook):
                             grad_reductions = True
                         else:
                             grads = True
+                    if grads and self._xla and not self._xla_grad_values:
+                        self._retrace_for_gradient_values()
             layers = any(_smd.smd_hook_is_due(h, f"{n}/outputs") or _smd.smd_hook_is_due(h, f"{n}/inputs")
                          for n in self._layer_names)
             io = any(_smd.smd_hook_is_due(h, n) for n in ("labels", "predictions", "inputs"))
@@ -625,7 +652,7 @@ class KerasHook(_Callback, Hook):
         self._in_batch = None
         if not _smd.smd_hook_any_due(self._hook):
             return
-        if self._grad_reduced_now:
+        if self._grad_reduced_now and self._grad_stats is not None:
             self._save_gradient_statistics()
         if self._xla_groups:
             self._save_captured_variables()
