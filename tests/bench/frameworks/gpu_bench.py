@@ -233,6 +233,33 @@ def bound(device, out_dir, reps=5):
     return nbytes, statistics.median(copies) * 1e3, statistics.median(writes) * 1e3
 
 
+def reductions_time(device, reps=20):
+    """(ms of smd's device reductions of the model's gradients as max, mean and l2 with the NaN
+    test: one batch_statistics call, as the hook makes at the end of a backward pass; ms of
+    torch._foreach_norm of the same tensors, l2 only in their dtype, for reference)."""
+    from smd.pytorch import _device
+    net, _ = make_model(device)
+    grads = [torch.randn_like(p) for p in net.to(device).parameters()]
+
+    def sync():
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+
+    def timed(f):
+        f()
+        times = []
+        for _ in range(reps):
+            sync()
+            s = time.perf_counter()
+            f()
+            sync()
+            times.append(time.perf_counter() - s)
+        return statistics.median(times) * 1e3
+
+    return (timed(lambda: _device.batch_statistics(grads, {"nan", "max", "sum", "sumsq"})),
+            timed(lambda: torch._foreach_norm(grads)))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=None)
@@ -275,6 +302,10 @@ def main():
         print(json.dumps({"bound": "everything every step", "bytes_per_step": nbytes,
                           "copy_to_pinned_ms": round(copy_ms, 3), "sequential_write_ms": round(write_ms, 3),
                           "bound_ms": round(max(copy_ms, write_ms), 3)}), flush=True)
+        red_ms, norm_ms = reductions_time(device)
+        print(json.dumps({"reductions": "max/mean/l2 of the model's gradients",
+                          "batch_statistics_ms": round(red_ms, 3), "foreach_norm_ms": round(norm_ms, 3)}),
+              flush=True)
         rows = []
         skip = set()
         for item in args.skip:
@@ -305,7 +336,8 @@ def main():
                 print(json.dumps(row), flush=True)
         print(f"\n{machine}; {model_name}, batch {shape[0]}, {steps} steps x {rounds} rounds; "
               f"a step saves {nbytes / 1e6:.1f} MB when everything is saved; bound {max(copy_ms, write_ms):.2f} ms "
-              f"(copy to pinned {copy_ms:.2f} ms, write {write_ms:.2f} ms)")
+              f"(copy to pinned {copy_ms:.2f} ms, write {write_ms:.2f} ms); the gradients' max/mean/l2 "
+              f"reductions {red_ms:.3f} ms (torch._foreach_norm {norm_ms:.3f} ms)")
         print(f"{'precision':9} {'configuration':42} {'hook':8} {'median ms':>10} {'x none':>7} {'wall s':>8} {'x none':>7}")
         for r in rows:
             print(f"{r['precision']:9} {r['config']:42} {r['hook']:8} {r['median_step_ms']:10.3f} "

@@ -565,11 +565,12 @@ def test_gpu_benchmark_runs_on_the_cpu(tmp_path):
     rows = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
     assert rows[0]["device"].startswith("CPU")
     assert rows[1]["bytes_per_step"] > 0 and rows[1]["bound_ms"] > 0
+    assert rows[2]["batch_statistics_ms"] > 0 and rows[2]["foreach_norm_ms"] > 0
     soak = rows[-1]
     assert soak["soak_steps"] == 5 and soak["staged_tensors"] > 5 * 10, soak
     (pool,) = soak["pools"].values()
     assert 0 < pool["peak"] <= soak["budget_bytes"] and pool["allocations"] >= 1, soak
-    runs = {(x["precision"], x["config"], x["hook"]) for x in rows[2:-1]}
+    runs = {(x["precision"], x["config"], x["hook"]) for x in rows[3:-1]}
     for precision in ("fp32", "bf16"):
         assert (precision, "none", "none") in runs
         for config in ("everything every 100", "everything every 10", "everything every step",
