@@ -4,6 +4,7 @@ batch's end, a GradientTape's gradients eagerly. Each is compared with smd's hos
 (SMD_TF_DEVICE_REDUCTIONS=off: the value copied to the host and reduced by smd) within the
 documented bound, and the statistics themselves with numpy's on empty, NaN, infinite, float16,
 bfloat16 and float64 tensors."""
+import json
 import math
 
 import numpy as np
@@ -128,12 +129,15 @@ def test_fit_reductions_in_the_step_and_eagerly_equal_the_host_paths(tmp_path, m
     _compare(runs["off"], runs["auto"], min_checked=8 * 8 * 10)
 
 
+@pytest.mark.parametrize("jit", [False, True])
 def test_the_step_computes_the_statistics_due_reductions_need_and_others_take_the_value_path(
-        tmp_path, monkeypatch):
+        tmp_path, monkeypatch, jit):
     # the train step is traced at step 0, where the gradients want max only: it computes the max
     # (and the NaN count) of each gradient, not the twelve statistics. At steps 3 and 5 the kernel
     # gradients also want prod (a collection of their own): their values leave the step and smd
-    # reduces them on the host, equal to the host path's run.
+    # reduces them on the host, equal to the host path's run (under XLA their values leave the
+    # step through variables made by tracing it again, and are reduced at the batch's end); the
+    # reductions the step computed are not saved again.
     x, y = _data()
     runs = {}
     for mode, out, calls in _off_then_auto(tmp_path, monkeypatch):
@@ -144,7 +148,7 @@ def test_the_step_computes_the_statistics_due_reductions_need_and_others_take_th
         extra.include("^gradients/.*kernelGrad$")
         extra.save_config = st.SaveConfig(save_steps=[3, 5], start_step=100)  # only 3 and 5
         extra.reduction_config = st.ReductionConfig(reductions=["prod"])
-        model = _model()
+        model = _model(jit_compile=jit)
         model.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0, callbacks=[hook])
         stats = hook._grad_stats
         hook.close()
@@ -154,10 +158,16 @@ def test_the_step_computes_the_statistics_due_reductions_need_and_others_take_th
             kernels = sorted({c for c in grads if c.endswith("kernelGrad")})
             biases = sorted({c for c in grads if c.endswith("biasGrad")})
             assert len(kernels) == 2 and len(biases) == 2
-            # from the step's statistics, but the kernels' at steps 3 and 5
-            assert grads == sorted(biases * 8 + kernels * 6), grads
+            # from the step's statistics, but the kernels' at steps 3 and 5 (XLA: from their
+            # values, reduced where they live at the batch's end; otherwise on the host)
+            assert grads == sorted(biases * 8 + kernels * (8 if jit else 6)), grads
         runs[mode] = create_trial(out)
     trial = runs["auto"]
+    for step in range(8):  # each gradient record once (an epoch's last step has loss twice)
+        index = tmp_path / "auto" / "index" / "000000000" / f"{step:012d}_worker_0.json"
+        tags = [e["tensorname"] for e in json.loads(index.read_text())["tensor_payload"]
+                if "gradients/" in e["tensorname"]]
+        assert len(tags) == len(set(tags)) == 4 + 2 * (step in (3, 5)), (step, sorted(tags))
     for name in trial.tensor_names(collection="kernel_prod"):
         assert set(trial.tensor(name).reduction_values(3)) == {("max", False), ("prod", False)}
         assert set(trial.tensor(name).reduction_values(4)) == {("max", False)}

@@ -555,8 +555,8 @@ def test_xla_tensors_of_unknown_shape_warn_and_another_batchs_values_are_not_sav
     np.testing.assert_allclose(trial.tensor("dense/inputs").value(1, mode=st.modes.EVAL), x[16:32])
 
 
-@pytest.mark.parametrize("jit", [False, True])
-def test_steps_per_execution_saves_the_last_inner_steps_tensors_once(tmp_path, jit):
+@pytest.mark.parametrize("how", ["graph", "xla", "eager"])
+def test_steps_per_execution_saves_the_last_inner_steps_tensors_once(tmp_path, how):
     # with steps_per_execution=4 Keras runs 4 train steps per call of its train function and calls
     # the callbacks once: one hook step, whose gradients and layer outputs are the last inner
     # step's (batch 3, 7), saved once, as the same training one step per call saves at its steps 3, 7
@@ -569,7 +569,7 @@ def test_steps_per_execution_saves_the_last_inner_steps_tensors_once(tmp_path, j
         model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(8, activation="tanh"),
                                   keras.layers.Dense(1)])
         model.compile(optimizer=keras.optimizers.SGD(LR), loss="mse", steps_per_execution=spe,
-                      jit_compile=jit)
+                      jit_compile=how == "xla", run_eagerly=how == "eager")
         out = str(tmp_path / f"spe{spe}")
         hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1),
                             include_collections=["gradients", "layers"])

@@ -179,12 +179,13 @@ class KerasHook(_Callback, Hook):
             warnings.warn("KerasHook: the model's optimizer is wrapped by another smd hook, so this "
                           "hook does not see its gradients; use one hook per model",
                           RuntimeWarning, stacklevel=2)
+        # read at every fit: a model compiled again is the same object. Keras 3 resolves
+        # jit_compile="auto" here: XLA when the machine has a GPU
+        self._xla = getattr(model, "jit_compile", False) is True
+        self._inner_steps = _steps_per_execution(model)
         if self._model_ref is not None and self._model_ref() is model:
             return
         self._model_ref = weakref.ref(model)
-        # Keras 3 resolves jit_compile="auto" here: XLA when the machine has a GPU
-        self._xla = getattr(model, "jit_compile", False) is True
-        self._inner_steps = _steps_per_execution(model)
         if self._wants(LAYERS):
             for layer in getattr(model, "layers", []):
                 self._watch_layer(layer)
@@ -351,7 +352,10 @@ class KerasHook(_Callback, Hook):
         if tf.executing_eagerly():
             if self._in_batch is None and not self._in_tape_step:
                 return  # the model called outside the hook's batches (a predict without the hook)
-            self._save_values(zip(names, tensors))
+            if self._inner_steps > 1 and self._in_batch is not None:
+                self._held.update(zip(names, tensors))  # the last inner step's, at the batch's end
+            else:
+                self._save_values(zip(names, tensors))
             return
         self._ensure_flags()
         flags = self._flags
@@ -652,13 +656,12 @@ class KerasHook(_Callback, Hook):
         self._in_batch = None
         if not _smd.smd_hook_any_due(self._hook):
             return
+        if self._xla_groups:  # first: it skips what the step's statistics serve, by that flag
+            self._save_captured_variables()
         if self._grad_reduced_now and self._grad_stats is not None:
             self._save_gradient_statistics()
-        if self._xla_groups:
-            self._save_captured_variables()
         held, self._held = self._held, {}
-        for name, value in held.items():
-            self.save_tensor(name, value, [])
+        self._save_values(held.items())
         self._save_logs(logs)
         # smdebug saves the batch's index in its epoch as the metric "batch" (an int64)
         self._save_log_value("batch", np.array([batch], dtype=np.int64))
@@ -822,8 +825,10 @@ class _WrappedTape:
 
 
 def _replica_index():
-    """The replica of a tf.distribute strategy whose step is being traced (0 without a strategy,
-    in a cross-replica context, or when the index is not known when tracing)."""
+    """The replica, among this process's, of a tf.distribute strategy whose step is being traced
+    (0 without a strategy, in a cross-replica context, or when the index is not known when
+    tracing). replica_id_in_sync_group counts every worker's replicas (MultiWorkerMirrored:
+    worker * local replicas + local replica)."""
     ctx = tf.distribute.get_replica_context()
     if ctx is None:
         return 0
@@ -831,7 +836,13 @@ def _replica_index():
         index = tf.get_static_value(ctx.replica_id_in_sync_group)
     except (TypeError, ValueError):
         return 0
-    return 0 if index is None else int(index)
+    if index is None:
+        return 0
+    try:
+        local = len(ctx.strategy.extended.worker_devices)
+    except (AttributeError, NotImplementedError, RuntimeError, TypeError):
+        local = 0
+    return int(index) % local if local > 0 else int(index)
 
 
 def _steps_per_execution(model):
