@@ -109,6 +109,7 @@ class KerasHook(_Callback, Hook):
         self._flags = None             # tf.Variable([grads, layers, io, grad reductions]) read in the step
         self._grad_stats = None        # _GradStats: the gradients' statistics the train step computes
         self._grad_reduced_now = False  # this step's gradient reductions are computed in the step
+        self._in_step_due = {}         # name -> _reduced_in_step's answer, for the current batch
         self._flag_values = None
         self._grad_names = None        # names of the gradients the optimizer produced
         self._layer_names = []         # layers whose call is captured
@@ -498,6 +499,7 @@ class KerasHook(_Callback, Hook):
                     nb = int(_reduce.bucket_edges().shape[0]) - 1
                     counts = tf.Variable(tf.zeros([len(keep), nb], tf.float64), trainable=False,
                                          name="smd_gradient_bucket_counts")
+            self._in_step_due.clear()
             self._grad_stats = _GradStats(key, [tensors[i].dtype for i in keep],
                                           [[int(d) for d in tensors[i].shape] for i in keep], var,
                                           columns, counts)
@@ -521,14 +523,17 @@ class KerasHook(_Callback, Hook):
         g = self._grad_stats
         if g is None or name not in g.name_set:
             return None
-        due = _reduce.due_on_device(self._hook, name)
-        if due is None or not due.stats() <= g.column_set or (due.histogram and g.counts is None):
-            return None
-        return due
+        # asked at batch begin, in the step and at batch end: one C call a name and batch
+        if name not in self._in_step_due:
+            due = _reduce.due_on_device(self._hook, name)
+            served = due is not None and due.stats() <= g.column_set
+            if not served or (due.histogram and g.counts is None):
+                due = None
+            self._in_step_due[name] = due
+        return self._in_step_due[name]
 
     def _save_gradient_statistics(self):
         """At the batch's end: the reductions and histograms the train step computed."""
-        self._grad_reduced_now = False
         g = self._grad_stats
         matrix = g.variable.numpy()
         counts = g.counts.numpy() if g.counts is not None else None
@@ -570,6 +575,7 @@ class KerasHook(_Callback, Hook):
         self.begin_step()
         self._saved_now.clear()
         self._held.clear()
+        self._in_step_due.clear()
         self._update_flags(mode)
 
     def _update_flags(self, mode):
@@ -656,7 +662,7 @@ class KerasHook(_Callback, Hook):
         self._in_batch = None
         if not _smd.smd_hook_any_due(self._hook):
             return
-        if self._xla_groups:  # first: it skips what the step's statistics serve, by that flag
+        if self._xla_groups:
             self._save_captured_variables()
         if self._grad_reduced_now and self._grad_stats is not None:
             self._save_gradient_statistics()
