@@ -312,6 +312,38 @@ def test_batch_statistics_tell_which_tensors_hold_a_nan(monkeypatch):
     assert out[4, names.index("max")].item() == -1.0  # not the zeros padding its last row
 
 
+def test_batch_layouts_are_reused_for_new_values_and_told_apart_by_dtype(monkeypatch):
+    # a hook offers the same shapes step after step: the kept layout (index tensors, padding) must
+    # serve new values, and tensors of the same sizes in other dtypes must not share it
+    monkeypatch.setattr(_device, "_CHUNK", 4)
+    monkeypatch.setattr(_device, "_layouts", {})
+    g = torch.Generator().manual_seed(3)
+    sizes = [6, 4, 1, 0, 9]
+    wanted = {"nan", "min", "max", "absmin", "absmax", "sum", "sumsq", "var"}
+
+    def check(ts):
+        out, names, _ = _device.batch_statistics(ts, wanted)
+        for k, t in enumerate(ts):
+            x = t.cpu().double().numpy()
+            want = {"min": x.min() if x.size else math.inf, "max": x.max() if x.size else -math.inf,
+                    "absmin": abs(x).min() if x.size else math.inf,
+                    "absmax": abs(x).max() if x.size else -math.inf,
+                    "sum": x.sum(), "sumsq": (x * x).sum(), "nan": 0.0,
+                    "var": ((x - x.mean()) ** 2).sum() if x.size else 0.0}
+            for name, w in want.items():
+                assert out[k, names.index(name)].item() == pytest.approx(w, rel=1e-12, abs=1e-300), (k, name)
+
+    for step in range(3):  # negative values: a zero in the padding would be a wrong maximum
+        check([(-1 - torch.rand(n, generator=g) * (step + 1)).to(DEV) for n in sizes])
+    assert len(_device._layouts) == 1
+    check([(-1 - torch.rand(n, generator=g)).to(DEV, torch.float16) for n in sizes])
+    check([(1 + torch.rand(n, generator=g)).to(DEV, torch.float64) for n in sizes])
+    assert len(_device._layouts) == 3
+    for n in range(1, 40):  # kept layouts stay few
+        _device.batch_statistics([torch.ones(n, device=DEV)], {"sum"})
+    assert len(_device._layouts) <= 32
+
+
 def test_reductions_of_special_values_match_the_host_path(tmp_path, monkeypatch):
     tensors = {
         "gradient/nan": torch.tensor([1.0, float("nan"), -3.0]),

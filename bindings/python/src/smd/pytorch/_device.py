@@ -200,7 +200,8 @@ class StagingPool:
 
 
 def _flat(t):
-    t = t.detach()
+    if t.requires_grad:
+        t = t.detach()
     if t.layout != torch.strided:
         t = t.to_dense()
     if t.is_conj():
@@ -224,6 +225,80 @@ def _row_length(total, n):
     return c
 
 
+class _Layout:
+    """How a batch of tensors of given sizes and dtypes is laid out as rows, with the index
+    tensors that describe it already on the device. A hook offers the same tensors (a model's
+    gradients, its parameters) step after step, so layouts are kept (_layouts) and a step's batch
+    costs no host-side arithmetic per element row, no host-to-device copy of them, and no new
+    padding tensor."""
+
+    def __init__(self, counts, dtypes, dev):
+        n, total = len(counts), sum(counts)
+        self.n, self.total = n, total
+        self.C = C = _row_length(total, n)
+        self.rows_per = rows_per = [max(1, -(-c // C)) for c in counts]  # empty: a row of padding
+        self.rows = rows = sum(rows_per)
+        valid = []  # elements of each row that are the tensor's
+        for c, k in zip(counts, rows_per):
+            valid += [C] * (k - 1) + [c - (k - 1) * C]
+        # A tensor's last row when it is partial (its padding must not count among extremes),
+        # and the offset of the tensor's first element in the laid-out rows.
+        part, first, first_row = [], [], 0
+        for c, k in zip(counts, rows_per):
+            if c < k * C:
+                part.append(first_row + k - 1)
+                first.append(first_row * C)
+            first_row += k
+        carrier = dtypes[0]
+        for d in dtypes[1:]:
+            carrier = torch.promote_types(carrier, d)  # what torch.cat makes (exact for these)
+        self.carrier = carrier
+        zeros = torch.zeros(C, dtype=carrier, device=dev)
+        self.pads = [zeros[:k * C - c] if k * C - c else None for c, k in zip(counts, rows_per)]
+        p = len(part)
+        host = torch.tensor(counts + rows_per + valid + [int(c == 0) for c in counts] + part + first
+                            + [valid[r] for r in part], dtype=torch.int64).to(dev, non_blocking=True)
+        self.lengths, self.per_tensor = host[:n], host[n:2 * n]
+        self.valid, o = host[2 * n:2 * n + rows], 2 * n + rows
+        self.empty = host[o:o + n].bool()
+        o += n
+        self.part_rows = host[o:o + p] if p else None
+        self.part_first, self.part_valid = host[o + p:o + 2 * p], host[o + 2 * p:o + 3 * p]
+        self._part_mask = None
+
+    def part_mask(self):
+        """Which elements of the partial rows are the tensors' (a few rows: kept)."""
+        if self._part_mask is None:
+            dev = self.part_valid.device
+            self._part_mask = torch.arange(self.C, device=dev) < self.part_valid[:, None]
+        return self._part_mask
+
+    def lay_out(self, flats):
+        parts = []
+        for f, pad in zip(flats, self.pads):
+            if f.numel():
+                parts.append(f)
+            if pad is not None:
+                parts.append(pad)
+        return torch.cat(parts).view(self.rows, self.C)
+
+
+_layouts = {}  # (device, _CHUNK, counts, dtypes) -> _Layout
+
+
+def _layout(flats):
+    dev = flats[0].device
+    counts = tuple(f.numel() for f in flats)
+    dtypes = tuple(f.dtype for f in flats)
+    key = (str(dev), _CHUNK, counts, dtypes)
+    lay = _layouts.get(key)
+    if lay is None:
+        if len(_layouts) >= 32:  # a few batch shapes recur; anything else is not worth keeping
+            _layouts.clear()
+        lay = _layouts[key] = _Layout(list(counts), dtypes, dev)
+    return lay
+
+
 def batch_statistics(tensors, wanted, histograms=None, edges=None):
     """Per-tensor statistics of a batch of floating tensors on one device, in float64, with a
     fixed number of kernel launches: a (len(tensors), len(cols)) float64 tensor on the device
@@ -235,52 +310,27 @@ def batch_statistics(tensors, wanted, histograms=None, edges=None):
     tensor (exact: counts stay below 2**53), else None. Returns (stats, names, counts).
 
     The tensors are laid out as rows of C elements (_row_length), each tensor starting a row and
-    its last row padded: with zeros (x: sums, and products and squared deviations under a mask of
-    the valid elements) and with the tensor's first element (o: minima and maxima, which a
-    repeated element does not change). Each row is reduced by PyTorch's row reductions: max and
-    min on the tensors' own dtype (exact), sums and norms of one float64 copy of the zero-padded
-    rows (PyTorch's sum(dtype=float64) and vector_norm(dtype=float64) would each make their own);
-    then each tensor's rows by torch.segment_reduce over the few row results. A row's maximum is NaN exactly when the row holds a NaN, which gives the "nan"
-    column. Not index_add_ or
-    scatter_reduce_ into one slot per tensor: millions of atomic updates of a few dozen addresses
-    serialize on a GPU (64 ms for ResNet-18's 62 gradients on an H100); not one segment per
-    tensor (a block alone reads the largest tensor: 3.5 ms); and no longer segment reductions of
-    a float64 copy of every element (0.97 ms for max, mean and l2 there), which read and write
-    about twice the bytes these do. Nothing here waits for the device: the lengths come from
-    the host, `unsafe=True` skips the check that would read them back, and repeat_interleave is
-    told its output size."""
-    dev = tensors[0].device
-    counts = [t.numel() for t in tensors]
-    n, total = len(counts), sum(counts)
-    C = _row_length(total, n)
-    rows_per = [max(1, -(-c // C)) for c in counts]  # an empty tensor: one row of padding
-    rows = sum(rows_per)
-    valid = []  # elements of each row that are the tensor's
-    for c, k in zip(counts, rows_per):
-        valid += [C] * (k - 1) + [c - (k - 1) * C]
+    its last row padded with zeros. Each row is reduced by PyTorch's row reductions: max and min on
+    the tensors' own dtype (exact), sums and norms of one float64 copy of the rows (PyTorch's
+    sum(dtype=float64) and vector_norm(dtype=float64) would each make their own; zeros add
+    nothing to them; products and squared deviations are taken under a mask of the valid
+    elements); then each tensor's rows by torch.segment_reduce over the few row results. The
+    extremes of a tensor's partial last row are taken again from a copy of those rows alone whose
+    padding is the tensor's first element (a repeated element changes no extreme, where a zero
+    could win), and replace the zero-padded rows' results. A row's maximum is NaN exactly when the
+    row holds a NaN, which gives the "nan" column. Not index_add_ or scatter_reduce_ into one slot
+    per tensor: millions of atomic updates of a few dozen addresses serialize on a GPU (64 ms for
+    ResNet-18's 62 gradients on an H100); not one segment per tensor (a block alone reads the
+    largest tensor: 3.5 ms); and no longer segment reductions of a float64 copy of every element
+    (0.97 ms for max, mean and l2 there), which read and write about twice the bytes these do.
+    Nothing here waits for the device: the lengths come from the host (once per layout),
+    `unsafe=True` skips the check that would read them back, and repeat_interleave is told its
+    output size."""
     flats = [_flat(t) for t in tensors]
-    carrier = flats[0].dtype
-    for f in flats[1:]:
-        carrier = torch.promote_types(carrier, f.dtype)  # what torch.cat makes (exact for these)
-    zeros = torch.zeros(C, dtype=carrier, device=dev)
-
-    def laid_out(first):
-        parts = []
-        for f, c, k in zip(flats, counts, rows_per):
-            if c:
-                parts.append(f)
-            pad = k * C - c
-            if pad:
-                parts.append(f[:1].expand(pad) if first and c else zeros[:pad])
-        return torch.cat(parts).view(rows, C)
-
-    host = torch.tensor(counts + rows_per + valid + [int(c == 0) for c in counts],
-                        dtype=torch.int64).to(dev, non_blocking=True)
-    lengths, per_tensor = host[:n], host[n:2 * n]
-    valid_t, empty = host[2 * n:2 * n + rows], host[2 * n + rows:].bool()
-    x = laid_out(False)
-    extremes = wanted & {"min", "max", "absmin", "absmax"}
-    o = laid_out(True) if extremes else x
+    lay = _layout(flats)
+    dev, C, rows = flats[0].device, lay.C, lay.rows
+    lengths, per_tensor, empty = lay.lengths, lay.per_tensor, lay.empty
+    x = lay.lay_out(flats)
     cache = {}
 
     def once(key, make):
@@ -288,9 +338,21 @@ def batch_statistics(tensors, wanted, histograms=None, edges=None):
             cache[key] = make()
         return cache[key]
 
-    rmax = lambda: once("rmax", lambda: o.amax(1))  # noqa: E731
-    rmin = lambda: once("rmin", lambda: o.amin(1))  # noqa: E731
-    mask = lambda: once("mask", lambda: torch.arange(C, device=dev) < valid_t[:, None])  # noqa
+    def part():  # the partial rows, padded with their tensor's first element
+        return once("part", lambda: torch.where(lay.part_mask(), x.index_select(0, lay.part_rows),
+                                                x.view(-1).index_select(0, lay.part_first)[:, None]))
+
+    def row_extreme(key, f):  # f of each row, the partial rows' from part()
+        def make():
+            v = f(x)
+            if lay.part_rows is not None:
+                v = v.index_copy(0, lay.part_rows, f(part()))
+            return v
+        return once(key, make)
+
+    rmax = lambda: row_extreme("rmax", lambda r: r.amax(1))  # noqa: E731
+    rmin = lambda: row_extreme("rmin", lambda r: r.amin(1))  # noqa: E731
+    mask = lambda: once("mask", lambda: torch.arange(C, device=dev) < lay.valid[:, None])  # noqa
     x64 = lambda: once("x64", lambda: x.to(torch.float64))  # noqa: E731
 
     def seg(v, how):  # each tensor's rows
@@ -309,8 +371,14 @@ def batch_statistics(tensors, wanted, histograms=None, edges=None):
     cols, names = [], []
     for name in [s for s in _STATS if s in wanted]:
         if name == "nan":
-            # (a NaN in the first element is in o's padding too, and that row holds it anyway)
-            col = seg(torch.isnan(rmax() if extremes else x.amax(1)), "sum")
+            # a row's maximum (minimum) is NaN when the row holds a NaN; zeros padding hides none
+            if wanted & {"max", "absmax"}:
+                v = rmax()
+            elif "min" in wanted:
+                v = rmin()
+            else:
+                v = x.amax(1)
+            col = seg(torch.isnan(v), "sum")
         elif name == "min":
             col = extreme(rmin(), "min", math.inf)
         elif name == "max":
@@ -318,7 +386,7 @@ def batch_statistics(tensors, wanted, histograms=None, edges=None):
         elif name == "absmax":  # the larger magnitude of a row's extremes
             col = extreme(torch.maximum(rmin().abs(), rmax().abs()), "max", -math.inf)
         elif name == "absmin":
-            col = extreme(o.abs().amin(1), "min", math.inf)
+            col = extreme(row_extreme("rabsmin", lambda r: r.abs().amin(1)), "min", math.inf)
         elif name in ("sum", "abssum"):
             col = sums(name)
         elif name == "sumsq":
@@ -337,7 +405,7 @@ def batch_statistics(tensors, wanted, histograms=None, edges=None):
     counts_out = None
     if histograms is not None and any(histograms):
         flat = torch.cat(flats).to(torch.float64)
-        counts_out = _bucket_counts(flat, lengths, total, histograms, edges)
+        counts_out = _bucket_counts(flat, lengths, lay.total, histograms, edges)
     return torch.stack(cols, dim=1), names, counts_out
 
 
