@@ -9,6 +9,7 @@ docs/compatibility.md W1-W4 (vector norms over all elements, population variance
 makes the list smd_hook_save_reductions takes. Median needs the elements: a framework computes it
 itself or saves the value instead.
 """
+import functools
 import math
 
 import numpy as np
@@ -30,7 +31,13 @@ def histogram_of(stats, counts):
 
 
 def needs(reductions):
-    """The statistics the reductions need (median is computed per tensor)."""
+    """The statistics the reductions need (median is computed per tensor), a frozenset: asked
+    for every tensor of a batch, with a few distinct lists of reductions, so answers are kept."""
+    return _needs(tuple(reductions))
+
+
+@functools.lru_cache(maxsize=256)
+def _needs(reductions):
     need = {"nan"}
     for r in reductions:
         absr = r.startswith("abs_")
@@ -47,7 +54,7 @@ def needs(reductions):
             need.add(p + "sum")
         elif op == "prod":
             need.add(p + "prod")
-    return need
+    return frozenset(need)
 
 
 def finish(reduction, stats, count, median):

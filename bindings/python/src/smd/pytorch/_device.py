@@ -484,8 +484,8 @@ class DeviceCapture:
     def offer(self, name, tensor, smd_dtype, backward=False):
         """Takes a due tensor if it belongs on a device path; False: the caller saves it on the
         host path."""
-        if smd_dtype is None or not self.wants(tensor):
-            return False
+        if smd_dtype is None or self.mode == "off" or (tensor.is_cpu and self.mode == "auto"):
+            return False  # (wants(), inline: this runs for every tensor of a due step)
         # SWIG appends the flags to the list of names: one list, the names then the two flags
         *reductions, value, histogram = _smd.smd_hook_due_reductions(self._h, name)
         if value or (histogram and tensor.dtype not in _REDUCIBLE):
@@ -495,8 +495,8 @@ class DeviceCapture:
             return True
         if reductions and tensor.dtype not in _REDUCIBLE:
             return False
-        self._pending.append((name, smd_dtype, list(tensor.shape), tensor.detach(), reductions,
-                              histogram))
+        self._pending.append((name, smd_dtype, list(tensor.shape),
+                              tensor.detach() if tensor.requires_grad else tensor, reductions, histogram))
         if backward:
             self._queue_backward_end()
         elif not self._deferring:
