@@ -21,7 +21,7 @@ import smd.pytorch as smdpt
 from smd.pytorch import _device
 from smd.trials import create_trial
 from fwtest import assert_same_histograms, tensorboard_histograms
-from models import Net
+from models import Net, data
 
 DEV = torch.device(os.environ.get("SMD_TEST_DEVICE", "cpu"))
 REDUCTIONS = ["min", "max", "mean", "std", "variance", "sum", "prod", "median", "l1", "l2"]
@@ -210,16 +210,18 @@ def test_staging_pool_logic():
     def release():
         calls.append(1)
         a.flag[0] = 1
-    a.state = b.state = "handed"
+    pool.handed(a)
+    pool.handed(b)
     a.flag[0] = b.flag[0] = 0
     c = pool.acquire(10, release)
     assert c is a and calls == [1] and pool.waits == 1
     # a tensor larger than the budget gets a buffer of its own once nothing else is held, freed after use
-    c.state = "handed"
+    pool.handed(c)
     b.flag[0] = 1
     big = pool.acquire(1 << 20, lambda: None)
     assert big.temporary and pool.allocated == 1 << 20
-    big.state, big.flag[0] = "handed", 1
+    pool.handed(big)
+    big.flag[0] = 1
     pool._reclaim()
     assert pool.allocated == 0 or all(not s.temporary for s in pool.slots)
 
@@ -610,3 +612,143 @@ def test_gpu_benchmark_runs_on_the_cpu(tmp_path):
                        "loss every step (default collections)"):
             assert (precision, config, "smd") in runs
             assert ((precision, config, "smdebug") in runs) == (config != "everything every 100"), r.stdout
+
+
+def _grads_hook(out, raw=False):
+    kw = {} if raw else dict(reduction_config=smdpt.ReductionConfig(reductions=["max"], norms=["l2"]))
+    return smdpt.Hook(str(out), save_config=smdpt.SaveConfig(save_interval=1),
+                      include_collections=["weights", "gradients", "losses"], **kw)
+
+
+@pytest.mark.parametrize("raw", [False, True])
+def test_end_step_and_flush_save_what_the_device_paths_hold(tmp_path, monkeypatch, raw):
+    # hook.flush() and hook.end_step() complete the step with the device paths' reductions and
+    # copies in it: not left for the next step, and close() after end_step has nothing to refuse
+    monkeypatch.setenv("SMD_TORCH_DEVICE_CAPTURE", "always")
+    hook = _grads_hook(tmp_path / "run", raw)
+    torch.manual_seed(0)
+    net, crit = Net().to(DEV), nn.CrossEntropyLoss()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    hook.register_module(net)
+    hook.register_loss(crit)
+    x, y = (t.to(DEV) for t in data())
+    opt.zero_grad()
+    crit(net(x), y).backward()
+    opt.step()
+    hook.flush()
+    assert not hook._device._pending and not hook._device._batches and not hook._device._copies
+    hook.end_step()
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    steps = {n: trial.tensor(n).steps() for n in trial.tensor_names()}
+    assert len(steps) == 7 and all(s == [0] for s in steps.values()), steps
+
+
+def test_a_backward_pass_that_raised_does_not_defer_the_next_ones_reductions(tmp_path, monkeypatch):
+    # a backward pass raising after smd queued its end-of-pass callback (an out-of-memory error,
+    # caught and retried): the retried pass's gradients are still reduced when it ends, before the
+    # in-place clipping and update that follow it
+    monkeypatch.setenv("SMD_TORCH_DEVICE_CAPTURE", "always")
+    hook = smdpt.Hook(str(tmp_path / "run"), save_config=smdpt.SaveConfig(save_interval=1),
+                      include_collections=["gradients"],
+                      reduction_config=smdpt.ReductionConfig(reductions=["max"]))
+    torch.manual_seed(0)
+    net, crit = Net().to(DEV), nn.CrossEntropyLoss()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    fail = [True]
+
+    def out_of_memory(g):
+        if fail[0]:
+            fail[0] = False
+            raise RuntimeError("out of memory (simulated)")
+    net.fc1.weight.register_hook(out_of_memory)
+    hook.register_module(net)
+    x, y = (t.to(DEV) for t in data())
+    seen = {}
+    for step in range(2):
+        opt.zero_grad(set_to_none=False)
+        loss = crit(net(x), y)
+        try:
+            loss.backward(retain_graph=True)
+        except RuntimeError:
+            opt.zero_grad(set_to_none=False)
+            loss.backward()
+        assert not hook._device._pending, step  # reduced when the retried pass ended
+        seen[step] = net.fc1.weight.grad.max().item()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 1e-3)  # in place
+        opt.step()
+        opt.zero_grad(set_to_none=False)  # in place: the gradients are zeros now
+    hook.close()
+    t = create_trial(str(tmp_path / "run")).tensor("gradient/Net_fc1.weight")
+    assert t.steps() == [0, 1]
+    for step in (0, 1):
+        assert float(np.asarray(t.reduction_value(step, "max", abs=False)).reshape(-1)[0]) == \
+            pytest.approx(seen[step], rel=1e-6)
+
+
+def test_gradients_on_the_reduction_path_become_grad_without_a_copy(tmp_path, monkeypatch):
+    # autograd makes a backward pass's gradient the parameter's .grad without copying it unless
+    # something else holds a reference to that very tensor: the hook must not
+    monkeypatch.setenv("SMD_TORCH_DEVICE_CAPTURE", "always")
+    hook = _grads_hook(tmp_path / "run")
+    torch.manual_seed(0)
+    net, crit = Net().to(DEV), nn.CrossEntropyLoss()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    ptrs = {}
+    for n, p in net.named_parameters():  # registered first: runs before the hook's
+        p.register_hook(lambda g, n=n: ptrs.__setitem__(n, g.data_ptr()))
+    hook.register_module(net)
+    x, y = (t.to(DEV) for t in data())
+    for step in range(2):
+        opt.zero_grad()  # set_to_none
+        crit(net(x), y).backward()
+        assert all(ptrs[n] == p.grad.data_ptr() for n, p in net.named_parameters()), step
+        opt.step()
+    hook.close()
+
+
+@pytest.mark.parametrize("collections,regex", [(["weights", "biases"], None),
+                                               (["weights", "biases", "gradients"], None),
+                                               ([], "gradient/Net_fc2.bias")])
+def test_every_copy_is_ordered_before_the_optimizer_runs(tmp_path, monkeypatch, collections, regex):
+    # the producing stream must wait for each copy before the optimizer's in-place update: with
+    # parameters saved and no gradient hook, or a single gradient saved raw
+    monkeypatch.setenv("SMD_TORCH_DEVICE_CAPTURE", "always")
+    issued = []
+
+    class Event:
+        ordered = False
+
+        def query(self):
+            return True
+
+        def synchronize(self):
+            pass
+    copy = _device.CpuBackend.copy_to_host
+
+    def copy_to_host(self, dst, src):
+        copy(self, dst, src)
+        issued.append(Event())
+        return issued[-1]
+
+    def producer_waits(self, events):
+        for e in events:
+            e.ordered = True
+    monkeypatch.setattr(_device.CpuBackend, "copy_to_host", copy_to_host)
+    monkeypatch.setattr(_device.CpuBackend, "producer_waits", producer_waits)
+    hook = smdpt.Hook(str(tmp_path / "run"), save_config=smdpt.SaveConfig(save_interval=1),
+                      include_collections=collections, include_regex=[regex] if regex else None)
+    torch.manual_seed(0)
+    net, crit = Net(), nn.CrossEntropyLoss()
+    opt = torch.optim.SGD(net.parameters(), lr=0.1)
+    hook.register_module(net)
+    hook.register_loss(crit)
+    x, y = data()
+    for step in range(2):
+        opt.zero_grad()
+        crit(net(x), y).backward()
+        assert issued and all(e.ordered for e in issued), (step, [e.ordered for e in issued])
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 0.01)
+        opt.step()
+        issued.clear()
+    hook.close()

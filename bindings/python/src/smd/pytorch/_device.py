@@ -33,6 +33,7 @@ on smd's writer thread) unless ``SMD_TORCH_DEVICE_CAPTURE=always``, which sends 
 this module as well (the test suite uses it to exercise these paths without a GPU);
 ``SMD_TORCH_DEVICE_CAPTURE=off`` sends every tensor through the host path.
 """
+import collections
 import math
 import os
 import time
@@ -47,6 +48,9 @@ from smd._reductions import needs as _needs  # noqa: F401 (re-exported)
 # Floating dtypes whose reductions are computed on the device (their float64 conversion is
 # exact); others (integers, bool, complex) take the value path.
 _REDUCIBLE = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
+
+# Which backward pass runs now (autograd's graph task id; missing in old torch releases).
+_graph_task_id = getattr(torch._C, "_current_graph_task_id", None)
 
 # The most elements reduced in one batch (its float64 copy is 8 bytes an element); a larger
 # tensor is reduced alone.
@@ -121,9 +125,10 @@ class CudaBackend:
 
 
 class _Slot:
-    __slots__ = ("buf", "cap", "flag", "state", "temporary")
+    __slots__ = ("buf", "cap", "flag", "state", "temporary", "pool")
 
-    def __init__(self, buf, cap, temporary):
+    def __init__(self, buf, cap, temporary, pool):
+        self.pool = pool
         self.buf = buf
         self.cap = cap
         self.flag = np.ones(1, dtype=np.uint8)  # set to 1 by smd's writer when it releases the buffer
@@ -134,33 +139,60 @@ class _Slot:
 class StagingPool:
     """Host staging buffers, allocated once and reused, at most `budget` bytes in all (a tensor
     larger than the whole budget gets a buffer of its own, freed after use, when nothing else is
-    held). ``acquire`` waits (``wait_for_release``) while the budget is held: backpressure."""
+    held). ``acquire`` waits (``wait_for_release``) while the budget is held: backpressure.
+    A step saves a hundred tensors or more, so no call looks at every buffer: free buffers are
+    kept by capacity, and handed ones (``handed``) in the order smd's writer releases them."""
 
     def __init__(self, backend, budget):
         self.backend = backend
         self.budget = int(budget)
-        self.slots = []
+        self.slots = []          # every buffer held
+        self._free = {}          # capacity -> free buffers of it
+        self._handed = collections.deque()  # handed to smd's writer, oldest first
         self.allocated = 0       # bytes of buffers held by the pool
         self.peak = 0
         self.allocations = 0     # buffers ever allocated
         self.waits = 0           # acquires that waited for a release
 
+    def handed(self, slot):
+        """The slot's buffer now belongs to smd's writer until it sets the slot's flag."""
+        slot.state = "handed"
+        self._handed.append(slot)
+
     def _reclaim(self):
-        for s in list(self.slots):
-            if s.state == "handed" and s.flag[0]:
-                s.state = "free"
-                if s.temporary:
-                    self.slots.remove(s)
-                    self.allocated -= s.cap
-        return any(s.state == "free" for s in self.slots)
+        # The writer writes, and so releases, buffers in the order they were handed to it; one
+        # released out of that order waits for those before it (wait_for_release flushes).
+        h = self._handed
+        while h and h[0].flag[0]:
+            s = h.popleft()
+            s.state = "free"
+            if s.temporary:
+                self._drop(s)
+            else:
+                self._free.setdefault(s.cap, []).append(s)
+        return any(self._free.values())
+
+    def _drop(self, s):
+        self.slots.remove(s)
+        self.allocated -= s.cap
 
     def _alloc(self, cap, temporary):
-        s = _Slot(self.backend.host_buffer(cap), cap, temporary)
+        s = _Slot(self.backend.host_buffer(cap), cap, temporary, self)
         self.slots.append(s)
         self.allocated += cap
         self.allocations += 1
         self.peak = max(self.peak, self.allocated)
         return s
+
+    def _take_free(self, cap):
+        """The smallest free buffer of at least cap bytes, or None."""
+        same = self._free.get(cap)
+        if not same:
+            fits = [c for c, lst in self._free.items() if lst and c >= cap]
+            if not fits:
+                return None
+            same = self._free[min(fits)]
+        return same.pop()
 
     def acquire(self, nbytes, wait_for_release):
         """A free buffer of at least nbytes. wait_for_release() is called, repeatedly, while the
@@ -169,24 +201,20 @@ class StagingPool:
         waited = False
         while True:
             self._reclaim()
-            free = [s for s in self.slots if s.state == "free" and s.cap >= nbytes]
-            if free:
-                s = min(free, key=lambda s: s.cap)
-                s.state = "copying"
-                return s
-            if self.allocated + cap <= self.budget:
+            s = self._take_free(cap)
+            if s is None and self.allocated + cap <= self.budget:
                 s = self._alloc(cap, False)
+            if s is not None:
                 s.state = "copying"
                 return s
             # Free buffers too small for this tensor give their room to a bigger one.
-            small = [s for s in self.slots if s.state == "free"]
-            for s in small:
-                self.slots.remove(s)
-                self.allocated -= s.cap
+            small = [s for lst in self._free.values() for s in lst]
             if small:
+                self._free.clear()
+                for s in small:
+                    self._drop(s)
                 continue
-            busy = [s for s in self.slots if s.state != "free"]
-            if not busy:  # larger than the whole budget, nothing else held
+            if not self.slots:  # larger than the whole budget, nothing else held
                 s = self._alloc(cap, cap > self.budget)
                 s.state = "copying"
                 return s
@@ -464,13 +492,14 @@ class DeviceCapture:
         self._unordered = []      # copy events the producing stream has not waited for yet
         self._deferring = 0       # inside batch(): reductions wait for its end
         self._callback_queued = False
+        self._callback_task = None  # the graph task of the backward pass the callback waits for
         self.stats = {"reduction_batches": 0, "reduced_tensors": 0, "staged_tensors": 0}
 
     # -- choosing a path -----------------------------------------------------------------------
     def wants(self, tensor):
         if self.mode == "off":
             return False
-        return tensor.device.type != "cpu" or self.mode == "always"
+        return self.mode == "always" or tensor.is_cuda
 
     def _backend(self, device):
         key = str(device)
@@ -484,7 +513,7 @@ class DeviceCapture:
     def offer(self, name, tensor, smd_dtype, backward=False):
         """Takes a due tensor if it belongs on a device path; False: the caller saves it on the
         host path."""
-        if smd_dtype is None or self.mode == "off" or (tensor.is_cpu and self.mode == "auto"):
+        if smd_dtype is None or self.mode == "off" or (self.mode == "auto" and not tensor.is_cuda):
             return False  # (wants(), inline: this runs for every tensor of a due step)
         # SWIG appends the flags to the list of names: one list, the names then the two flags
         *reductions, value, histogram = _smd.smd_hook_due_reductions(self._h, name)
@@ -492,11 +521,15 @@ class DeviceCapture:
             if tensor.is_complex() and tensor.dtype not in (torch.complex64, torch.complex128):
                 return False
             self._stage(name, tensor, smd_dtype, immediate_order=not backward and not self._deferring)
+            if backward:  # ordered before the optimizer when this backward pass ends
+                self._queue_backward_end()
             return True
         if reductions and tensor.dtype not in _REDUCIBLE:
             return False
-        self._pending.append((name, smd_dtype, list(tensor.shape),
-                              tensor.detach() if tensor.requires_grad else tensor, reductions, histogram))
+        # detach(), even of a gradient: a new tensor sharing its memory. Keeping the gradient
+        # itself would raise its use count, and autograd would then copy it into .grad.
+        self._pending.append((name, smd_dtype, list(tensor.shape), tensor.detach(), reductions,
+                              histogram))
         if backward:
             self._queue_backward_end()
         elif not self._deferring:
@@ -505,8 +538,9 @@ class DeviceCapture:
 
     # -- batching ------------------------------------------------------------------------------
     class _Deferred:
-        def __init__(self, cap):
+        def __init__(self, cap, order):
             self.cap = cap
+            self.order = order
 
         def __enter__(self):
             self.cap._deferring += 1
@@ -515,12 +549,17 @@ class DeviceCapture:
             self.cap._deferring -= 1
             if not self.cap._deferring:
                 self.cap.reduce_pending()
-                # the copies' order against the producer is set when the backward pass ends
-                # (backward_started), so that the forward pass does not wait for them
+                if self.order:
+                    self.cap._order_copies()
+                # else the copies' order against the producer is set when the backward pass
+                # ends (backward_started), so that the forward pass does not wait for them
 
-    def batch(self):
-        """Tensors offered inside ``with capture.batch():`` are reduced together at its end."""
-        return DeviceCapture._Deferred(self)
+    def batch(self, order=False):
+        """Tensors offered inside ``with capture.batch():`` are reduced together at its end.
+        order: the producing streams wait for the copies at its end; else a gradient hook must
+        call backward_started in this step (the copies are ordered when that backward pass
+        ends), or nothing may change the tensors in place before flush()."""
+        return DeviceCapture._Deferred(self, order)
 
     def backward_started(self):
         """Called from a gradient hook: the copies and reductions of the step's parameters are
@@ -529,14 +568,17 @@ class DeviceCapture:
             self._queue_backward_end()
 
     def _queue_backward_end(self):
-        if self._callback_queued:
+        # Queued once a backward pass: the pass is told by autograd's graph task id, so that a
+        # pass that raised (its callback never runs) does not keep the next one from queueing.
+        task = _graph_task_id() if _graph_task_id is not None else None
+        if self._callback_queued and task == self._callback_task:
             return
         engine = getattr(torch.autograd.Variable, "_execution_engine", None)
         try:
             engine.queue_callback(self._backward_end)
-            self._callback_queued = True
-        except Exception:  # not inside a backward pass, or no such API: reduce now
-            self.reduce_pending()
+            self._callback_queued, self._callback_task = True, task
+        except Exception:  # not inside a backward pass, or no such API: reduce and order now
+            self._backward_end()
 
     def _backward_end(self):
         self._callback_queued = False
@@ -685,19 +727,23 @@ class DeviceCapture:
             backend.producer_waits([ev])
 
     def _hand_over(self, only_completed=False):
-        """Gives completed copies to smd's writer (no copy: the writer releases the buffer)."""
-        keep = []
-        for c in self._copies:
-            name, dtype, shape, slot, ev, nbytes, tdtype = c
-            if only_completed and not ev.query():
-                keep.append(c)
-                continue
-            ev.synchronize()
-            view = slot.buf[:nbytes].view(tdtype).view(shape) if nbytes else slot.buf[:0].view(tdtype).view(shape)
-            slot.state = "handed"
-            cap = view.__dlpack__()
-            _smd.smd_py_hook_adopt_dlpack_capsule(self._h, name, cap, slot.flag, [])
-        self._copies = keep
+        """Gives completed copies to smd's writer (no copy: the writer releases the buffer), in
+        the order they were made. only_completed: stops at the first copy still running (copies
+        on one stream complete in order), so that staging a step's hundred tensors does not ask
+        every earlier copy again each time."""
+        copies, done = self._copies, 0
+        try:
+            for name, dtype, shape, slot, ev, nbytes, tdtype in copies:
+                if only_completed and not ev.query():
+                    break
+                ev.synchronize()
+                view = slot.buf[:nbytes].view(tdtype).view(shape)
+                cap = view.__dlpack__()
+                slot.pool.handed(slot)
+                done += 1  # the call consumes the capsule whatever it returns
+                _smd.smd_py_hook_adopt_dlpack_capsule(self._h, name, cap, slot.flag, [])
+        finally:
+            del copies[:done]
 
     def _wait_for_release(self, pool):
         self._hand_over()

@@ -138,6 +138,7 @@ class Hook(_core.Hook):
         self._module_requests = []  # (collection, module, inputs, outputs) not yet applied
         self._handles = []          # torch hook handles, removed by close()
         self._step_handles = []     # forward and gradient hooks, attached while steps are due
+        self._grad_hooks = 0        # gradient hooks among them
         self._hooked = False        # whether _step_handles are attached
         self._plan = None           # _Plan: what the step hooks can save, for a collections version
         self._due = False           # whether anything is due at the current step
@@ -254,7 +255,9 @@ class Hook(_core.Hook):
             is_due, h = _smd.smd_hook_is_due, self._hook
             params = self._plan.params.get(id(module))
             if params:
-                with self._device.batch():
+                # Copies of parameters are ordered before the optimizer's update when the
+                # backward pass ends (a gradient hook tells), else at once.
+                with self._device.batch(order=not self._grad_hooks):
                     for pname, p in params:
                         if is_due(h, pname):
                             self._save_due(pname, p)
@@ -265,6 +268,7 @@ class Hook(_core.Hook):
         if self._step_handles:
             self._forget_empty_gradient_hooks()
         self._step_handles = []
+        self._grad_hooks = 0  # gradient hooks attached
         if on:
             forward_hook = _fw.Callback(self, "_forward_hook")
             for sub in self._plan.modules:
@@ -272,6 +276,7 @@ class Hook(_core.Hook):
             for gname, p in self._plan.gradients:
                 if p.requires_grad:
                     self._step_handles.append(p.register_hook(self._gradient_hook(gname)))
+                    self._grad_hooks += 1
         self._hooked = on
 
     def _forget_empty_gradient_hooks(self):
@@ -366,6 +371,15 @@ class Hook(_core.Hook):
         self._device.flush()
         super().set_mode(mode)
 
+    def end_step(self):
+        # (as begin_step: the step's files are completed with what the device paths hold)
+        self._device.flush()
+        super().end_step()
+
+    def flush(self):
+        self._device.flush()
+        super().flush()
+
     def __reduce_ex__(self, protocol):
         # A registered model holds the hook's callbacks, so torch.save(model) and
         # copy.deepcopy(model) reach the hook: it travels as a stand-in whose callbacks do nothing
@@ -375,12 +389,16 @@ class Hook(_core.Hook):
     # -- end ---------------------------------------------------------------------------------
     def close(self):
         """Removes the torch hooks, then closes the writer (see smd.Hook.close)."""
-        if not self._closed:
+        if self._closed:
+            super().close()
+            return
+        try:
             self._device.flush()
+        finally:  # an error saving what the device paths held still closes the hook
             self._closed = True
             for h in self._handles + self._step_handles:
                 h.remove()
             if self._step_handles:
                 self._forget_empty_gradient_hooks()
             self._handles, self._step_handles = [], []
-        super().close()
+            super().close()
