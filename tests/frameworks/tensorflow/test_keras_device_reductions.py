@@ -358,3 +358,47 @@ def test_unknown_mode_is_refused(monkeypatch):
     monkeypatch.setenv("SMD_TF_DEVICE_REDUCTIONS", "sometimes")
     with pytest.raises(ValueError, match="SMD_TF_DEVICE_REDUCTIONS must be auto or off"):
         _reduce.enabled()
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["graph", "xla"])
+def test_a_hook_reused_for_another_model_of_the_same_names_reduces_that_models_gradients(
+        tmp_path, monkeypatch, jit):
+    # two models in turn whose gradients have the same names but other shapes (a hyperparameter
+    # loop, get_hook()): the second's means are its own, as on the host path
+    x, y = _data()
+    rc = st.ReductionConfig(reductions=["mean", "max"])
+    runs = {}
+    for mode, out, _ in _off_then_auto(tmp_path, monkeypatch):
+        hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1),
+                            include_collections=["gradients"], reduction_config=rc)
+        for width in (3, 7):
+            keras.backend.clear_session()
+            keras.utils.set_random_seed(0)
+            model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(width), keras.layers.Dense(1)])
+            model.compile(optimizer=keras.optimizers.SGD(0.01), loss="mse", jit_compile=jit)
+            model.fit(x, y, batch_size=16, epochs=1, verbose=0, shuffle=False, callbacks=[hook])
+        hook.close()
+        runs[mode] = create_trial(out)
+    _compare(runs["off"], runs["auto"], min_checked=8 * 4 * 2)
+
+
+def test_statistics_of_an_earlier_compiled_step_are_not_saved_for_an_eager_one(tmp_path, monkeypatch):
+    # fit compiled, then compiled again with run_eagerly=True: the eager steps' reductions are
+    # their own, written once, not the last compiled step's statistics again
+    x, y = _data()
+    rc = st.ReductionConfig(reductions=["max", "mean"], norms=["l2"])
+    runs = {}
+    for mode, out, calls in _off_then_auto(tmp_path, monkeypatch):
+        model = _model()
+        hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1),
+                            include_collections=["gradients"], reduction_config=rc)
+        model.fit(x, y, batch_size=16, epochs=1, verbose=0, shuffle=False, callbacks=[hook])
+        model.compile(optimizer=keras.optimizers.SGD(0.05, momentum=0.9), loss="mse", run_eagerly=True)
+        model.fit(x, y, batch_size=16, epochs=1, verbose=0, shuffle=False, callbacks=[hook])
+        hook.close()
+        runs[mode] = create_trial(out)
+        if mode == "auto":  # each gradient once a step: 4 compiled and 4 eager steps
+            assert all(calls.count(n) == 8 for n in set(calls)) and len(set(calls)) == 4, calls
+    _compare(runs["off"], runs["auto"], min_checked=8 * 4 * 3)
+    t = runs["auto"].tensor("gradients/sequential/dense_1/biasGrad")
+    assert len({float(np.asarray(t.reduction_value(s, "max")).reshape(-1)[0]) for s in range(4, 8)}) > 1

@@ -734,3 +734,102 @@ def test_module_functions_smdebug_exports(tmp_path, monkeypatch):
     hook.add_collection(coll)
     assert hook.get_collection("custom").include_regex == ["^dense"]
     hook.close()
+
+
+def _save_counter(hook):
+    """Counts hook.save_tensor calls by (step, name)."""
+    calls = {}
+    real = hook.save_tensor
+
+    def counting(name, value, *args, **kwargs):
+        calls[(hook.step, name)] = calls.get((hook.step, name), 0) + 1
+        return real(name, value, *args, **kwargs)
+    hook.save_tensor = counting
+    return calls
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["graph", "xla"])
+def test_mixed_precision_gradients_are_saved_unscaled(tmp_path, jit):
+    # Keras 3's LossScaleOptimizer is handed the gradients of the loss times its scale (32768 at
+    # first); the hook saves them as the optimizer applies them, close to the float32 run's
+    x, y = dataset()
+    grads = {}
+    try:
+        for policy in ("float32", "mixed_float16"):
+            keras.backend.clear_session()
+            keras.utils.set_random_seed(0)
+            keras.mixed_precision.set_global_policy(policy)
+            model = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3),
+                                      keras.layers.Dense(1, dtype="float32")])
+            model.compile(optimizer=keras.optimizers.SGD(0.01), loss="mse", jit_compile=jit)
+            out = str(tmp_path / policy)
+            hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1),
+                                include_collections=["gradients"])
+            model.fit(x, y, batch_size=16, epochs=1, verbose=0, shuffle=False, callbacks=[hook])
+            hook.close()
+            if policy == "mixed_float16":
+                assert type(model.optimizer).__name__ == "LossScaleOptimizer"
+            grads[policy] = create_trial(out).tensor("gradients/sequential/dense/biasGrad").value(0)
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    np.testing.assert_allclose(grads["mixed_float16"], grads["float32"], rtol=1e-2, atol=1e-4)
+
+
+def test_sparse_inputs_are_skipped_with_a_warning_and_training_goes_on(tmp_path):
+    # a SparseTensor input has no dense value to hand out: fit works as without the hook, the
+    # layers' dense tensors are saved, the sparse input is named in a warning
+    x, y = dataset()
+    ds = tf.data.Dataset.from_tensor_slices((tf.sparse.from_dense(tf.constant(x)), y)).batch(16)
+    model = keras.Sequential([keras.Input((4,), sparse=True), keras.layers.Dense(3), keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.SGD(LR), loss="mse")
+    hook = st.KerasHook(str(tmp_path / "run"), save_config=st.SaveConfig(save_interval=1),
+                        include_collections=["layers", "inputs"])
+    with pytest.warns(RuntimeWarning, match="SparseTensor"):
+        model.fit(ds, epochs=1, verbose=0, callbacks=[hook])
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.tensor("dense_1/inputs").steps() == [0, 1, 2, 3]
+    assert "dense/inputs" not in trial.tensor_names() and "inputs" not in trial.tensor_names()
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["graph", "xla"])
+def test_a_callbacks_predict_inside_a_train_batch_is_not_saved_as_that_batch(tmp_path, jit):
+    # a callback before the hook runs model.predict in on_train_batch_end: the batch's layer
+    # tensors are the training batch's, once
+    x, y = dataset()
+    model = mlp()
+    model.compile(optimizer=keras.optimizers.SGD(LR), loss="mse", jit_compile=jit)
+    probe = np.full((16, 4), 7.0, "float32")
+
+    class Probe(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            self.model.predict(probe, verbose=0)
+    out = str(tmp_path / "run")
+    hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1), include_collections=["layers"])
+    calls = _save_counter(hook)
+    model.fit(x, y, batch_size=16, epochs=1, verbose=0, shuffle=False, callbacks=[Probe(), hook])
+    hook.close()
+    layer_saves = {k: v for k, v in calls.items() if "/" in k[1]}  # (epoch logs: at the epoch's end too)
+    assert len(layer_saves) == 4 * 4 and all(v == 1 for v in layer_saves.values()), layer_saves
+    trial = create_trial(out)
+    for step in range(4):
+        np.testing.assert_array_equal(trial.tensor("dense/inputs").value(step), x[16 * step:16 * step + 16])
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["graph", "xla"])
+def test_a_layer_called_twice_in_a_step_saves_its_first_call_once(tmp_path, jit):
+    x, y = dataset()
+    keras.utils.set_random_seed(0)
+    shared = keras.layers.Dense(4, name="shared")
+    a, b = keras.Input((4,)), keras.Input((4,))
+    model = keras.Model([a, b], keras.layers.Dense(1, name="head")(
+        keras.layers.Concatenate()([shared(a), shared(b)])))
+    model.compile(optimizer=keras.optimizers.SGD(LR), loss="mse", jit_compile=jit)
+    out = str(tmp_path / "run")
+    hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1), include_collections=["layers"])
+    calls = _save_counter(hook)
+    model.fit([x, 2 * x], y, batch_size=16, epochs=1, verbose=0, shuffle=False, callbacks=[hook])
+    hook.close()
+    layer_saves = {k: v for k, v in calls.items() if "/" in k[1]}  # (epoch logs: at the epoch's end too)
+    assert calls[(0, "shared/inputs")] == 1 and all(v == 1 for v in layer_saves.values()), layer_saves
+    np.testing.assert_array_equal(create_trial(out).tensor("shared/inputs").value(0), x[:16])

@@ -122,6 +122,8 @@ class KerasHook(_Callback, Hook):
         self._xla = False
         self._xla_groups = {}          # _Slots of what a step compiled by XLA assigns to variables
         self._xla_unsaved = set()      # names XLA cannot hand out (shape unknown when compiled)
+        self._composite_skipped = set()  # names of sparse or ragged tensors (not saved), warned of
+        self._traced = weakref.WeakKeyDictionary()  # traced graph -> names captured in it
         self._xla_grad_values = False  # a step compiled by XLA hands gradient values out
         self._serial = None            # tf.Variable: the number of the due batch, read in the step
         self._serial_value = 0
@@ -194,6 +196,7 @@ class KerasHook(_Callback, Hook):
             self._patch_layer(layer)
         if self._wants(CollectionKeys.INPUTS, CollectionKeys.OUTPUTS):
             self._patch_compute_loss(model)
+        self._patch_step_functions(model)
         if tf.executing_eagerly():
             self._ensure_flags()
 
@@ -221,7 +224,8 @@ class KerasHook(_Callback, Hook):
                 variables = trainable_variables
                 if variables is None:
                     variables = getattr(optimizer, "_trainable_variables", None) or []
-                self._capture_gradients(list(grads), list(variables))
+                self._capture_gradients(_unscaled(optimizer, list(grads), list(variables)),
+                                        list(variables))
                 result = original(grads, trainable_variables, *args, **kwargs)
                 self._after_apply()
                 return result
@@ -292,6 +296,40 @@ class KerasHook(_Callback, Hook):
         self._patched[id(layer)] = layer
         self._layer_names.append(name)
 
+    def _patch_step_functions(self, model):
+        """The model's train, test and predict functions, as its make_*_function methods make
+        them, are wrapped: one run while the hook is not in a batch of its own mode (a callback's
+        model.predict inside a training batch, train_on_batch after fit) runs with the capture
+        flags off, so that its tensors neither land in the hook's batch nor cost a capture."""
+        for attr, mode in (("train_function", ModeKeys.TRAIN), ("test_function", ModeKeys.EVAL),
+                           ("predict_function", ModeKeys.PREDICT)):
+            make = getattr(model, "make_" + attr, None)
+            if make is None or getattr(make, "_smd_hook", None) is self:
+                continue
+
+            def patched(*args, _make=make, _attr=attr, _mode=mode, **kwargs):
+                made = _make(*args, **kwargs)  # Keras 3 keeps it in the attribute (and may
+                fn = getattr(model, _attr, None) if made is None else made  # return None)
+                if callable(fn) and getattr(fn, "_smd_hook", None) is not self:
+                    fn = self._guarded(fn, _mode)
+                    setattr(model, _attr, fn)
+                return fn if made is not None else made
+            patched._smd_hook = self
+            setattr(model, "make_" + attr, patched)
+
+    def _guarded(self, fn, mode):
+        def run(*args, **kwargs):
+            values = self._flag_values
+            if values is None or not any(values) or self._in_batch is mode:
+                return fn(*args, **kwargs)
+            self._flags.assign([False, False, False, False])
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self._flags.assign(list(values))
+        run._smd_hook = self
+        return run
+
     def _patch_compute_loss(self, model):
         original = getattr(model, "compute_loss", None)
         if original is None or id(model) in self._patched:
@@ -344,8 +382,18 @@ class KerasHook(_Callback, Hook):
             else:
                 names.extend(f"{name}_{i}" for i in range(len(flat)))
                 tensors.extend(flat)
-        keep = [(n, t) for n, t in zip(names, tensors)
-                if t is not None and getattr(t, "dtype", None) != tf.string]
+        keep = []
+        for n, t in zip(names, tensors):
+            if t is None or getattr(t, "dtype", None) == tf.string:
+                continue
+            if isinstance(t, (tf.SparseTensor, tf.RaggedTensor)):
+                # a sparse or ragged input has no dense value to hand out as it is
+                if n not in self._composite_skipped:
+                    self._composite_skipped.add(n)
+                    warnings.warn(f"KerasHook: {n} is a {type(t).__name__}, which the hook does not "
+                                  "save", RuntimeWarning, stacklevel=3)
+                continue
+            keep.append((n, t))
         if not keep:
             return
         names = [n for n, _ in keep]
@@ -358,6 +406,15 @@ class KerasHook(_Callback, Hook):
             else:
                 self._save_values(zip(names, tensors))
             return
+        # A layer called more than once in a step (shared between inputs): the first call's
+        # tensors, in a traced step as eagerly (where _saved_now keeps the first)
+        seen = self._traced.setdefault(tf.compat.v1.get_default_graph(), set())
+        fresh = [i for i, n in enumerate(names) if n not in seen]
+        if len(fresh) < len(names):
+            names, tensors = [names[i] for i in fresh], [tensors[i] for i in fresh]
+            if not names:
+                return
+        seen.update(names)
         self._ensure_flags()
         flags = self._flags
         reduced = set()
@@ -479,7 +536,10 @@ class KerasHook(_Callback, Hook):
         if not keep:
             return set()
         key = tuple(names[i] for i in keep)
-        if self._grad_stats is None or self._grad_stats.names != key:
+        signature = tuple((names[i], tuple(tensors[i].shape), tensors[i].dtype) for i in keep)
+        if self._grad_stats is None or self._grad_stats.signature != signature:
+            # (names alone are not enough: a hook reused for another model with the same layer
+            # names would keep the first model's shapes for the means and the records)
             # The statistics the reductions due now need (the step is traced at its first batch,
             # due as a rule), all of them when none is: computing the twelve costs several times
             # what max, mean and l2 cost; bucket counts only when a histogram is due now. A later
@@ -499,17 +559,19 @@ class KerasHook(_Callback, Hook):
                     nb = int(_reduce.bucket_edges().shape[0]) - 1
                     counts = tf.Variable(tf.zeros([len(keep), nb], tf.float64), trainable=False,
                                          name="smd_gradient_bucket_counts")
+                stamp = tf.Variable(-1, trainable=False, dtype=tf.int64,
+                                    name="smd_gradient_statistics_batch")
             self._in_step_due.clear()
             self._grad_stats = _GradStats(key, [tensors[i].dtype for i in keep],
                                           [[int(d) for d in tensors[i].shape] for i in keep], var,
-                                          columns, counts)
+                                          columns, counts, stamp, signature)
         var, columns = self._grad_stats.variable, self._grad_stats.columns
-        counts = self._grad_stats.counts
+        counts, stamp, serial = self._grad_stats.counts, self._grad_stats.stamp, self._serial
         chosen = [tensors[i] for i in keep]
 
         def reduce():
             matrix, _ = _reduce.statistics(chosen, columns)
-            ops = [var.assign(matrix)]
+            ops = [var.assign(matrix), stamp.assign(serial)]
             if counts is not None:
                 ops.append(counts.assign(_reduce.bucket_counts(chosen)))
             with tf.control_dependencies(ops):
@@ -535,11 +597,14 @@ class KerasHook(_Callback, Hook):
     def _save_gradient_statistics(self):
         """At the batch's end: the reductions and histograms the train step computed."""
         g = self._grad_stats
+        if int(g.stamp.numpy()) != self._serial_value:
+            return  # not computed in this batch (a step run eagerly, another function)
         matrix = g.variable.numpy()
         counts = g.counts.numpy() if g.counts is not None else None
         for i, name in enumerate(g.names):
             due = self._reduced_in_step(name)
-            if due is not None:
+            if due is not None and name not in self._saved_now:
+                self._saved_now.add(name)
                 _reduce.save_shaped(self._hook, name, g.dtypes[i], g.shapes[i], due, matrix[i],
                                     g.columns, counts[i] if due.histogram else None)
 
@@ -606,8 +671,9 @@ class KerasHook(_Callback, Hook):
             io = any(_smd.smd_hook_is_due(h, n) for n in ("labels", "predictions", "inputs"))
         self._grad_reduced_now = grad_reductions
         values = (grads, layers, io, grad_reductions)
-        if self._xla_groups and (grads or layers or io):
-            self._serial_value += 1  # the number the step stamps its captured variables with
+        if (self._xla_groups or self._grad_stats is not None) and any(values):
+            # the number the step stamps its captured variables and statistics with
+            self._serial_value += 1
             self._serial.assign(self._serial_value)
         if values != self._flag_values:
             self._ensure_flags()
@@ -788,10 +854,12 @@ class _GradStats:
     train step assigns to `variable` (a float64 matrix, a row per gradient) when asked, and their
     histogram bucket counts to `counts` (None when the step computes none)."""
 
-    def __init__(self, names, dtypes, shapes, variable, columns, counts):
+    def __init__(self, names, dtypes, shapes, variable, columns, counts, stamp, signature):
         self.names, self.dtypes, self.shapes, self.variable = names, dtypes, shapes, variable
         self.columns, self.name_set, self.column_set = columns, set(names), set(columns)
         self.counts = counts
+        self.stamp = stamp  # the number of the batch whose step assigned them last
+        self.signature = signature  # ((name, shape, dtype), ...) of the gradients
 
 
 class _Slots:
@@ -828,6 +896,27 @@ class _WrappedTape:
 
     def __getattr__(self, name):
         return getattr(self._tape, name)
+
+
+def _unscaled(optimizer, grads, variables):
+    """The gradients as the optimizer applies them. Keras 3's LossScaleOptimizer (mixed
+    precision) is handed the gradients of the scaled loss and divides them by its loss scale
+    before its inner optimizer applies them; Keras 2's is handed them divided. The hook saves them
+    divided in both, overflowed ones (inf, NaN) too, though the optimizer then skips the update."""
+    scale = getattr(optimizer, "dynamic_scale", None)
+    if scale is None or getattr(optimizer, "inner_optimizer", None) is None:
+        return grads
+    overwrite = getattr(optimizer, "_overwrite_variable_with_gradient", None)
+    out = []
+    for g, v in zip(grads, variables):
+        if g is None or (overwrite is not None and overwrite(v)):
+            out.append(g)
+        elif isinstance(g, tf.IndexedSlices):
+            out.append(tf.IndexedSlices(g.values / tf.cast(scale, g.values.dtype), g.indices,
+                                        g.dense_shape))
+        else:
+            out.append(g / tf.cast(scale, g.dtype))
+    return out
 
 
 def _replica_index():
