@@ -10,6 +10,9 @@ step), "smdebug every step", "smdebug every 100". Hooks save weights, biases and
 the always-saved losses and metrics); the reductions row saves the gradients as max, mean and l2
 only (computed inside the compiled train step). The same model compiled by XLA
 (jit_compile=True, Keras 3's default on a GPU: model "... XLA") has the rows of smd and no hook.
+A model whose first layer is a large Embedding (its gradient an IndexedSlices: what a step that
+saves nothing pays for a sparse gradient) has the rows no hook and smd every 100, with and
+without XLA.
 Each configuration trains a fresh model of the same seed: a warm-up fit (tracing) and then a
 timed fit of N steps (batch 64, data in memory); configurations alternate over R rounds
 and the median is printed. smdebug runs in a child interpreter (it needs protobuf's pure-Python
@@ -29,34 +32,41 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 MODEL = "MLP 784-256-128-10, batch 64"
 MODEL_XLA = MODEL + ", XLA"
+MODEL_EMB = "Embedding 200000x64 (8 ids) + Dense 1, batch 64"
 COLLECTIONS = ["weights", "biases", "gradients"]
 WARMUP = 20
 
 
-def build(keras):
+def build(keras, embedding=False):
     keras.utils.set_random_seed(0)
+    if embedding:
+        return keras.Sequential([keras.Input((8,), dtype="int32"), keras.layers.Embedding(200000, 64),
+                                 keras.layers.Flatten(), keras.layers.Dense(1)])
     model = keras.Sequential([keras.Input((784,)), keras.layers.Dense(256, activation="relu"),
                               keras.layers.Dense(128, activation="relu"), keras.layers.Dense(10)])
     return model
 
 
-def data(steps):
+def data(steps, embedding=False):
     import numpy as np
     rng = np.random.default_rng(0)
     n = 64 * steps
+    if embedding:
+        return (rng.integers(0, 200000, size=(n, 8)).astype("int32"),
+                rng.normal(size=(n, 1)).astype("float32"))
     return rng.normal(size=(n, 784)).astype("float32"), rng.integers(0, 10, size=(n,))
 
 
-def timed_fit(keras, hook_factory, steps, wrap, jit=False):
+def timed_fit(keras, hook_factory, steps, wrap, jit=False, embedding=False):
     """ms per step of a fit of `steps` steps after a warm-up fit, with the hook (or None)."""
-    model = build(keras)
+    model = build(keras, embedding)
     opt = keras.optimizers.SGD(0.01)
     hook = hook_factory() if hook_factory else None
     if hook is not None and wrap:
         opt = hook.wrap_optimizer(opt)
-    model.compile(optimizer=opt, loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-                  jit_compile=jit)
-    x, y = data(steps)
+    loss = "mse" if embedding else keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    model.compile(optimizer=opt, loss=loss, jit_compile=jit)
+    x, y = data(steps, embedding)
     cbs = [hook] if hook is not None else []
     model.fit(x[:64 * WARMUP], y[:64 * WARMUP], batch_size=64, epochs=1, verbose=0, shuffle=False,
               callbacks=cbs)
@@ -122,10 +132,13 @@ def main():
                    ("smd grad reductions", smd_factory(1, root, reductions=True))]
         runs = [(model, jit, name, factory) for model, jit in ((MODEL, False), (MODEL_XLA, True))
                 for name, factory in configs]
+        runs += [(MODEL_EMB + xla, jit, name, factory) for xla, jit in (("", False), (", XLA", True))
+                 for name, factory in configs[:1] + configs[2:3]]
         times = {(model, name): [] for model, _, name, _ in runs}
         for _ in range(args.repeats):
             for model, jit, name, factory in runs:
-                times[(model, name)].append(timed_fit(keras, factory, args.steps, wrap=False, jit=jit))
+                times[(model, name)].append(timed_fit(keras, factory, args.steps, wrap=False, jit=jit,
+                                                      embedding=model.startswith(MODEL_EMB)))
         for model, _, name, _ in runs:
             print(json.dumps({"framework": "keras", "model": model, "config": name,
                               "ms_per_step": round(statistics.median(times[(model, name)]), 4),

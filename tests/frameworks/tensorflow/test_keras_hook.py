@@ -833,3 +833,34 @@ def test_a_layer_called_twice_in_a_step_saves_its_first_call_once(tmp_path, jit)
     layer_saves = {k: v for k, v in calls.items() if "/" in k[1]}  # (epoch logs: at the epoch's end too)
     assert calls[(0, "shared/inputs")] == 1 and all(v == 1 for v in layer_saves.values()), layer_saves
     np.testing.assert_array_equal(create_trial(out).tensor("shared/inputs").value(0), x[:16])
+
+
+@pytest.mark.parametrize("how", ["graph", "xla", "eager"])
+def test_an_embeddings_sparse_gradient_is_saved_dense(tmp_path, how):
+    # an Embedding's gradient reaches the optimizer as IndexedSlices: saved as its dense value
+    # (rows of the ids not in the batch are zeros), made dense only in a step that saves it
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 50, size=(32, 3)).astype("int32")
+    y = rng.normal(size=(32, 1)).astype("float32")
+    keras.utils.set_random_seed(0)
+    model = keras.Sequential([keras.Input((3,), dtype="int32"), keras.layers.Embedding(50, 4),
+                              keras.layers.Flatten(), keras.layers.Dense(1)])
+    model.compile(optimizer=keras.optimizers.SGD(LR), loss="mse", jit_compile=how == "xla",
+                  run_eagerly=how == "eager")
+    out = str(tmp_path / "run")
+    hook = st.KerasHook(out, save_config=st.SaveConfig(save_interval=1),
+                        include_collections=["gradients", "weights"])
+    model.fit(x, y, batch_size=16, epochs=1, verbose=0, shuffle=False, callbacks=[hook])
+    hook.close()
+    trial = create_trial(out)
+    name = [n for n in trial.tensor_names() if n.startswith("gradients/") and "embeddings" in n][0]
+    w = [n for n in trial.tensor_names() if not n.startswith("gradients/") and "embeddings" in n][0]
+    for step in (0, 1):
+        g = trial.tensor(name).value(step)
+        assert g.shape == (50, 4)
+        untouched = sorted(set(range(50)) - set(x[16 * step:16 * step + 16].reshape(-1).tolist()))
+        assert untouched and not g[untouched].any() and g.any()
+        # the update SGD made from it: weights after step - before = -LR * gradient
+        before = trial.tensor(w).value(step - 1) if step else None
+        if before is not None:
+            np.testing.assert_allclose(trial.tensor(w).value(step) - before, -LR * g, rtol=1e-5, atol=1e-7)

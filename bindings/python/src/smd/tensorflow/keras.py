@@ -397,14 +397,17 @@ class KerasHook(_Callback, Hook):
         if not keep:
             return
         names = [n for n, _ in keep]
-        tensors = [tf.convert_to_tensor(t) for _, t in keep]
+        # Sparse gradients (IndexedSlices: an Embedding's) stay sparse until a branch that saves
+        # them: made dense where the step runs, each step, one would cost the embedding's size.
+        tensors = [t if isinstance(t, tf.IndexedSlices) else tf.convert_to_tensor(t) for _, t in keep]
         if tf.executing_eagerly():
             if self._in_batch is None and not self._in_tape_step:
                 return  # the model called outside the hook's batches (a predict without the hook)
+            due = [(n, _dense(t)) for n, t in zip(names, tensors) if _smd.smd_hook_is_due(self._hook, n)]
             if self._inner_steps > 1 and self._in_batch is not None:
-                self._held.update(zip(names, tensors))  # the last inner step's, at the batch's end
+                self._held.update(due)  # the last inner step's, at the batch's end
             else:
-                self._save_values(zip(names, tensors))
+                self._save_values(due)
             return
         # A layer called more than once in a step (shared between inputs): the first call's
         # tensors, in a traced step as eagerly (where _saved_now keeps the first)
@@ -442,7 +445,8 @@ class KerasHook(_Callback, Hook):
                     self.save_tensor(n, a, [])
             return np.int32(0)
 
-        tf.cond(flags[which], lambda: tf.numpy_function(save, tensors, tf.int32, stateful=True),
+        tf.cond(flags[which],
+                lambda: tf.numpy_function(save, [_dense(t) for t in tensors], tf.int32, stateful=True),
                 lambda: tf.constant(0, tf.int32))
 
     def _retrace_for_gradient_values(self):
@@ -504,7 +508,7 @@ class KerasHook(_Callback, Hook):
         serial = self._serial
 
         def assign():
-            ops = [v.assign(t) for v, (_, t) in zip(slots.variables, keep)]
+            ops = [v.assign(_dense(t)) for v, (_, t) in zip(slots.variables, keep)]
             with tf.control_dependencies(ops):
                 with tf.control_dependencies([slots.stamp.assign(serial)]):
                     return tf.constant(0, tf.int32)
@@ -570,10 +574,11 @@ class KerasHook(_Callback, Hook):
         chosen = [tensors[i] for i in keep]
 
         def reduce():
-            matrix, _ = _reduce.statistics(chosen, columns)
+            dense = [_dense(t) for t in chosen]
+            matrix, _ = _reduce.statistics(dense, columns)
             ops = [var.assign(matrix), stamp.assign(serial)]
             if counts is not None:
-                ops.append(counts.assign(_reduce.bucket_counts(chosen)))
+                ops.append(counts.assign(_reduce.bucket_counts(dense)))
             with tf.control_dependencies(ops):
                 return tf.constant(0, tf.int32)
         tf.cond(flags[_GRAD_REDUCTIONS], reduce, lambda: tf.constant(0, tf.int32))
@@ -896,6 +901,11 @@ class _WrappedTape:
 
     def __getattr__(self, name):
         return getattr(self._tape, name)
+
+
+def _dense(t):
+    """An IndexedSlices (a sparse gradient) as its dense tensor; other tensors as they are."""
+    return tf.convert_to_tensor(t) if isinstance(t, tf.IndexedSlices) else t
 
 
 def _unscaled(optimizer, grads, variables):
