@@ -444,8 +444,12 @@ def _bucket_counts(flat, lengths, total, histograms, edges):
     host path follows). One bucketize and one bincount for the whole batch."""
     n, nb = len(histograms), edges.numel() - 1
     dev = flat.device
-    seg = torch.repeat_interleave(torch.arange(n, device=dev), lengths, output_size=total)
-    idx = torch.bucketize(flat, edges, right=True) - 1
+    # 32-bit indices where the keys fit (always, but for millions of tensors in one batch): half
+    # the bytes of an element's bucket, tensor and key
+    small = n * nb < 2 ** 31 - 1
+    seg = torch.repeat_interleave(torch.arange(n, device=dev, dtype=torch.int32 if small else torch.int64),
+                                  lengths, output_size=total)
+    idx = torch.bucketize(flat, edges, right=True, out_int32=small) - 1
     idx = torch.where(flat == edges[-1], torch.full_like(idx, nb - 1), idx)
     marked = torch.tensor(histograms, dtype=torch.bool).to(dev, non_blocking=True)
     valid = (idx >= 0) & (idx < nb) & torch.isfinite(flat) & marked[seg]
