@@ -294,7 +294,8 @@ class KerasHook(_Callback, Hook):
 
             layer.call = types.MethodType(call, layer)
         self._patched[id(layer)] = layer
-        self._layer_names.append(name)
+        if name not in self._layer_names:  # (a model built again after clear_session: the same names)
+            self._layer_names.append(name)
 
     def _patch_step_functions(self, model):
         """The model's train, test and predict functions, as its make_*_function methods make
