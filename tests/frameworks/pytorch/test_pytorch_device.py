@@ -752,3 +752,42 @@ def test_every_copy_is_ordered_before_the_optimizer_runs(tmp_path, monkeypatch, 
         opt.step()
         issued.clear()
     hook.close()
+
+
+def test_staging_asks_only_the_oldest_copy_whether_it_completed(tmp_path, monkeypatch):
+    # copies on a GPU complete later than they are staged: staging a step's tensors must not ask
+    # every earlier copy again for each new one (that was n^2 / 2 event queries a saving step)
+    monkeypatch.setenv("SMD_TORCH_DEVICE_CAPTURE", "always")
+    counts = {"query": 0}
+
+    class Event:
+        done = False
+
+        def query(self):
+            counts["query"] += 1
+            return self.done
+
+        def synchronize(self):
+            self.done = True
+    copy = _device.CpuBackend.copy_to_host
+
+    def copy_to_host(self, dst, src):
+        copy(self, dst, src)
+        return Event()
+    monkeypatch.setattr(_device.CpuBackend, "copy_to_host", copy_to_host)
+    hook = smdpt.Hook(str(tmp_path / "run"), save_config=smdpt.SaveConfig(save_interval=1),
+                      include_collections=["weights", "biases", "gradients", "losses"])
+    net = nn.Sequential(*[nn.Linear(4, 4) for _ in range(20)])
+    crit = nn.MSELoss()
+    hook.register_module(net)
+    hook.register_loss(crit)
+    x = torch.randn(8, 4)
+    for _ in range(2):
+        net.zero_grad()
+        crit(net(x), x).backward()
+    staged = hook._device.stats["staged_tensors"]
+    assert staged >= 2 * 80
+    assert counts["query"] <= staged, (counts, staged)
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.tensor("gradient/Sequential_19.weight").steps() == [0, 1]
