@@ -390,3 +390,64 @@ def test_save_and_reduction_config_json_round_trips():
         assert mine.to_json() == ref.to_json()
         assert ReductionConfig.from_json(mine.to_json()) == mine
     assert ReductionConfig(reductions=["min"]) != ReductionConfig(reductions=["max"])
+
+
+def test_numpy_integer_steps_and_unknown_steps_as_smdebug():
+    """Steps given as numpy integers (a script's np.array of steps) are taken; a global step or
+    mode step the trial does not know gives None, as smdebug answers."""
+    path = FIXTURES / "modes_reentry"
+    got = {}
+    for lib in LIBS:
+        L = _lib(lib)
+        t = L["trials"].create_trial(str(path))
+        steps = np.array(t.steps())
+        name = "fc.weight"
+        tensor = t.tensor(name)
+        tsteps = np.array(tensor.steps())
+        got[lib] = {
+            "value": tensor.value(tsteps[0]).tolist(),
+            "shape": tensor.shape(tsteps[0]),
+            "workers": tensor.workers(tsteps[0]),
+            "prev_steps": tensor.prev_steps(tsteps[-1], np.int64(2)),
+            "mode": repr(t.mode(steps[0])).split(".")[-1],
+            "mode_step": t.mode_step(steps[-1]),
+            "has_passed_step": t.has_passed_step(steps[0]).name,
+            "global_step": t.global_step(L["modes"].TRAIN, np.int32(0)),
+            "unknown": (t.mode(10**6), t.mode_step(10**6), t.mode_modestep(10**6),
+                        t.global_step(L["modes"].EVAL, 10**6)),
+        }
+    assert got["smd"] == got["smdebug"]
+    assert got["smd"]["unknown"] == (None, None, (None, None), None)
+
+
+def test_hook_mode_steps_and_pickling_as_smdebug(tmp_path):
+    """hook.mode_steps holds GLOBAL and every mode set so far; a hook and its collections can be
+    pickled and deep-copied (objects holding them travel), and the hook goes on writing."""
+    import copy
+    import pickle
+
+    import smdebug_hook
+    from smdebug import modes as sd_modes
+    got = {}
+    for lib, make, M in (("smdebug", smdebug_hook.NumpyHook, sd_modes), ("smd", smd.Hook, smd.modes)):
+        h = make(str(tmp_path / lib), save_config=(smd if lib == "smd" else __import__("smdebug")).SaveConfig(save_interval=1))
+        log = [dict(h.mode_steps)]
+        h.set_mode(M.TRAIN)
+        log.append(dict(h.mode_steps))
+        h.begin_step()
+        h.begin_step()
+        h.set_mode(M.EVAL)
+        log.append(dict(h.mode_steps))
+        h.begin_step()
+        h.set_mode(M.TRAIN)
+        h.begin_step()
+        log.append(dict(h.mode_steps))
+        got[lib] = [{k.name: v for k, v in d.items()} for d in log]
+        pickle.loads(pickle.dumps(h))
+        copy.deepcopy(h)
+        coll = pickle.loads(pickle.dumps(h.get_collection("default")))
+        assert coll.name == "default"
+        h.save_tensor("after_pickling", np.ones(3, np.float32), ["default"])
+        h.close()
+    assert got["smd"] == got["smdebug"]
+    assert "after_pickling" in smd.trials.create_trial(str(tmp_path / "smd")).tensor_names()

@@ -130,7 +130,6 @@ def test_exception_classes_match_smdebug_names_and_hierarchy():
     (lambda t: t.tensor_names(regex="(unclosed"), E.SMDebugValueError),
     (lambda t: t.tensor_names(regex="a", collection="b"), E.SMDebugValueError),
     (lambda t: t.wait_for_steps(["x"]), TypeError),
-    (lambda t: t.mode(10**6), FileNotFoundError),
     (lambda t: create_trial(str(FIXTURES / "shapes"), range_steps=(5, 2)), E.SMDebugValueError),
 ])
 def test_bad_input_raises(call, exc):

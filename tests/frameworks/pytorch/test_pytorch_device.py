@@ -421,6 +421,47 @@ def test_framework_free_hook_saves_bfloat16_and_float16_torch_tensors_as_themsel
             == on_dev.bfloat16().cpu().view(torch.int16).numpy().tobytes())
 
 
+def test_framework_free_hook_saves_flagged_views_and_torch_scalars_as_their_values(tmp_path):
+    # torch views whose negation or conjugation is only a flag (DLPack does not carry it) are
+    # saved as their values; a torch scalar (a loss that requires grad, bfloat16) is saved by
+    # save_scalar in its dtype (bfloat16 as float32); what is neither numbers nor text is refused
+    h = _plain_hook(tmp_path / "run")
+    h.begin_step()
+    neg = torch.tensor([1.0, 2.0])._neg_view()
+    z = torch.tensor([1 + 2j, 3 - 1j], dtype=torch.complex64)
+    h.save_tensor("neg", neg, "custom")
+    h.save_tensor("conj", z.conj(), "custom")
+    h.save_tensor("conj_imag", z.conj().imag, "custom")
+    loss = (torch.ones(3, requires_grad=True) * 1.5).sum()
+    h.save_scalar("loss", loss)
+    h.save_scalar("bf16", torch.tensor(0.5, dtype=torch.bfloat16))
+    for bad in (None, {"a": 1}):
+        with pytest.raises(TypeError, match="neither numbers nor text"):
+            h.save_tensor("bad", bad, "custom")
+    h.close()
+    trial = create_trial(str(tmp_path / "run"))
+    np.testing.assert_array_equal(trial.tensor("neg").value(0), [-1.0, -2.0])
+    np.testing.assert_array_equal(trial.tensor("conj").value(0), z.conj().resolve_conj().numpy())
+    np.testing.assert_array_equal(trial.tensor("conj_imag").value(0), [-2.0, 1.0])
+    v = trial.tensor("scalar/loss").value(0)
+    assert v.dtype == np.float32 and float(v[0]) == 4.5
+    v = trial.tensor("scalar/bf16").value(0)
+    assert v.dtype == np.float32 and float(v[0]) == 0.5
+
+
+def test_pytorch_hooks_save_scalar_keeps_a_tensors_dtype(tmp_path):
+    hook = smdpt.Hook(str(tmp_path / "run"), save_config=smdpt.SaveConfig(save_interval=1))
+    net = Net()
+    hook.register_module(net)
+    net(torch.randn(2, 4))
+    hook.save_scalar("f32", torch.tensor(0.25))
+    hook.save_scalar("i32", torch.tensor(3, dtype=torch.int32))
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.tensor("scalar/f32").value(0).dtype == np.float32
+    assert trial.tensor("scalar/i32").value(0).dtype == np.int32
+
+
 class _OnDevice:
     """A DLPack producer that says it lives on CUDA device 0 (a CPU array underneath)."""
 

@@ -44,6 +44,12 @@ class Collection:
         if save_histogram is not True:
             self.save_histogram = save_histogram
 
+    def __reduce__(self):
+        # a hook's collection pickles (and deep-copies) as a detached one of the same
+        # configuration, as smdebug's Collection pickles (the hook's handle cannot travel)
+        return (Collection, (self.name, list(self.include_regex), set(self.tensor_names),
+                             self.reduction_config, self.save_config, self.save_histogram))
+
     def include(self, regex):
         """Adds a regex (or a list of them) of tensor names."""
         for r in [regex] if isinstance(regex, str) else list(regex):
@@ -158,6 +164,11 @@ class Collection:
         return f"<smd.Collection {self.name}>"
 
 
+def _detached(kind):
+    from smd._framework import DetachedHook
+    return DetachedHook(kind)
+
+
 def _new_state(save_config, reduction_config):
     return {"include_regex": [], "tensor_names": set(), "save_config": save_config,
             "reduction_config": reduction_config, "save_histogram": True}
@@ -178,6 +189,10 @@ def _dlpack_on_host(name, value):
     detach = getattr(value, "detach", None)  # torch: a tensor that requires grad exports only detached
     if callable(detach) and getattr(value, "requires_grad", False):
         value = detach()
+    for lazy in ("is_conj", "is_neg"):  # torch views whose sign or conjugation is only a flag,
+        flagged = getattr(value, lazy, None)  # which DLPack does not carry: resolved (one copy)
+        if callable(flagged) and flagged():
+            value = getattr(value, "resolve_" + lazy[3:])()
     dev = value.__dlpack_device__() if hasattr(value, "__dlpack_device__") else (1, 0)
     kind, index = int(dev[0]), int(dev[1])
     if kind == 1:
@@ -231,6 +246,24 @@ def _string_items(name, a):
         else:
             raise TypeError(f"tensor {name}: an object array must hold only str or bytes, not {type(x).__name__}")
     return items
+
+
+def _scalar_array(value):
+    """numpy's view of a scalar; a framework's tensor (a torch loss that requires grad, on a GPU,
+    in bfloat16) is detached and copied to the host first, bfloat16 read as float32."""
+    if isinstance(value, np.ndarray) or not hasattr(value, "__dlpack__"):
+        return np.asarray(value)
+    for method in ("detach", "cpu"):
+        f = getattr(value, method, None)
+        if callable(f):
+            value = f()
+    try:
+        return np.asarray(value)
+    except (TypeError, RuntimeError):  # a dtype numpy lacks (torch.bfloat16)
+        widen = getattr(value, "float", None)
+        if not callable(widen):
+            raise
+        return np.asarray(widen())
 
 
 _SCALAR_DTYPES = {"float64", "float32", "float16", "int64", "int32", "int16", "int8", "uint8", "uint16",
@@ -388,11 +421,24 @@ class Hook:
         """Framework hooks set what their framework knows here (e.g. the worker name of an
         initialized process group); the framework-free hook sets nothing."""
 
+    def __reduce_ex__(self, protocol):
+        # Pickled or deep-copied (an object holding the hook: a trainer, a callback list), the
+        # hook travels as a stand-in that saves nothing; its writer cannot travel (smdebug's
+        # hook pickles as an empty one too). This hook is unchanged.
+        return (_detached, (type(self).__module__ + "." + type(self).__name__,))
+
     # -- steps and modes ---------------------------------------------------------------------
     def set_mode(self, mode):
         """Sets the current mode (smd.modes.TRAIN, EVAL, PREDICT or GLOBAL). Call it before
         ``begin_step``: a mode used for the first time starts at mode step -1."""
+        seen = self.__dict__.setdefault("_modes_seen", {})  # (mode_steps: every mode set so far)
+        left = self.mode
+        if left is not ModeKeys.GLOBAL:
+            seen[left] = _smd.smd_hook_mode_step(self._hook)
         _smd.smd_hook_set_mode(self._hook, _mode_value(mode))
+        new = self.mode
+        if new is not ModeKeys.GLOBAL:
+            seen.setdefault(new, _smd.smd_hook_mode_step(self._hook))
 
     def begin_step(self):
         """Ends the current step and starts the next (the first call starts step 0)."""
@@ -424,8 +470,14 @@ class Hook:
 
     @property
     def mode_steps(self):
-        """{current mode: its current mode step}."""
-        return {self.mode: _smd.smd_hook_mode_step(self._hook)}
+        """{mode: its current step} for GLOBAL and every mode a step has begun in (as smdebug's
+        hook keeps them)."""
+        steps = {ModeKeys.GLOBAL: self.step}
+        steps.update(self.__dict__.get("_modes_seen", {}))
+        mode = self.mode
+        if mode is not ModeKeys.GLOBAL:
+            steps[mode] = _smd.smd_hook_mode_step(self._hook)
+        return steps
 
     # -- saving ------------------------------------------------------------------------------
     def save_tensor(self, tensor_name, tensor_value, collections_to_write=CollectionKeys.DEFAULT):
@@ -461,6 +513,9 @@ class Hook:
                 _smd.smd_py_hook_save_dlpack_capsule(self._hook, tensor_name, capsule, colls)
                 return
         a = _as_array(tensor_value)
+        if a.dtype.kind == "O" and not all(isinstance(x, (str, bytes)) for x in a.reshape(-1).tolist()):
+            raise TypeError(f"tensor {tensor_name}: a {type(tensor_value).__name__} is neither "
+                                    "numbers nor text (str or bytes) that smd can save")
         if a.dtype.kind in "USO":
             _smd.smd_py_hook_save_strings(self._hook, tensor_name, _string_items(tensor_name, a), colls)
             return
@@ -479,7 +534,7 @@ class Hook:
             raise TypeError(f"name must be a str, not {type(name).__name__}")
         if isinstance(value, (str, bytes)):
             raise SMDebugTypeError(f"scalar/{name} has non numeric value of type: {type(value)}")
-        a = np.asarray(value)
+        a = _scalar_array(value)
         if a.size != 1:
             raise SMDebugTypeError(f"scalar/{name} has non scalar value of type: {type(value)}")
         if a.dtype.name not in _SCALAR_DTYPES:

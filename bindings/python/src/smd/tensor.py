@@ -1,4 +1,8 @@
 """smdebug's Tensor API over smd's C library; values are read-only numpy views (no copy)."""
+import operator
+
+import numpy as np
+
 from smd import smdc as _smd
 from smd._values import from_buffer, to_numpy
 from smd.modes import GLOBAL, ModeKeys, _mode_value
@@ -13,10 +17,18 @@ def _worker(worker):
     return worker
 
 
+def _int(name, value):
+    """An int from anything integral but a bool (numpy integers too, as smdebug takes them)."""
+    if not isinstance(value, (bool, np.bool_)):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+
+
 def _step(step):
-    if isinstance(step, bool) or not isinstance(step, int):
-        raise TypeError(f"step must be an int, not {type(step).__name__}")
-    return step
+    return step if type(step) is int else _int("step", step)
 
 
 def _split_reduction(name):
@@ -43,7 +55,7 @@ class Tensor:
     def value(self, step_num, mode=GLOBAL, worker=None):
         """The value at a step as a read-only numpy array viewing smd's buffer (no copy)."""
         if type(step_num) is not int:
-            _step(step_num)
+            step_num = _int("step", step_num)
         m = _MODE_VALUES.get(mode) if type(mode) is ModeKeys else None
         if m is None:
             m = _mode_value(mode)
@@ -91,8 +103,14 @@ class Tensor:
 
     def prev_steps(self, step, n=None, mode=GLOBAL):
         """The complete steps of ``mode`` up to and including ``step``, the last ``n`` (None: all)."""
-        if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 0):
-            raise TypeError(f"n must be a non-negative int or None, not {n!r}")
+        if n is not None:
+            try:
+                count = _int("n", n)
+            except TypeError:
+                count = -1
+            if count < 0:
+                raise TypeError(f"n must be a non-negative int or None, not {n!r}")
+            n = count
         return _smd.smd_tensor_prev_steps(self._tensor, _step(step), _mode_value(mode), n or 0)
 
 __all__ = ["Tensor"]

@@ -359,7 +359,9 @@ class Hook(_core.Hook):
         if isinstance(value, torch.Tensor):
             if value.numel() != 1:
                 raise TypeError(f"save_scalar({name!r}): a tensor of {value.numel()} elements is not a scalar")
-            value = value.detach().cpu().item()
+            # kept as a numpy value of its own dtype (a float32 loss is saved as float32, as
+            # smdebug's hook saves it; bfloat16 as float32)
+            value = value.detach().cpu()
         return super().save_scalar(name, value, sm_metric, timestamp)
 
     def begin_step(self):

@@ -3,9 +3,9 @@ import os
 from enum import Enum
 
 from smd import smdc as _smd
-from smd.exceptions import SMDebugValueError
+from smd.exceptions import FileNotFoundSMDebugError, SMDebugValueError
 from smd.modes import GLOBAL, ModeKeys, _mode_value
-from smd.tensor import Tensor
+from smd.tensor import Tensor, _int
 from smd._storage import storage_options
 
 
@@ -35,9 +35,7 @@ class Collection:
 
 
 def _check_int(name, value):
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    return value
+    return value if type(value) is int else _int(name, value)
 
 
 def _check_str(name, value):
@@ -144,20 +142,29 @@ class Trial:
         return {ModeKeys(m): None for m in _smd.smd_trial_modes(self._trial)}.keys()
 
     def mode(self, global_step):
-        """The mode (a ModeKeys) of a global step."""
-        return ModeKeys(_smd.smd_trial_mode(self._trial, _check_int("global_step", global_step)))
+        """The mode (a ModeKeys) of a global step; None for a step the trial does not know (as
+        smdebug answers)."""
+        m = self._known(_smd.smd_trial_mode, _check_int("global_step", global_step))
+        return None if m is None else ModeKeys(m)
 
     def mode_step(self, global_step):
-        """The mode step of a global step."""
-        return _smd.smd_trial_mode_step(self._trial, _check_int("global_step", global_step))
+        """The mode step of a global step; None for a step the trial does not know."""
+        return self._known(_smd.smd_trial_mode_step, _check_int("global_step", global_step))
 
     def mode_modestep(self, global_step):
-        """(mode, mode step) of a global step."""
+        """(mode, mode step) of a global step; (None, None) for a step the trial does not know."""
         return self.mode(global_step), self.mode_step(global_step)
 
     def global_step(self, mode, mode_step):
-        """The global step of ``mode_step`` in ``mode``."""
-        return _smd.smd_trial_global_step(self._trial, _check_int("mode_step", mode_step), _mode_value(mode))
+        """The global step of ``mode_step`` in ``mode``; None when no step of ``mode`` has that
+        mode step (in GLOBAL, the mode step is the global step)."""
+        return self._known(_smd.smd_trial_global_step, _check_int("mode_step", mode_step), _mode_value(mode))
+
+    def _known(self, query, *args):
+        try:
+            return query(self._trial, *args)
+        except FileNotFoundSMDebugError:
+            return None
 
     def workers(self):
         """The worker names, sorted."""
