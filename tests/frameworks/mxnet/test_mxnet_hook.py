@@ -326,3 +326,53 @@ def test_module_functions_smdebug_exports(tmp_path, monkeypatch):
     assert smd.get_hook() is hook
     smd.del_hook()
     hook.close()
+
+
+def test_a_hybridized_hybridsequential_saves_its_own_outputs_and_parameters(tmp_path):
+    # the children of a HybridBlock hybridized as a whole run inside its cached graph, where their
+    # hooks never run: the network's outputs, parameters and gradients are saved
+    hook = smd.Hook(str(tmp_path / "run"), save_config=smd.SaveConfig(save_interval=1),
+                    include_collections=EVERY_STEP, include_regex=["_output_"])
+    mx.random.seed(0)
+    net = gluon.nn.HybridSequential(prefix="hs_")
+    with net.name_scope():
+        net.add(gluon.nn.Dense(8, activation="relu"), gluon.nn.Dense(3))
+    net.initialize(mx.init.Xavier())
+    net.hybridize()
+    train(hook, 2, net=net)
+    hook.close()
+    names = create_trial(str(tmp_path / "run")).tensor_names()
+    assert "hs_output_0" in names and "hs_dense0_weight" in names and "gradient/hs_dense1_bias" in names
+    assert not [n for n in names if n.startswith("hs_dense") and "_output_" in n]
+
+
+def test_a_parameter_that_cannot_be_read_is_skipped_with_a_warning(tmp_path):
+    # a child block with deferred shape inference that the forward pass never runs: its weight has
+    # no data; the others are saved, training goes on, close() closes
+    class Net(gluon.nn.Block):
+        def __init__(self):
+            super().__init__(prefix="net_")
+            with self.name_scope():
+                self.used = gluon.nn.Dense(3, in_units=4)
+                self.unused = gluon.nn.Dense(3)  # in_units inferred at its first call: never
+
+        def forward(self, x):
+            return self.used(x)
+    net = Net()
+    net.initialize()
+    hook = smd.Hook(str(tmp_path / "run"), save_config=smd.SaveConfig(save_interval=1),
+                    include_collections=EVERY_STEP)
+    hook.register_block(net)
+    trainer = gluon.Trainer(net.used.collect_params(), "sgd", {"learning_rate": 0.1})
+    x, _ = data()
+    with pytest.warns(RuntimeWarning, match="net_dense1_weight is not saved"):
+        for _ in range(3):
+            with mx.autograd.record():
+                loss = net(x).sum()
+            loss.backward()
+            trainer.step(x.shape[0])
+        hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert trial.tensor("net_dense0_weight").steps() == [0, 1, 2]
+    assert "net_dense1_weight" not in trial.tensor_names()
+    assert os.path.exists(tmp_path / "run" / "training_job_end.ts")

@@ -342,3 +342,61 @@ hook.save_scalar("after_train", 2.0)
     assert (tmp_path / "run" / "training_job_end.ts").exists()
     trial = create_trial(str(tmp_path / "run"))
     assert trial.tensor("scalar/after_train").steps() == [3]
+
+
+def test_losses_are_the_decreasing_metrics_alone(tmp_path):
+    # a feature or hyperparameter named "...loss..." is not a loss (smd's built-in losses pattern
+    # would take it in); SHAP values are saved only when their collections are included
+    X, y, _, _ = data()
+    dtrain = xgb.DMatrix(X, label=y, feature_names=["age", "prior_loss", "income", "x"])
+    hook = sx.Hook(str(tmp_path / "run"), save_config=sx.SaveConfig(save_interval=1),
+                   include_collections=["metrics", "losses"], hyperparameters={"loss_scale": 2.0},
+                   train_data=dtrain)
+    xgb.train(PARAMS, dtrain, num_boost_round=2, evals=[(dtrain, "train")], callbacks=[hook],
+              verbose_eval=False)
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert sorted(trial.tensor_names()) == ["train-auc", "train-logloss"]
+    assert trial.tensor_names(collection="losses") == ["train-logloss"]
+
+
+def test_cv_saves_each_metrics_mean_and_std(tmp_path):
+    _, _, dtrain, _ = data()
+    hook = sx.Hook(str(tmp_path / "run"), save_config=sx.SaveConfig(save_interval=1),
+                   include_collections=ALL)
+    result = xgb.cv(PARAMS, dtrain, num_boost_round=3, nfold=3, callbacks=[hook], seed=1)
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    t = trial.tensor("test-logloss")
+    assert t.steps() == [0, 1, 2]
+    np.testing.assert_allclose(t.value(2), [np.asarray(result["test-logloss-mean"])[2],
+                                            np.asarray(result["test-logloss-std"])[2]])  # (a dict or a DataFrame)
+
+
+def test_continued_training_saves_the_trees_of_each_new_round(tmp_path):
+    _, _, dtrain, _ = data()
+    first = xgb.train(PARAMS, dtrain, num_boost_round=3)
+    hook = sx.Hook(str(tmp_path / "run"), save_config=sx.SaveConfig(save_interval=1),
+                   include_collections=["trees"])
+    bst = xgb.train(PARAMS, dtrain, num_boost_round=3, xgb_model=first, callbacks=[hook])
+    hook.close()
+    assert bst.num_boosted_rounds() == 6
+    trees = create_trial(str(tmp_path / "run")).tensor("trees/Tree")
+    assert [sorted(set(trees.value(s).tolist())) for s in trees.steps()] == [[3], [4], [5]]
+
+
+def test_a_fitted_estimator_holding_the_hook_pickles_and_copies(tmp_path):
+    # joblib/pickle of a fitted estimator, and sklearn's clone (a deep copy): the hook travels as
+    # a callback that saves nothing, and the copy still trains
+    import copy
+    import pickle
+    X, y, _, _ = data()
+    hook = sx.Hook(str(tmp_path / "run"), save_config=sx.SaveConfig(save_interval=1))
+    clf = xgb.XGBClassifier(n_estimators=3, max_depth=2, callbacks=[hook])
+    clf.fit(X, y, eval_set=[(X, y)], verbose=False)
+    again = pickle.loads(pickle.dumps(clf))
+    np.testing.assert_array_equal(again.predict(X), clf.predict(X))
+    twin = copy.deepcopy(clf)
+    twin.fit(X, y, eval_set=[(X, y)], verbose=False)
+    hook.close()
+    assert create_trial(str(tmp_path / "run")).tensor("validation_0-logloss").steps() == [0, 1, 2]

@@ -9,6 +9,7 @@ backward pass and update; block tensors are ``<block.name>_output_<i>`` / ``_inp
 block's output ``<loss.name>_output_0`` (e.g. ``softmaxcrossentropyloss0_output_0``).
 """
 import re
+import warnings
 import weakref
 
 import mxnet as mx
@@ -78,6 +79,7 @@ class Hook(_core.Hook):
         self._version = None       # the collections version the attached forward hooks are for
         self._due = False
         self._params_pending = None  # the network whose parameters the due step still owes
+        self._unloggable = set()    # parameters that could not be read (warned of once)
         self._counts = {}
         self._inputs_wanted = set()  # loss blocks whose inputs a collection asked for
         self._save_all = bool(save_all)
@@ -123,15 +125,27 @@ class Hook(_core.Hook):
     # -- MXNet hooks -------------------------------------------------------------------------
     def _log_params(self, block):
         for p in block.collect_params().values():
-            ctx = p.list_ctx()[0]
-            self._offer(p.name, p.data(ctx))
-            if p.grad_req != "null":
-                self._offer(GRADIENT_PREFIX + p.name, p.grad(ctx))
+            try:
+                ctx = p.list_ctx()[0]
+                data = p.data(ctx)
+                grad = p.grad(ctx) if p.grad_req != "null" else None
+            except (RuntimeError, ValueError) as e:
+                # a parameter not initialized yet (deferred shape inference of a child block the
+                # forward pass never ran): skipped with a warning, as smdebug does (MXNetError
+                # is a RuntimeError)
+                if p.name not in self._unloggable:
+                    self._unloggable.add(p.name)
+                    warnings.warn(f"smd.mxnet.Hook: parameter {p.name} is not saved: "
+                                  f"{str(e).splitlines()[0]}", RuntimeWarning, stacklevel=3)
+                continue
+            self._offer(p.name, data)
+            if grad is not None:
+                self._offer(GRADIENT_PREFIX + p.name, grad)
 
     def _forward_pre_hook(self, block, inputs):
         if self._params_pending is not None:
-            self._log_params(self._params_pending)  # the previous (due) step's, after its update
-            self._params_pending = None
+            pending, self._params_pending = self._params_pending, None
+            self._log_params(pending)  # the previous (due) step's, after its update
         self.begin_step()
         self._counts.clear()
         self._due = _smd.smd_hook_any_due(self._hook)
@@ -224,12 +238,16 @@ class Hook(_core.Hook):
     def close(self):
         """Saves what the last due step still owes (its parameters and gradients), removes the
         hooks and closes the writer."""
-        if not self._closed:
-            self._closed = True
+        if self._closed:
+            super().close()
+            return
+        self._closed = True
+        try:
             if self._params_pending is not None:
-                self._log_params(self._params_pending)
-                self._params_pending = None
+                pending, self._params_pending = self._params_pending, None
+                self._log_params(pending)
+        finally:  # the hooks are removed and the writer closed whatever saving them raised
             for h in self._handles + self._step_handles:
                 h.detach()
             self._handles, self._step_handles = [], []
-        super().close()
+            super().close()

@@ -150,7 +150,13 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
         else:
             _Hook.__init__(self, None, _handle=_handle)
         for name, regex in _COLLECTION_REGEXES.items():
-            self.get_collection(name).include(regex)
+            coll = self.get_collection(name)
+            if name == CollectionKeys.LOSSES:
+                # smd's built-in losses pattern ([Ll]oss anywhere) would take in a feature's SHAP
+                # values ("full_shap/prior_loss") and hyperparameters ("loss_scale"): smdebug's
+                # XGBoost losses are its metrics that decrease, alone
+                coll.clear_include_regex()
+            coll.include(regex)
         for name in DEFAULT_INCLUDE_COLLECTIONS:
             _smd.smd_hook_include_collection(self._hook, name)
         self._last_epoch = None
@@ -168,6 +174,12 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
         handle = _smd.smd_hook_create_from_json_file(json_file_path, opts)
         return cls(hyperparameters=hyperparameters, train_data=train_data,
                    validation_data=validation_data, _handle=handle)
+
+    def __reduce_ex__(self, protocol):
+        # A fitted sklearn estimator keeps its callbacks: pickled (joblib.dump) or cloned
+        # (sklearn's clone, GridSearchCV, cross_val_score) the hook travels as a callback that
+        # saves nothing, as smdebug's does; this hook is unchanged.
+        return (_Detached, ())
 
     # -- the callback --------------------------------------------------------------------------
     def after_iteration(self, model, epoch, evals_log):
@@ -212,9 +224,10 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
                 if not values or not self._due(name):
                     continue
                 last = values[-1]
-                # xgboost.cv logs (mean, std) pairs; train logs floats
-                value = last[0] if isinstance(last, tuple) else last
-                self._save(name, np.array([value], dtype=np.float64))
+                # xgboost.cv logs (mean, std) pairs, saved as both (as smdebug saves them);
+                # train logs floats
+                value = list(last) if isinstance(last, tuple) else [last]
+                self._save(name, np.array(value, dtype=np.float64))
 
     def _save_hyperparameters(self):
         for key, value in (self.hyperparameters or {}).items():
@@ -230,7 +243,7 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
                                 "numbers and strings")
 
     def _save_validation(self, model):
-        if self.validation_data is None:
+        if self.validation_data is None or not _single(model):
             return
         if self._due("predictions"):
             self._save("predictions", model.predict(self.validation_data))
@@ -238,7 +251,7 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
             self._save("labels", self.validation_data.get_label())
 
     def _save_feature_importance(self, model):
-        if _booster_kind(model) not in ("gbtree", "dart"):
+        if not _single(model) or _booster_kind(model) not in ("gbtree", "dart"):
             return
         weights = model.get_score(importance_type="weight")
         if not weights or not self._due(f"feature_importance/weight/{next(iter(weights))}"):
@@ -255,7 +268,7 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
         # As smdebug: full_shap/<feature> holds the whole contribution matrix (rows x (features +
         # 1), the last column the bias), average_shap/<feature> that feature's mean; there is no
         # full_shap/bias or average_shap/bias (the bias is the matrix's last column).
-        if self.train_data is None:
+        if self.train_data is None or not _single(model):
             return
         names = _feature_names(model)
         full = [f"full_shap/{n}" for n in names]
@@ -271,7 +284,7 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
                 self._save(avg[i], np.array([mean[i]], dtype=np.float64))
 
     def _save_trees(self, model, epoch):
-        if not self._due("trees/Tree") or _booster_kind(model) not in ("gbtree", "dart"):
+        if not self._due("trees/Tree") or not _single(model) or _booster_kind(model) not in ("gbtree", "dart"):
             return
         columns = tree_columns(model, epoch)
         for column, values in columns.items():
@@ -282,10 +295,26 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
                 self._save(name, values)
 
 
+class _Detached(xgb.callback.TrainingCallback):
+    """The hook in a pickled or cloned estimator: an xgboost callback that saves nothing."""
+
+    def __reduce__(self):
+        return (_Detached, ())
+
+    def __repr__(self):
+        return "<smd.xgboost hook of a pickled or copied estimator: saves nothing>"
+
+
+def _single(model):
+    """Whether the callbacks were handed one Booster (xgboost.cv hands them its folds' boosters
+    packed together, which cannot predict or dump trees: its metrics alone are saved)."""
+    return isinstance(model, xgb.Booster)
+
+
 def _booster_kind(model):
     try:
         return json.loads(model.save_config())["learner"]["gradient_booster"]["name"]
-    except (KeyError, ValueError, xgb.core.XGBoostError):
+    except (KeyError, ValueError, AttributeError, xgb.core.XGBoostError):
         return "gbtree"
 
 
@@ -302,8 +331,11 @@ def tree_columns(model, epoch):
     Gain (the leaf value for leaves), Cover (float64), Category (str: the categories of a
     categorical split, comma-separated, "" otherwise), sorted by tree then node."""
     dump = model.get_dump(with_stats=True, dump_format="json")
-    per_round = len(dump) // (epoch + 1) if epoch + 1 <= len(dump) else 1
-    first = epoch * per_round
+    # The round just boosted is the model's last: training continued from an xgb_model counts
+    # its epochs from 0 again while the model holds the earlier rounds' trees first.
+    rounds = model.num_boosted_rounds() if callable(getattr(model, "num_boosted_rounds", None)) else epoch + 1
+    per_round = len(dump) // rounds if 0 < rounds <= len(dump) else 1
+    first = len(dump) - per_round if rounds else 0
     rows = []
     for tree_id in range(first, min(first + per_round, len(dump))):
         stack = [json.loads(dump[tree_id])]
