@@ -216,9 +216,22 @@ def test_bad_input_is_named(tmp_path):
         sx.Hook(out, train_data=(str(tmp_path / "bad.csv"), "csv"))
     with pytest.raises(TypeError, match="hyperparameters must be a dict"):
         sx.Hook(out, hyperparameters=[("max_depth", 3)])
-    hook = sx.Hook(out, hyperparameters={"callback": print}, include_collections=["hyperparameters"])
-    with pytest.raises(TypeError, match="hyperparameter 'callback' is a builtin_function_or_method"):
-        train(hook, dtrain, dval, 1)
+    for value in (print, None, [], ["auc", 1]):  # refused before training, not after a round
+        with pytest.raises(TypeError, match="hyperparameter 'callback' is a"):
+            sx.Hook(out, hyperparameters={"callback": value}, include_collections=["hyperparameters"])
+
+
+def test_hyperparameters_of_xgboosts_own_params_with_lists(tmp_path):
+    # a script passes xgboost's params as the hyperparameters: lists of names or numbers too
+    _, _, dtrain, dval = data()
+    hook = sx.Hook(str(tmp_path / "run"), save_config=sx.SaveConfig(save_interval=1),
+                   hyperparameters=dict(PARAMS, weights=(0.5, 2)), include_collections=["hyperparameters"])
+    train(hook, dtrain, dval, 1)
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert list(trial.tensor("hyperparameters/eval_metric").value(0)) == ["logloss", "auc"]
+    assert trial.tensor("hyperparameters/weights").value(0).tolist() == [0.5, 2.0]
+    assert trial.tensor("hyperparameters/max_depth").value(0).tolist() == [3]
 
 
 def test_hook_reused_for_a_second_training_is_refused(tmp_path):

@@ -135,6 +135,8 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
         xgb.callback.TrainingCallback.__init__(self)
         if hyperparameters is not None and not isinstance(hyperparameters, dict):
             raise TypeError(f"hyperparameters must be a dict, not {type(hyperparameters).__name__}")
+        for key, value in (hyperparameters or {}).items():  # refused now, not after a round
+            _hyperparameter(key, value)
         self.hyperparameters = hyperparameters
         self.train_data = _load_data(train_data, "train_data")
         self.validation_data = _load_data(validation_data, "validation_data")
@@ -234,13 +236,11 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
             name = f"hyperparameters/{key}"
             if not self._due(name):
                 continue
-            if isinstance(value, (bool, int, float, np.number)):
-                self._save(name, np.array([value]))
-            elif isinstance(value, str):
-                save_strings(self, name, [value], [])
+            kind, values = _hyperparameter(key, value)
+            if kind == "text":
+                save_strings(self, name, values, [])
             else:
-                raise TypeError(f"hyperparameter {key!r} is a {type(value).__name__}: smd saves "
-                                "numbers and strings")
+                self._save(name, np.array(values))
 
     def _save_validation(self, model):
         if self.validation_data is None or not _single(model):
@@ -293,6 +293,19 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
                 save_strings(self, name, list(values), [])
             else:
                 self._save(name, values)
+
+
+def _hyperparameter(key, value):
+    """("numbers" or "text", the values as a list) of a hyperparameter: a number, a string, or a
+    list or tuple of them (xgboost's own params, as eval_metric=["auc", "logloss"]); else
+    TypeError naming the key."""
+    values = list(value) if isinstance(value, (list, tuple)) else [value]
+    if values and all(isinstance(v, str) for v in values):
+        return "text", values
+    if values and all(isinstance(v, (bool, int, float, np.number)) for v in values):
+        return "numbers", values
+    raise TypeError(f"hyperparameter {key!r} is a {type(value).__name__}: smd saves numbers, strings "
+                    "and lists of either")
 
 
 class _Detached(xgb.callback.TrainingCallback):
