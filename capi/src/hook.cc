@@ -595,12 +595,21 @@ smd::Status InspectDLTensor(const DLTensor* t, smd::DType* dtype, size_t* nbytes
   if (t->ndim < 0) return smd::InvalidArgument("DLPack tensor has negative ndim");
   if (t->ndim > 0 && t->shape == nullptr) return smd::InvalidArgument("DLPack tensor has no shape");
   size_t count = 1;
+  bool empty = false;
+  bool overflow = false;
   for (int32_t i = 0; i < t->ndim; ++i) {
     if (t->shape[i] < 0) return smd::InvalidArgument("DLPack tensor has a negative dimension");
-    count *= static_cast<size_t>(t->shape[i]);
+    if (t->shape[i] == 0) empty = true;
+    overflow |= __builtin_mul_overflow(count, static_cast<size_t>(t->shape[i]), &count);
   }
+  size_t bytes = 0;
+  overflow |= __builtin_mul_overflow(count, smd::DTypeSize(*dt), &bytes);
+  if (overflow && !empty) {
+    return smd::InvalidArgument("DLPack tensor shape is too large (its size overflows 64 bits)");
+  }
+  if (empty) count = bytes = 0;
   if (t->strides != nullptr && count > 1) {
-    int64_t expect = 1;
+    int64_t expect = 1;  // (no overflow: the product of the dimensions fits, checked above)
     for (int32_t i = t->ndim - 1; i >= 0; --i) {
       if (t->shape[i] != 1 && t->strides[i] != expect) {
         return smd::Unsupported("DLPack tensor is not compact row-major (strides); make it "
@@ -610,7 +619,7 @@ smd::Status InspectDLTensor(const DLTensor* t, smd::DType* dtype, size_t* nbytes
     }
   }
   *dtype = *dt;
-  *nbytes = count * smd::DTypeSize(*dt);
+  *nbytes = bytes;
   *data = static_cast<const char*>(t->data) + t->byte_offset;
   if (*nbytes > 0 && t->data == nullptr) return smd::InvalidArgument("DLPack tensor data is NULL");
   return smd::Status::Ok();

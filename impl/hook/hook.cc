@@ -909,7 +909,9 @@ Status Hook::SaveScalar(const std::string& name, DType dtype, const void* value,
   job.write_raw = true;
   job.tb_scalar = tensorboard_dir_.has_value() && dtype != DType::kComplex64 &&
                   dtype != DType::kComplex128;
-  job.data = writer_->pool().Acquire(info->size);
+  // Outside the budget: a scalar is held by the hook until its step ends, which a saver waiting
+  // for budget (this thread, or another holding the step lock) would keep from happening.
+  job.data = BufferPool::Unbudgeted(info->size);
   std::memcpy(job.data.data(), value, info->size);
   if (!in_step_.load(std::memory_order_relaxed)) {  // held for the next step (stamped then)
     held_scalar_restamp_.push_back(timestamp == 0 && wall_time_base_ != 0);

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <limits>
+#include <new>
 #include <utility>
 
 #include "impl/format/event.h"
@@ -22,6 +24,8 @@ constexpr size_t kMinBlock = 64;                // smallest block class
 constexpr size_t kMaxPooledBytes = 256u << 20;  // idle blocks kept for reuse, at most
 
 size_t BlockClass(size_t n) {
+  // (a request no power of two can hold is no block's: refused as memory that cannot be had)
+  if (n > (std::numeric_limits<size_t>::max() >> 1) + 1) throw std::bad_alloc();
   size_t c = kMinBlock;
   while (c < n) c <<= 1;
   return c;
@@ -143,6 +147,15 @@ Payload BufferPool::Acquire(size_t n) {
     throw std::bad_alloc();
   }
   p.data_ = p.block_;
+  return p;
+}
+
+Payload BufferPool::Unbudgeted(size_t n) {
+  Payload p;
+  p.block_ = static_cast<char*>(std::malloc(n > 0 ? n : 1));
+  if (p.block_ == nullptr) throw std::bad_alloc();
+  p.data_ = p.block_;
+  p.size_ = n;
   return p;
 }
 
@@ -276,7 +289,10 @@ Status AsyncWriter::Push(Item&& item, size_t bytes) {
   {
     std::unique_lock<std::mutex> lock(mu_);
     const bool tensor = item.kind == Item::Kind::kTensor;
-    if (tensor && (closed_ || !first_error_.ok())) {  // checked under the queue's lock
+    // Checked under the queue's lock. A tensor is refused once the writer failed too; anything
+    // once it is closed (its encoder may have stopped: what is queued then would never be
+    // written, and its estimate never released).
+    if (closed_ || (tensor && !first_error_.ok())) {
       Status refused = closed_ ? InvalidState("the hook's writer is closed") : first_error_;
       lock.unlock();
       if (estimate > 0) pool_.Unhold(estimate, /*queued=*/true);
@@ -359,17 +375,21 @@ void AsyncWriter::WriteFile(std::string rel, std::string content) {
 }
 
 Status AsyncWriter::Flush() {
-  uint64_t id;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (closed_) return first_error_;
-    id = ++barrier_issued_;
-  }
   Item item;
   item.kind = Item::Kind::kBarrier;
-  item.barrier_id = id;
-  (void)Push(std::move(item), 0);
   std::unique_lock<std::mutex> lock(mu_);
+  if (closed_) return first_error_;
+  // Queued under the same lock hold as the test above: a Close between the two would otherwise
+  // let the encoder stop before the barrier is queued, and nothing would ever answer it.
+  const uint64_t id = item.barrier_id = ++barrier_issued_;
+  queue_.push_back(std::move(item));
+  if (writer_idle_) {
+    writer_idle_ = false;
+    unannounced_bytes_ = 0;
+    lock.unlock();
+    cv_work_.notify_one();
+    lock.lock();
+  }
   cv_done_.wait(lock, [&] { return barrier_done_ >= id; });
   return first_error_;
 }
@@ -386,6 +406,12 @@ Status AsyncWriter::Close(bool write_end_marker) {
   cv_done_.notify_all();
   if (encoder_.joinable()) encoder_.join();  // it finishes the open step and stops the committer
   if (committer_.joinable()) committer_.join();
+  {
+    // Both threads are gone: no barrier can be answered any more (none should be left).
+    std::lock_guard<std::mutex> lock(mu_);
+    barrier_done_ = barrier_issued_;
+  }
+  cv_done_.notify_all();
   // The end marker goes before the claim is released: another writer could claim the folder
   // in between otherwise, and find its run marked ended.
   if (write_end_marker && (claimed_ || !options_.claim_out_dir)) {

@@ -72,6 +72,9 @@ class BufferPool {
   void ReleaseAll(std::vector<Payload>* payloads);
   // Wraps a DLPack tensor: charges its size (waiting like Acquire) and deletes it on release.
   Payload Adopt(DLManagedTensorVersioned* managed, char* data, size_t n);
+  // A heap block of n bytes outside any budget (never waits): for the few bytes the hook itself
+  // holds until a step ends (scalars), which no writer progress would release.
+  static Payload Unbudgeted(size_t n);
   // Bytes a storage keeps in memory for a file not yet committed (an S3 object is uploaded whole
   // at commit): counted in the budget from Hold to Unhold, never waiting themselves. Acquire
   // waits while queued + held + n exceed the budget, unless nothing is queued (so a step whose

@@ -497,6 +497,49 @@ static void test_small_memory_budget_waits_not_drops(void) {
   free(idx);
 }
 
+/* Scalars the hook holds until their step ends are outside the budget: a tensor as large as the
+ * whole budget saved after a scalar (or after thousands of them) is granted, not waited for
+ * forever; before the first step too. */
+static void test_scalars_do_not_hold_the_memory_budget(void) {
+  const char *dir = scratch_path("budget_scalars");
+  smd_hook_options *opts = options_every_step();
+  CHECK_OK(smd_hook_options_set_save_all(opts, true));
+  CHECK_OK(smd_hook_options_set_memory_budget(opts, 1 << 16));
+  smd_hook *hook = make_hook(dir, opts);
+  smd_hook_options_free(opts);
+  size_t n = (1 << 16) / sizeof(float);
+  float *big = calloc(n, sizeof(float));
+  int64_t shape[1] = {(int64_t)n};
+  CHECK_OK(smd_hook_save_scalar(hook, "before", 1.0));
+  CHECK_OK(smd_hook_save_tensor(hook, "held", SMD_DTYPE_FLOAT32, shape, 1, big, n * sizeof(float), NULL, 0));
+  CHECK_OK(smd_hook_begin_step(hook));
+  for (int i = 0; i < 10000; ++i) CHECK_OK(smd_hook_save_scalar(hook, "s", (double)i));
+  CHECK_OK(smd_hook_save_tensor(hook, "big", SMD_DTYPE_FLOAT32, shape, 1, big, n * sizeof(float), NULL, 0));
+  CHECK_OK(smd_hook_close(hook));
+  smd_hook_free(hook);
+  free(big);
+  char *idx = read_file(dir, "index/000000000/000000000000_worker_0.json");
+  CHECK(idx != NULL && strstr(idx, "\"big\"") && strstr(idx, "\"scalar/s\"") && strstr(idx, "\"held\"") &&
+        strstr(idx, "\"scalar/before\""));
+  free(idx);
+}
+
+/* A size no block can hold (over 2^63 bytes) is out of memory, not an endless loop. */
+static void test_a_size_no_block_can_hold_is_out_of_memory(void) {
+  const char *dir = scratch_path("huge_size");
+  smd_hook_options *opts = options_every_step();
+  CHECK_OK(smd_hook_options_set_save_all(opts, true));
+  smd_hook *hook = make_hook(dir, opts);
+  smd_hook_options_free(opts);
+  int64_t n = ((int64_t)1 << 60) + 1;
+  double one = 1.0;
+  CHECK_OK(smd_hook_begin_step(hook));
+  CHECK_ERR(smd_hook_save_tensor(hook, "x", SMD_DTYPE_FLOAT64, &n, 1, &one, (size_t)n * 8, NULL, 0),
+            SMD_E_OUT_OF_MEMORY, "memory");
+  CHECK_OK(smd_hook_close(hook));
+  smd_hook_free(hook);
+}
+
 static void test_from_json(void) {
   char json[2048];
   const char *dir = scratch_path("fromjson");
@@ -1026,6 +1069,8 @@ int main(int argc, char **argv) {
       TEST_ENTRY(test_may_save),
       TEST_ENTRY(test_keep_colon_index_option),
       TEST_ENTRY(test_small_memory_budget_waits_not_drops),
+      TEST_ENTRY(test_scalars_do_not_hold_the_memory_budget),
+      TEST_ENTRY(test_a_size_no_block_can_hold_is_out_of_memory),
       TEST_ENTRY(test_from_json),
       TEST_ENTRY(test_from_json_file_found_through_the_environment),
       TEST_ENTRY(test_strings_and_typed_scalars),

@@ -78,6 +78,18 @@ static void test_view_is_copied(void) {
   t.dtype.lanes = 4;
   CHECK_ERR(smd_hook_save_dlpack(hook, "vec", &t, NULL, 0), SMD_E_UNSUPPORTED, "lanes");
   CHECK_ERR(smd_hook_save_dlpack(hook, "null", NULL, NULL, 0), SMD_E_INVALID_ARGUMENT, "tensor");
+  /* a shape whose size overflows 64 bits is refused (its product was computed in int64: UB) */
+  t.dtype.lanes = 1;
+  int64_t huge[3] = {3, (int64_t)1 << 62, 2};
+  int64_t hstrides[3] = {0, 2, 1};
+  t.ndim = 3;
+  t.shape = huge;
+  t.strides = hstrides;
+  CHECK_ERR(smd_hook_save_dlpack(hook, "huge", &t, NULL, 0), SMD_E_INVALID_ARGUMENT, "too large");
+  t.strides = NULL;
+  CHECK_ERR(smd_hook_save_dlpack(hook, "huge", &t, NULL, 0), SMD_E_INVALID_ARGUMENT, "too large");
+  t.ndim = 2;
+  t.shape = shape;
   CHECK_OK(smd_hook_close(hook));
   smd_hook_free(hook);
   /* the record of "view" holds 1,2,3,4 (little-endian int16) */
