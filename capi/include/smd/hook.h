@@ -161,7 +161,8 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_wall_time_base(smd_hook_opt
  * what each queued step holds besides (record headers, index file, bookkeeping: about 1 KiB for
  * a step of tiny tensors) and, on S3, the event files held for upload. When it is full, saving
  * waits for the writer; nothing is ever dropped. A tensor larger than the whole budget is
- * accepted when nothing else is pending. Errors: SMD_E_INVALID_ARGUMENT for 0. */
+ * accepted when nothing else is pending. Scalars (a few bytes each, held by the hook until their
+ * step ends) are outside the budget. Errors: SMD_E_INVALID_ARGUMENT for 0. */
 SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_memory_budget(smd_hook_options *options,
                                                                    size_t bytes) SMD_NOEXCEPT;
 /* The most steps the writer may fall behind: ending a step (smd_hook_begin_step,
