@@ -609,13 +609,13 @@ smd::Status InspectDLTensor(const DLTensor* t, smd::DType* dtype, size_t* nbytes
   }
   if (empty) count = bytes = 0;
   if (t->strides != nullptr && count > 1) {
-    int64_t expect = 1;  // (no overflow: the product of the dimensions fits, checked above)
+    size_t expect = 1;  // (no overflow: the product of the dimensions fits, checked above)
     for (int32_t i = t->ndim - 1; i >= 0; --i) {
-      if (t->shape[i] != 1 && t->strides[i] != expect) {
+      if (t->shape[i] != 1 && (t->strides[i] < 0 || static_cast<size_t>(t->strides[i]) != expect)) {
         return smd::Unsupported("DLPack tensor is not compact row-major (strides); make it "
                                 "contiguous before saving");
       }
-      expect *= t->shape[i];
+      expect *= static_cast<size_t>(t->shape[i]);
     }
   }
   *dtype = *dt;

@@ -435,6 +435,7 @@ def test_framework_free_hook_saves_flagged_views_and_torch_scalars_as_their_valu
     loss = (torch.ones(3, requires_grad=True) * 1.5).sum()
     h.save_scalar("loss", loss)
     h.save_scalar("bf16", torch.tensor(0.5, dtype=torch.bfloat16))
+    h.save_scalar("conj", torch.tensor(1 + 2j, dtype=torch.complex64).conj())
     for bad in (None, {"a": 1}):
         with pytest.raises(TypeError, match="neither numbers nor text"):
             h.save_tensor("bad", bad, "custom")
@@ -447,6 +448,8 @@ def test_framework_free_hook_saves_flagged_views_and_torch_scalars_as_their_valu
     assert v.dtype == np.float32 and float(v[0]) == 4.5
     v = trial.tensor("scalar/bf16").value(0)
     assert v.dtype == np.float32 and float(v[0]) == 0.5
+    v = trial.tensor("scalar/conj").value(0)
+    assert v.dtype == np.complex64 and complex(v[0]) == 1 - 2j
 
 
 def test_pytorch_hooks_save_scalar_keeps_a_tensors_dtype(tmp_path):

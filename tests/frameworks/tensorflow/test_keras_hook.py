@@ -864,3 +864,24 @@ def test_an_embeddings_sparse_gradient_is_saved_dense(tmp_path, how):
         before = trial.tensor(w).value(step - 1) if step else None
         if before is not None:
             np.testing.assert_allclose(trial.tensor(w).value(step) - before, -LR * g, rtol=1e-5, atol=1e-7)
+
+
+def test_a_model_hooked_by_one_hook_then_another_keeps_one_guard_each(tmp_path):
+    # each hook wraps the model's step functions once; fits and train_on_batch calls (which make
+    # the train function again) must not wrap them again (the chain grew to a RecursionError)
+    x, y = dataset()
+    model = mlp()
+    first = st.KerasHook(str(tmp_path / "a"), save_config=st.SaveConfig(save_interval=1))
+    model.fit(x, y, batch_size=16, epochs=1, verbose=0, callbacks=[first])
+    first.close()
+    second = st.KerasHook(str(tmp_path / "b"), save_config=st.SaveConfig(save_interval=1))
+    for _ in range(4):
+        model.fit(x, y, batch_size=16, epochs=1, verbose=0, callbacks=[second])
+    for _ in range(3):
+        model.train_on_batch(x[:16], y[:16])
+    second.close()
+    depth, fn = 0, model.train_function
+    while getattr(fn, "_smd_hook", None) is not None:
+        depth, fn = depth + 1, fn._smd_inner
+    assert depth == 2
+    assert create_trial(str(tmp_path / "b")).tensor("loss").steps()[-1] == 4 * 4 - 1

@@ -189,6 +189,20 @@ def test_zero_script_change_from_json(tmp_path, monkeypatch):
     np.testing.assert_allclose(trial.tensor("predictions").value(2), bst.predict(dval), rtol=1e-6)
 
 
+def test_json_regexes_of_the_losses_collection_are_kept(tmp_path):
+    cfg = tmp_path / "hook.json"
+    cfg.write_text(json.dumps({
+        "LocalPath": str(tmp_path / "run"), "HookParameters": {"save_interval": "1"},
+        "CollectionConfigurations": [{"CollectionName": "losses",
+                                      "CollectionParameters": {"include_regex": "my_custom_loss"}}]}))
+    hook = sx.Hook.create_from_json_file(str(cfg))
+    hook.begin_step()
+    hook.save_tensor("my_custom_loss", np.array([1.0]), [])
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    assert "my_custom_loss" in trial.tensor_names(collection="losses")
+
+
 def test_json_default_interval_is_10(tmp_path):
     cfg = tmp_path / "hook.json"
     cfg.write_text(json.dumps({"LocalPath": str(tmp_path / "run"), "HookParameters": {}}))

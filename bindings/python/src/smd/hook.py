@@ -253,7 +253,7 @@ def _scalar_array(value):
     in bfloat16) is detached and copied to the host first, bfloat16 read as float32."""
     if isinstance(value, np.ndarray) or not hasattr(value, "__dlpack__"):
         return np.asarray(value)
-    for method in ("detach", "cpu"):
+    for method in ("detach", "cpu", "resolve_conj", "resolve_neg"):
         f = getattr(value, method, None)
         if callable(f):
             value = f()

@@ -128,7 +128,10 @@ class Hook(_core.Hook):
             try:
                 ctx = p.list_ctx()[0]
                 data = p.data(ctx)
-                grad = p.grad(ctx) if p.grad_req != "null" else None
+                try:
+                    grad = p.grad(ctx) if p.grad_req != "null" else None
+                except (RuntimeError, ValueError):
+                    grad = None  # (no gradient buffer: its data is still saved)
             except (RuntimeError, ValueError) as e:
                 # a parameter not initialized yet (deferred shape inference of a child block the
                 # forward pass never ran): skipped with a warning, as smdebug does (MXNetError

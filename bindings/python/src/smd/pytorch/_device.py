@@ -318,7 +318,10 @@ def _layout(flats):
     dev = flats[0].device
     counts = tuple(f.numel() for f in flats)
     dtypes = tuple(f.dtype for f in flats)
-    key = (str(dev), _CHUNK, counts, dtypes)
+    # (per CUDA stream: the kept tensors were allocated on the stream current then, and the
+    # caching allocator may give their memory to that stream again when they are dropped)
+    stream = torch.cuda.current_stream(dev).stream_id if dev.type == "cuda" else None
+    key = (str(dev), stream, _CHUNK, counts, dtypes)
     lay = _layouts.get(key)
     if lay is None:
         if len(_layouts) >= 32:  # a few batch shapes recur; anything else is not worth keeping

@@ -311,17 +311,26 @@ class KerasHook(_Callback, Hook):
             def patched(*args, _make=make, _attr=attr, _mode=mode, **kwargs):
                 made = _make(*args, **kwargs)  # Keras 3 keeps it in the attribute (and may
                 fn = getattr(model, _attr, None) if made is None else made  # return None)
-                if callable(fn) and getattr(fn, "_smd_hook", None) is not self:
+                if callable(fn) and not self._guards(fn):
                     fn = self._guarded(fn, _mode)
                     setattr(model, _attr, fn)
                 return fn if made is not None else made
             patched._smd_hook = self
             setattr(model, "make_" + attr, patched)
 
+    def _guards(self, fn):
+        """Whether one of this hook's guards is in fn's chain of guards (another hook that hooked
+        the same model wraps it too: each wraps once, not again at every make_*_function)."""
+        while fn is not None:
+            if getattr(fn, "_smd_hook", None) is self:
+                return True
+            fn = getattr(fn, "_smd_inner", None)
+        return False
+
     def _guarded(self, fn, mode):
         def run(*args, **kwargs):
             values = self._flag_values
-            if values is None or not any(values) or self._in_batch is mode:
+            if values is None or not any(values) or self._in_batch is mode or self._flags is None:
                 return fn(*args, **kwargs)
             self._flags.assign([False, False, False, False])
             try:
@@ -329,6 +338,7 @@ class KerasHook(_Callback, Hook):
             finally:
                 self._flags.assign(list(values))
         run._smd_hook = self
+        run._smd_inner = fn
         return run
 
     def _patch_compute_loss(self, model):

@@ -153,10 +153,11 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
             _Hook.__init__(self, None, _handle=_handle)
         for name, regex in _COLLECTION_REGEXES.items():
             coll = self.get_collection(name)
-            if name == CollectionKeys.LOSSES:
+            if name == CollectionKeys.LOSSES and _handle is None:
                 # smd's built-in losses pattern ([Ll]oss anywhere) would take in a feature's SHAP
                 # values ("full_shap/prior_loss") and hyperparameters ("loss_scale"): smdebug's
-                # XGBoost losses are its metrics that decrease, alone
+                # XGBoost losses are its metrics that decrease, alone. (A hook made from a JSON
+                # configuration keeps it: clearing would also drop the regexes the JSON gave.)
                 coll.clear_include_regex()
             coll.include(regex)
         for name in DEFAULT_INCLUDE_COLLECTIONS:
