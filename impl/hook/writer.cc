@@ -375,21 +375,19 @@ void AsyncWriter::WriteFile(std::string rel, std::string content) {
 }
 
 Status AsyncWriter::Flush() {
+  uint64_t id;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (closed_) return first_error_;
+    id = ++barrier_issued_;
+  }
   Item item;
   item.kind = Item::Kind::kBarrier;
+  item.barrier_id = id;
+  // Push refuses any item once the writer is closed (tested under the queue's lock): a barrier
+  // it takes is answered by the encoder; one it refuses, by Close once its threads are gone.
+  (void)Push(std::move(item), 0);
   std::unique_lock<std::mutex> lock(mu_);
-  if (closed_) return first_error_;
-  // Queued under the same lock hold as the test above: a Close between the two would otherwise
-  // let the encoder stop before the barrier is queued, and nothing would ever answer it.
-  const uint64_t id = item.barrier_id = ++barrier_issued_;
-  queue_.push_back(std::move(item));
-  if (writer_idle_) {
-    writer_idle_ = false;
-    unannounced_bytes_ = 0;
-    lock.unlock();
-    cv_work_.notify_one();
-    lock.lock();
-  }
   cv_done_.wait(lock, [&] { return barrier_done_ >= id; });
   return first_error_;
 }
@@ -407,7 +405,8 @@ Status AsyncWriter::Close(bool write_end_marker) {
   if (encoder_.joinable()) encoder_.join();  // it finishes the open step and stops the committer
   if (committer_.joinable()) committer_.join();
   {
-    // Both threads are gone: no barrier can be answered any more (none should be left).
+    // Both threads are gone: every barrier is answered (a Flush whose barrier was refused because
+    // the writer closed in between waits for this).
     std::lock_guard<std::mutex> lock(mu_);
     barrier_done_ = barrier_issued_;
   }

@@ -181,18 +181,26 @@ _DL_DEVICES = {1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8:
 _COPY_ERRORS = (TypeError, BufferError, NotImplementedError, ValueError, RuntimeError)
 
 
+def _resolved(value):
+    """A torch tensor as its plain value: detached (one that requires grad exports only
+    detached), its conjugate and negative bits (flags DLPack and numpy do not carry) resolved
+    (one copy each when set). Anything else as it is."""
+    detach = getattr(value, "detach", None)
+    if callable(detach) and getattr(value, "requires_grad", False):
+        value = detach()
+    for lazy in ("is_conj", "is_neg"):
+        flagged = getattr(value, lazy, None)
+        if callable(flagged) and flagged():
+            value = getattr(value, "resolve_" + lazy[3:])()
+    return value
+
+
 def _dlpack_on_host(name, value):
     """(a DLPack producer on the CPU, or None; a DLPack capsule of a host copy, or None) for a
     DLPack producer: the producer itself when it is on the CPU; a tensor on another device is
     copied to the host by its producer (``__dlpack__(dl_device=(1, 0), copy=True)``), else by
     the framework's own copy (``cpu()``), else refused with a TypeError naming the device."""
-    detach = getattr(value, "detach", None)  # torch: a tensor that requires grad exports only detached
-    if callable(detach) and getattr(value, "requires_grad", False):
-        value = detach()
-    for lazy in ("is_conj", "is_neg"):  # torch views whose sign or conjugation is only a flag,
-        flagged = getattr(value, lazy, None)  # which DLPack does not carry: resolved (one copy)
-        if callable(flagged) and flagged():
-            value = getattr(value, "resolve_" + lazy[3:])()
+    value = _resolved(value)
     dev = value.__dlpack_device__() if hasattr(value, "__dlpack_device__") else (1, 0)
     kind, index = int(dev[0]), int(dev[1])
     if kind == 1:
@@ -253,10 +261,10 @@ def _scalar_array(value):
     in bfloat16) is detached and copied to the host first, bfloat16 read as float32."""
     if isinstance(value, np.ndarray) or not hasattr(value, "__dlpack__"):
         return np.asarray(value)
-    for method in ("detach", "cpu", "resolve_conj", "resolve_neg"):
-        f = getattr(value, method, None)
-        if callable(f):
-            value = f()
+    value = _resolved(value)
+    cpu = getattr(value, "cpu", None)
+    if callable(cpu):
+        value = cpu()
     try:
         return np.asarray(value)
     except (TypeError, RuntimeError):  # a dtype numpy lacks (torch.bfloat16)

@@ -42,6 +42,7 @@ import numpy as np
 import torch
 
 from smd import smdc as _smd
+from smd.hook import _resolved
 from smd._reductions import HISTOGRAM_STATS as _HISTOGRAM_STATS, STATS as _STATS, finish_rows, histogram_of
 from smd._reductions import needs as _needs  # noqa: F401 (re-exported)
 
@@ -227,16 +228,13 @@ class StagingPool:
         return sum(s.cap for s in self.slots if s.state != "free")
 
 
+def _plain(t):
+    """The tensor's value as a dense tensor without torch's lazy flags (smd.hook._resolved)."""
+    return _resolved(t.to_dense() if t.layout != torch.strided else t)
+
+
 def _flat(t):
-    if t.requires_grad:
-        t = t.detach()
-    if t.layout != torch.strided:
-        t = t.to_dense()
-    if t.is_conj():
-        t = t.resolve_conj()
-    if t.is_neg():
-        t = t.resolve_neg()
-    return t.reshape(-1)
+    return _plain(t).reshape(-1)
 
 
 _CHUNK = 1 << 16  # elements a row holds at most
@@ -262,9 +260,9 @@ class _Layout:
 
     def __init__(self, counts, dtypes, dev):
         n, total = len(counts), sum(counts)
-        self.n, self.total = n, total
+        self.total = total
         self.C = C = _row_length(total, n)
-        self.rows_per = rows_per = [max(1, -(-c // C)) for c in counts]  # empty: a row of padding
+        rows_per = [max(1, -(-c // C)) for c in counts]  # empty: a row of padding
         self.rows = rows = sum(rows_per)
         valid = []  # elements of each row that are the tensor's
         for c, k in zip(counts, rows_per):
@@ -280,7 +278,6 @@ class _Layout:
         carrier = dtypes[0]
         for d in dtypes[1:]:
             carrier = torch.promote_types(carrier, d)  # what torch.cat makes (exact for these)
-        self.carrier = carrier
         zeros = torch.zeros(C, dtype=carrier, device=dev)
         self.pads = [zeros[:k * C - c] if k * C - c else None for c, k in zip(counts, rows_per)]
         p = len(part)
@@ -703,13 +700,7 @@ class DeviceCapture:
 
     # -- values --------------------------------------------------------------------------------
     def _stage(self, name, tensor, smd_dtype, immediate_order):
-        src = tensor.detach()
-        if src.layout != torch.strided:
-            src = src.to_dense()
-        if src.is_conj():
-            src = src.resolve_conj()
-        if src.is_neg():
-            src = src.resolve_neg()
+        src = _plain(tensor).detach()  # (detached even when no grad is needed: a new handle)
         if not src.is_contiguous():
             src = src.contiguous()
         if self._copies:

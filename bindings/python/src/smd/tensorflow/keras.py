@@ -577,9 +577,7 @@ class KerasHook(_Callback, Hook):
                 stamp = tf.Variable(-1, trainable=False, dtype=tf.int64,
                                     name="smd_gradient_statistics_batch")
             self._in_step_due.clear()
-            self._grad_stats = _GradStats(key, [tensors[i].dtype for i in keep],
-                                          [[int(d) for d in tensors[i].shape] for i in keep], var,
-                                          columns, counts, stamp, signature)
+            self._grad_stats = _GradStats(signature, var, columns, counts, stamp)
         var, columns = self._grad_stats.variable, self._grad_stats.columns
         counts, stamp, serial = self._grad_stats.counts, self._grad_stats.stamp, self._serial
         chosen = [tensors[i] for i in keep]
@@ -866,16 +864,18 @@ class KerasHook(_Callback, Hook):
 
 
 class _GradStats:
-    """The statistics (`columns`, names from _reduce.STATS) of the gradients `names` that the
-    train step assigns to `variable` (a float64 matrix, a row per gradient) when asked, and their
-    histogram bucket counts to `counts` (None when the step computes none)."""
+    """The statistics (`columns`, names from _reduce.STATS) of the gradients of `signature`
+    (((name, static shape, dtype), ...)) that the train step assigns to `variable` (a float64
+    matrix, a row per gradient) when asked, and their histogram bucket counts to `counts` (None
+    when the step computes none); `stamp`: the number of the batch whose step assigned them last."""
 
-    def __init__(self, names, dtypes, shapes, variable, columns, counts, stamp, signature):
-        self.names, self.dtypes, self.shapes, self.variable = names, dtypes, shapes, variable
-        self.columns, self.name_set, self.column_set = columns, set(names), set(columns)
-        self.counts = counts
-        self.stamp = stamp  # the number of the batch whose step assigned them last
-        self.signature = signature  # ((name, shape, dtype), ...) of the gradients
+    def __init__(self, signature, variable, columns, counts, stamp):
+        self.signature, self.variable, self.columns, self.counts, self.stamp = (
+            signature, variable, columns, counts, stamp)
+        self.names = tuple(n for n, _, _ in signature)
+        self.shapes = [list(shape) for _, shape, _ in signature]
+        self.dtypes = [dtype for _, _, dtype in signature]
+        self.name_set, self.column_set = set(self.names), set(columns)
 
 
 class _Slots:

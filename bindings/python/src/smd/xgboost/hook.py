@@ -198,10 +198,13 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
             return False
         self._save_metrics(evals_log)
         self._save_hyperparameters()
-        self._save_validation(model)
-        self._save_feature_importance(model)
-        self._save_shap(model)
-        self._save_trees(model, epoch)
+        if isinstance(model, xgb.Booster):
+            # (xgboost.cv hands the callbacks its folds' boosters packed together, which cannot
+            # predict or dump trees: its metrics alone are saved)
+            self._save_validation(model)
+            self._save_feature_importance(model)
+            self._save_shap(model)
+            self._save_trees(model, epoch)
         return False
 
     def after_training(self, model):
@@ -244,7 +247,7 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
                 self._save(name, np.array(values))
 
     def _save_validation(self, model):
-        if self.validation_data is None or not _single(model):
+        if self.validation_data is None:
             return
         if self._due("predictions"):
             self._save("predictions", model.predict(self.validation_data))
@@ -252,7 +255,7 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
             self._save("labels", self.validation_data.get_label())
 
     def _save_feature_importance(self, model):
-        if not _single(model) or _booster_kind(model) not in ("gbtree", "dart"):
+        if _booster_kind(model) not in ("gbtree", "dart"):
             return
         weights = model.get_score(importance_type="weight")
         if not weights or not self._due(f"feature_importance/weight/{next(iter(weights))}"):
@@ -269,7 +272,7 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
         # As smdebug: full_shap/<feature> holds the whole contribution matrix (rows x (features +
         # 1), the last column the bias), average_shap/<feature> that feature's mean; there is no
         # full_shap/bias or average_shap/bias (the bias is the matrix's last column).
-        if self.train_data is None or not _single(model):
+        if self.train_data is None:
             return
         names = _feature_names(model)
         full = [f"full_shap/{n}" for n in names]
@@ -285,7 +288,7 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
                 self._save(avg[i], np.array([mean[i]], dtype=np.float64))
 
     def _save_trees(self, model, epoch):
-        if not self._due("trees/Tree") or not _single(model) or _booster_kind(model) not in ("gbtree", "dart"):
+        if not self._due("trees/Tree") or _booster_kind(model) not in ("gbtree", "dart"):
             return
         columns = tree_columns(model, epoch)
         for column, values in columns.items():
@@ -319,16 +322,10 @@ class _Detached(xgb.callback.TrainingCallback):
         return "<smd.xgboost hook of a pickled or copied estimator: saves nothing>"
 
 
-def _single(model):
-    """Whether the callbacks were handed one Booster (xgboost.cv hands them its folds' boosters
-    packed together, which cannot predict or dump trees: its metrics alone are saved)."""
-    return isinstance(model, xgb.Booster)
-
-
 def _booster_kind(model):
     try:
         return json.loads(model.save_config())["learner"]["gradient_booster"]["name"]
-    except (KeyError, ValueError, AttributeError, xgb.core.XGBoostError):
+    except (KeyError, ValueError, xgb.core.XGBoostError):
         return "gbtree"
 
 
