@@ -154,11 +154,12 @@ int OpenBeneath(int dir, const std::string& rel, int flags) {
 // full paths, for messages.
 class LocalSink : public FileSink {
  public:
-  LocalSink(int fd, int dir_fd, std::string rel, std::string final_path, std::string tmp_path)
+  LocalSink(int fd, int dir_fd, std::string rel, std::string rel_tmp, std::string final_path,
+            std::string tmp_path)
       : fd_(fd),
         dir_fd_(dir_fd),
         rel_(std::move(rel)),
-        rel_tmp_(rel_ + kTmpSuffix),
+        rel_tmp_(std::move(rel_tmp)),
         final_(std::move(final_path)),
         tmp_(std::move(tmp_path)) {}
   ~LocalSink() override { Abort(); }
@@ -287,16 +288,12 @@ class LocalStorage : public Storage {
   }
 
   Result<std::unique_ptr<FileSink>> Create(const std::string& rel) override {
-    std::string path = Path(rel);
-    std::string tmp = path + kTmpSuffix;
-    SMD_RETURN_IF_ERROR(EnsureParent(path));
-    // Relative to the root's descriptor: the kernel does not walk out_dir's own path each time.
-    int dir = rel.empty() ? -1 : RootFd();
-    int fd = dir >= 0 ? ::openat(dir, (rel + kTmpSuffix).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)
-                      : ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return ErrnoStatus("cannot create", tmp, errno);
-    if (dir < 0) return std::unique_ptr<FileSink>(new LocalSink(fd, AT_FDCWD, path, path, tmp));
-    return std::unique_ptr<FileSink>(new LocalSink(fd, dir, rel, path, tmp));
+    return CreateAs(rel, kTmpSuffix);
+  }
+
+  Result<std::unique_ptr<FileSink>> CreateWhole(const std::string& rel) override {
+    static std::atomic<uint64_t> serial{0};
+    return CreateAs(rel, "." + std::to_string(::getpid()) + "-" + std::to_string(++serial) + kTmpSuffix);
   }
 
   Result<std::unique_ptr<AppendFile>> OpenForAppend(const std::string& rel) override {
@@ -317,7 +314,7 @@ class LocalStorage : public Storage {
   std::unique_ptr<ChangeWatch> WatchChanges() override { return LocalChangeWatch::Create(root_); }
 
   Status WriteAtomic(const std::string& rel, std::string_view content) override {
-    SMD_ASSIGN_OR_RETURN(std::unique_ptr<FileSink> sink, Create(rel));
+    SMD_ASSIGN_OR_RETURN(std::unique_ptr<FileSink> sink, CreateWhole(rel));
     Status st = sink->Append(content);
     if (st.ok()) st = sink->Commit();
     if (!st.ok()) sink->Abort();
@@ -492,6 +489,21 @@ class LocalStorage : public Storage {
   }
 
  private:
+  // Starts writing `rel` as <rel><tmp_suffix>, renamed to `rel` on commit.
+  Result<std::unique_ptr<FileSink>> CreateAs(const std::string& rel, const std::string& tmp_suffix) {
+    std::string path = Path(rel);
+    std::string tmp = path + tmp_suffix;
+    SMD_RETURN_IF_ERROR(EnsureParent(path));
+    // Relative to the root's descriptor: the kernel does not walk out_dir's own path each time.
+    int dir = rel.empty() ? -1 : RootFd();
+    std::string rel_tmp = rel + tmp_suffix;
+    int fd = dir >= 0 ? ::openat(dir, rel_tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)
+                      : ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return ErrnoStatus("cannot create", tmp, errno);
+    if (dir < 0) return std::unique_ptr<FileSink>(new LocalSink(fd, AT_FDCWD, path, tmp, path, tmp));
+    return std::unique_ptr<FileSink>(new LocalSink(fd, dir, rel, rel_tmp, path, tmp));
+  }
+
   std::string Path(std::string_view rel) const {
     if (rel.empty()) return root_;
     std::string p = root_;
@@ -617,7 +629,7 @@ Status Storage::CommitDurably(FileSink* sink, const std::string& rel) {
 }
 
 Status Storage::WriteDurably(const std::string& rel, std::string_view content) {
-  SMD_ASSIGN_OR_RETURN(std::unique_ptr<FileSink> sink, Create(rel));
+  SMD_ASSIGN_OR_RETURN(std::unique_ptr<FileSink> sink, CreateWhole(rel));
   Status st = sink->Append(content);
   if (st.ok()) st = CommitDurably(sink.get(), rel);
   if (!st.ok()) sink->Abort();

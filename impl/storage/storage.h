@@ -87,6 +87,10 @@ class Storage {
   virtual Status PrepareForWriting() = 0;
   // Starts writing `rel` (parents created as needed).
   virtual Result<std::unique_ptr<FileSink>> Create(const std::string& rel) = 0;
+  // Starts writing a whole small file that other processes may write under the same name at the
+  // same time (each worker writes the end-of-job marker): a local storage gives it a temporary
+  // name of this process's own, so that one writer's rename cannot take another's file away.
+  virtual Result<std::unique_ptr<FileSink>> CreateWhole(const std::string& rel) { return Create(rel); }
   // Writes a whole small file atomically.
   virtual Status WriteAtomic(const std::string& rel, std::string_view content) = 0;
   // Creates an empty file that must not exist yet. Errors: kAlreadyExists if it does.

@@ -3,9 +3,11 @@
 // of events/, index/ and collections/.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "impl/storage/storage.h"
@@ -83,6 +85,27 @@ TEST(CommitDurably, SyncsTheRootWhenATopLevelFolderIsFirstUsed) {
   st.clear();
   ASSERT_TRUE(st.WriteDurably("training_job_end.ts", "").ok());
   EXPECT_EQ(st.synced(), std::vector<std::string>{""});
+}
+
+// Every worker writes the end-of-job marker into the same folder: writers of the same whole file
+// at once each commit their own temporary file (with one temporary name, one writer's rename took
+// the other's file away: "cannot rename ... No such file or directory").
+TEST(WriteAtomic, WritersOfTheSameFileAtOnceAllSucceed) {
+  const std::string dir = trial::testing::TempDir("same_file");
+  std::vector<std::thread> threads;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      std::unique_ptr<Storage> st = MakeLocalStorage(dir);  // one storage per worker
+      for (int i = 0; i < 300; ++i) {
+        Status s = (t % 2 == 0) ? st->WriteAtomic("training_job_end.ts", "")
+                                : st->WriteDurably("training_job_end.ts", "");
+        if (!s.ok()) ++failures;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
 }
 
 }  // namespace
