@@ -24,6 +24,30 @@ std::optional<std::string> DropDigitUnderscores(const std::string& s) {
   return out;
 }
 
+// A list parameter: comma-separated, items stripped, empty ones dropped; "\," is a comma inside
+// an item (a regex's "{1,2}"), every other backslash is kept as it is.
+std::vector<std::string> SplitList(std::string_view s) {
+  std::vector<std::string> out;
+  std::string item;
+  auto finish = [&] {
+    std::string_view piece = StripAscii(item);
+    if (!piece.empty()) out.emplace_back(piece);
+    item.clear();
+  };
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 1 < s.size() && s[i + 1] == ',') {
+      item.push_back(',');
+      ++i;
+    } else if (s[i] == ',') {
+      finish();
+    } else {
+      item.push_back(s[i]);
+    }
+  }
+  finish();
+  return out;
+}
+
 std::optional<double> ParseNumber(const std::string& s) {
   auto clean = DropDigitUnderscores(std::string(StripAscii(s)));
   if (!clean) return std::nullopt;
@@ -90,7 +114,7 @@ Status Params::ParseValue(const std::string& rule, const std::string& name, Valu
     }
     case ParamType::kRegexList:
     case ParamType::kList: {
-      v->list = SplitAndStrip(raw, ',');
+      v->list = SplitList(raw);
       if (v->type == ParamType::kRegexList) {
         for (const std::string& p : v->list) {
           auto re = Regex::Compile(p);

@@ -173,6 +173,7 @@ class Invoker {
   std::unique_ptr<io::Storage> message_storage_;  // the message file's folder
   std::unique_ptr<io::AppendFile> message_file_;  // opened at the first message
   std::optional<std::vector<int64_t>> ended_steps_;  // the base trial's steps once it ended
+  Status waiting_;  // the first rule stopped waiting for another trial's step
 };
 
 Status Invoker::Run(int64_t start, int64_t end) {
@@ -224,7 +225,7 @@ Status Invoker::Run(int64_t start, int64_t end) {
       }
       if (st.code() == Code::kNoMoreData) {
         EndAll(EndReason::kNoMoreData);
-        return Status::Ok();
+        return waiting_;
       }
       FailAndStop(active_, st, step);  // the trial failed every rule
       return st;
@@ -233,6 +234,15 @@ Status Invoker::Run(int64_t start, int64_t end) {
     std::vector<Rule*> rules = active_;
     for (Rule* r : rules) {
       Status e = Evaluate(r, step);
+      if (e.code() == Code::kStepNotYetAvailable) {
+        // The rule waited for another trial that has not reached this step (it is still
+        // running). Only this rule stops there; the others go on, and the invocation says so
+        // once they have ended (the base trial's own live edge stops every rule as before).
+        Deactivate(r, EndReason::kStopped);
+        r->state().last_step = step - 1;  // this step was not evaluated
+        if (waiting_.ok()) waiting_ = e;
+        continue;
+      }
       if (!e.ok()) {
         if (e.code() == Code::kRuleConditionMet) {
           EndAll(EndReason::kStopped);
@@ -250,7 +260,7 @@ Status Invoker::Run(int64_t start, int64_t end) {
     }
     ++step;
   }
-  return Status::Ok();
+  return waiting_;
 }
 
 Status Invoker::Wait(Trial& t, const std::vector<int64_t>& steps, bool main_loop, int64_t step) {
@@ -310,7 +320,9 @@ Status Invoker::Wait(Trial& t, const std::vector<int64_t>& steps, bool main_loop
           return e;
         }
       }
-      if (ctx.end_rule_) Deactivate(r, EndReason::kEndOfRule);
+      if (ctx.end_rule_ && std::find(active_.begin(), active_.end(), r) != active_.end()) {
+        Deactivate(r, EndReason::kEndOfRule);
+      }
     }
     if (active_.empty()) return Status::Ok();
   }
@@ -376,7 +388,10 @@ Status Invoker::Evaluate(Rule* r, int64_t step) {
   } else {
     SMD_RETURN_IF_ERROR(Progress(r, step, Outcome::kNotMet));
   }
-  if (ctx.end_rule_) Deactivate(r, EndReason::kEndOfRule);
+  // A rule that asked for no more steps at the step its condition stopped it keeps that reason.
+  if (ctx.end_rule_ && std::find(active_.begin(), active_.end(), r) != active_.end()) {
+    Deactivate(r, EndReason::kEndOfRule);
+  }
   return Status::Ok();
 }
 
@@ -418,21 +433,32 @@ Status Invoker::HandleMet(Rule* r, int64_t step, const RuleContext& ctx) {
     found.push_back(std::move(f));
   }
   for (Finding& f : found) f.line = FindingLine(f);
-  if (opts_.stop_training || r->stop_training()) {
-    SMD_RETURN_IF_ERROR(WriteStopSignal(r->base(), found.front()));
-  }
+  // The findings reach the caller first: a stop signal or message file that cannot be written
+  // fails the rule after that, never instead of reporting what it found.
+  Status first;
   for (const Finding& f : found) {
-    SMD_RETURN_IF_ERROR(AppendMessage(f.line));
     if (opts_.collect_findings) s.findings.push_back(f);
-    if (opts_.on_finding) {
+    if (opts_.on_finding && first.ok()) {
       int rc = opts_.on_finding(*r, f);
       if (rc != 0) {
-        return Status(Code::kCancelled, "the finding callback returned " + std::to_string(rc) +
-                                            " (rule " + r->name() + ", step " +
-                                            std::to_string(step) + ")");
+        first = Status(Code::kCancelled, "the finding callback returned " + std::to_string(rc) +
+                                             " (rule " + r->name() + ", step " +
+                                             std::to_string(step) + ")");
       }
     }
   }
+  if (opts_.stop_training || r->stop_training()) {
+    Status st = WriteStopSignal(r->base(), found.front());
+    if (first.ok()) first = st;
+  }
+  for (const Finding& f : found) {
+    Status st = AppendMessage(f.line);
+    if (!st.ok()) {
+      if (first.ok()) first = st;
+      break;
+    }
+  }
+  SMD_RETURN_IF_ERROR(first);
   SMD_RETURN_IF_ERROR(Progress(r, step, Outcome::kConditionMet));
   if (raise_) {
     const Finding& f = found.front();

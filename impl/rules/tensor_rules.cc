@@ -126,8 +126,8 @@ class SimilarAcrossRuns : public Rule {
       // one after its end, has nothing to compare.
       Status w = ctx.WaitForStep(oi, step);
       if (w.code() == Code::kStepUnavailable || w.code() == Code::kNoMoreData) continue;
-      SMD_RETURN_IF_ERROR(w);
       Trial& other = ctx.trial(oi);
+      if (!w.ok()) return w.WithContext("trial '" + other.path() + "'");
       for (const std::string& name : names) {
         SMD_ASSIGN_OR_RETURN(ValuePtr a, ValueAt(base(), name, step));
         SMD_ASSIGN_OR_RETURN(ValuePtr b, a ? ValueAt(other, name, step) : Result<ValuePtr>(ValuePtr()));

@@ -382,6 +382,29 @@ def test_without_follow_stops_at_the_live_edge(tmp_path):
         job.finish()
 
 
+def test_another_running_trial_stops_only_the_rule_comparing_with_it(tmp_path):
+    """The base job ended; SimilarAcrossRuns compares with one still running. Without --follow it
+    stops at that run's live edge and says so, while the other rules run to the base job's end
+    (they used to stop with it, reporting NoIssuesFound and exit 0 over a vanishing gradient)."""
+    base = write_trial(tmp_path / "base", steps=8, vanish_at=5)
+    out = tmp_path / "job"
+    job = LiveJob(out)
+    try:
+        for _ in range(4):
+            job.send("step")
+        r = smd("rules", base, "--rule", "VanishingGradient",
+                "--rule", "SimilarAcrossRuns:tensor_regex=^not_saved$",
+                "--other", out)
+        assert r.returncode == 6, (r.stdout, r.stderr)
+        assert "VanishingGradient: step 5: gradient/fc1.weight" in r.stdout
+        assert "VanishingGradient: IssuesFound" in r.stdout
+        similar = [x for x in r.stdout.splitlines() if x.startswith("SimilarAcrossRuns:")]
+        assert len(similar) == 1 and "another trial it reads is still running" in similar[0], r.stdout
+        assert str(out) in r.stderr and "use --follow" in r.stderr, r.stderr
+    finally:
+        job.finish()
+
+
 def test_stalled_training_rule_on_a_silent_job(tmp_path):
     out = tmp_path / "job"
     job = LiveJob(out)

@@ -421,13 +421,22 @@ int RunRules(int argc, char** argv) {
   run.Clear();
 
   int code = kExitOk;
-  bool live_edge = false, timed_out = false;
+  bool live_edge = false, timed_out = false, other_running = false;
   if (e) {
     if (e.code() == SMD_E_CANCELLED && g_interrupted) {
       std::fprintf(stderr, "smd rules: interrupted\n");
       code = kExitInterrupted;
     } else if (e.code() == SMD_E_STEP_NOT_YET_AVAILABLE && !follow) {
       live_edge = true;  // the job is still running: evaluated what is there
+      // Or the job ended, and a rule stopped at the live edge of another trial it compares with
+      // (the other rules ran to their end): say which.
+      bool ended = false;
+      Err h(smd_trial_has_ended(trials[0], &ended));
+      if (!h && ended) {
+        other_running = true;
+        std::fprintf(stderr, "smd rules: %s: use --follow to wait for it\n",
+                     Printable(e.message()).c_str());
+      }
     } else if (e.code() == SMD_E_STEP_NOT_YET_AVAILABLE && timeout_ms >= 0) {
       live_edge = timed_out = true;  // --timeout: no new step came
       std::fprintf(stderr, "smd rules: stopped waiting: %s\n", Printable(e.message()).c_str());
@@ -474,7 +483,8 @@ int RunRules(int argc, char** argv) {
       const char* end = timed_out && why == SMD_RULE_END_STOPPED
                             ? "no new step within --timeout: stopped waiting"
                         : live_edge && why == SMD_RULE_END_STOPPED
-                            ? "the job is still running: use --follow to watch it"
+                            ? (other_running ? "another trial it reads is still running: use --follow to wait for it"
+                                             : "the job is still running: use --follow to watch it")
                         : stopped ? (code == kExitInterrupted ? "interrupted before the end"
                                                                : "not finished: another rule failed")
                                   : EndText(why);

@@ -120,6 +120,45 @@ def test_list_and_bool_parameters_take_python_values(tmp_path):
     assert rule.findings == [] and rule.steps_evaluated == 10
 
 
+def test_a_list_item_holding_a_comma_stays_one_regex(tmp_path):
+    """A regex of a Python list keeps its "{1,2}" (the items are passed one by one, their commas
+    escaped, not joined into a comma-separated string that splits them again)."""
+    write_run(tmp_path / "run")
+    trial = create_trial(str(tmp_path / "run"))
+    rule = AllZero(trial, tensor_regex=[r"gradient/\w{1,2}$"], threshold=0)
+    invoke_rule(rule)
+    assert {f.tensor for f in rule.findings} == {"gradient/w"} and rule.conditions_met == 10
+    assert AllZero(trial, tensor_regex=[r"gradient/\w{2,3}$"], threshold=0).params == {
+        "tensor_regex": r"gradient/\w{2\,3}$", "threshold": "0"}
+
+
+def test_numeric_parameters_of_numpy_types(tmp_path):
+    """A float subclass is sent as the float it is (numpy 2's repr of np.float64 is
+    "np.float64(1e-07)", which no rule parses), a numpy integer as its int."""
+    class Float(float):
+        def __repr__(self):
+            return f"Float({float(self)!r})"
+    write_run(tmp_path / "run")
+    trial = create_trial(str(tmp_path / "run"))
+    for threshold in (Float(1e-7), np.float64(1e-7)):
+        rule = VanishingGradient(trial, threshold=threshold)
+        assert rule.params == {"threshold": "1e-07"}
+        invoke_rule(rule)
+        assert [f.step for f in rule.findings] == list(VANISHING_AT)
+    from smd.rules import WeightUpdateRatio
+    assert WeightUpdateRatio(trial, num_steps=np.int64(3)).params["num_steps"] == "3"
+
+
+@pytest.mark.parametrize("end_step", [-1, -5, 0])
+def test_an_end_step_at_or_below_zero_evaluates_nothing(tmp_path, end_step):
+    """smdebug's invoke_rule evaluates the steps below end_step: none for a negative one (smd's C
+    call takes -1 as "no end")."""
+    write_run(tmp_path / "run")
+    rule = VanishingGradient(create_trial(str(tmp_path / "run")), threshold=1e-7)
+    invoke_rule(rule, start_step=0, end_step=end_step)
+    assert rule.steps_evaluated == 0 and rule.findings == [] and rule.end_reason == "end_step"
+
+
 def test_message_file_and_finding_callback(tmp_path):
     write_run(tmp_path / "run")
     seen = []

@@ -423,6 +423,81 @@ TEST(Invoker, WaitTimeoutOnALiveJob) {
   EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(30));
 }
 
+// A rule that waits for another trial which has not reached the step (it is still running)
+// stops there alone: the other rules of the invocation run to the base trial's end, and the
+// invocation then says which trial stopped it.
+TEST(Invoker, ARuleWaitingForAnotherRunningTrialStopsAlone) {
+  TrialPtr base = Open(EveryThird());  // ended: steps 0, 3, 6, 9
+  std::string live = TempDir("other-live");
+  Writer w(live);
+  for (int s = 0; s < 4; ++s) {
+    w.Step();
+    w.Scalar("loss", s);
+  }
+  w.Step();  // steps 0-3 complete; the job goes on
+  w.Flush();
+  TrialPtr other = Open(live);
+  LambdaRule compare({base, other}, [](RuleContext& ctx, int64_t s) -> Result<bool> {
+    SMD_RETURN_IF_ERROR(ctx.WaitForStep(1, s));
+    return false;
+  });
+  LambdaRule fires({base}, [](RuleContext&, int64_t s) -> Result<bool> { return s == 9; });
+  InvokeOptions o;
+  o.wait_timeout_ms = 0;
+  std::vector<int64_t> met;
+  o.on_finding = [&](const Rule&, const Finding& f) {
+    met.push_back(f.step);
+    return 0;
+  };
+  Status st = InvokeRules({&compare, &fires}, 0, -1, false, o);
+  EXPECT_EQ(st.code(), Code::kStepNotYetAvailable) << st.message();
+  EXPECT_NE(st.message().find("Step 6"), std::string::npos) << st.message();
+  EXPECT_EQ(compare.seen, (std::vector<int64_t>{0, 3, 6}));
+  EXPECT_EQ(compare.state().end, EndReason::kStopped);
+  EXPECT_EQ(compare.state().last_step, 5);  // step 6 was not evaluated
+  EXPECT_EQ(fires.seen, (std::vector<int64_t>{0, 3, 6, 9}));
+  EXPECT_EQ(met, (std::vector<int64_t>{9}));
+  EXPECT_EQ(fires.state().end, EndReason::kNoMoreData);
+  w.Close();
+}
+
+// The findings reach the caller even when the message file cannot be written; the rule then
+// fails with the file's error.
+TEST(Invoker, AFindingIsReportedWhenTheMessageFileCannotBeWritten) {
+  std::string dir = EveryThird();
+  TrialPtr t = Open(dir);
+  LambdaRule r({t}, [](RuleContext& ctx, int64_t s) -> Result<bool> {
+    if (s != 3) return false;
+    ctx.Report("loss", "spike");
+    return true;
+  });
+  InvokeOptions o;
+  o.message_file = dir + "/" + io::kEndOfJobFile + "/messages.txt";  // a file as its folder
+  RunResult run = Invoke(r, 0, -1, false, o);
+  EXPECT_EQ(run.status.code(), Code::kIO) << run.status.message();
+  EXPECT_NE(run.status.message().find("the message file"), std::string::npos) << run.status.message();
+  EXPECT_EQ(run.met_steps, (std::vector<int64_t>{3}));
+  ASSERT_EQ(run.findings.size(), 1u);
+  EXPECT_EQ(run.findings[0].tensor, "loss");
+  EXPECT_EQ(r.state().end, EndReason::kError);
+}
+
+// A rule that ends itself at the step where stop_at_first stops it keeps "condition met".
+TEST(Invoker, ConditionMetIsKeptWhenTheRuleAlsoEndsItself) {
+  TrialPtr t = Open(EveryThird());
+  LambdaRule r({t}, [](RuleContext& ctx, int64_t s) -> Result<bool> {
+    if (s != 3) return false;
+    ctx.EndRule();
+    return true;
+  });
+  InvokeOptions o;
+  o.stop_at_first_condition = true;
+  RunResult run = Invoke(r, 0, -1, false, o);
+  ASSERT_TRUE(run.status.ok()) << run.status.message();
+  EXPECT_EQ(run.met_steps, (std::vector<int64_t>{3}));
+  EXPECT_EQ(r.state().end, EndReason::kConditionMet);
+}
+
 // An index file named for step INT64_MAX: the loop evaluates it and ends (step + 1 wrapped, and
 // the loop went on forever, counting a negative number of skipped steps), also with a wait
 // timeout.

@@ -62,6 +62,18 @@ TEST(Params, DefaultsAndSageMakerStrings) {
   EXPECT_DOUBLE_EQ(P({{"old", "0.5"}})->Float("threshold"), 0.5);
 }
 
+// "\," is a comma inside a list item: a regex's "{1,2}" stays one regex (a Python list's items
+// are passed that way); every other backslash is kept.
+TEST(Params, AnEscapedCommaStaysInsideItsItem) {
+  auto p = P({{"regex", "fc\\d{1\\,2}\\.weight, ^grad"}, {"names", "a\\,b,c\\d, e\\"}});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(p->List("regex"), (std::vector<std::string>{"fc\\d{1,2}\\.weight", "^grad"}));
+  ASSERT_EQ(p->Regexes("regex").size(), 2u);
+  EXPECT_TRUE(p->Regexes("regex")[0]->Search("fc12.weight").value());
+  EXPECT_FALSE(p->Regexes("regex")[0]->Search("fc123.weight").value());
+  EXPECT_EQ(p->List("names"), (std::vector<std::string>{"a,b", "c\\d", "e\\"}));
+}
+
 void ExpectBad(const ParamList& given, const std::vector<std::string>& needles) {
   auto p = P(given);
   ASSERT_FALSE(p.ok());

@@ -12,6 +12,7 @@ does not parse raises SMDebugValueError naming the rule, the parameter and the v
     from smd.rules import VanishingGradient, invoke_rule
     invoke_rule(VanishingGradient(trial, threshold=1e-7), raise_eval_cond=True)
 """
+import numbers
 from enum import Enum
 
 from smd import smdc as _smd
@@ -26,9 +27,13 @@ def _param_str(value):
     if isinstance(value, Enum):
         return value.name
     if isinstance(value, (list, tuple, set, frozenset)):
-        return ",".join(_param_str(v) for v in value)
+        # One item per element: a comma inside an item (a regex's "{1,2}") is escaped as "\,",
+        # which smd's list parser reads back as a comma instead of splitting there.
+        return ",".join(_param_str(v).replace(",", "\\,") for v in value)
     if isinstance(value, float):
-        return repr(value)
+        return repr(float(value))  # np.float64's repr is "np.float64(...)" under numpy 2
+    if isinstance(value, numbers.Integral):
+        return str(int(value))
     return str(value)
 
 

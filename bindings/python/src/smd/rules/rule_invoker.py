@@ -34,6 +34,8 @@ def invoke_rule(rule_obj, start_step=0, end_step=None, raise_eval_cond=False, *,
         raise TypeError(f"rule_obj must be an smd.rules.Rule, not {type(rule_obj).__name__}")
     if start_step is None:
         start_step = 0
+    if end_step is not None and int(end_step) < 0:
+        end_step = 0  # smdebug evaluates no step before a negative end (smd's C reads -1 as none)
     options = None
     callback = progress = None
     if (message_file is not None or stop_training or stop_at_first or wait_timeout_ms is not None
