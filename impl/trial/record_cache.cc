@@ -31,17 +31,17 @@ void RecordCache::Insert(Item item) {
   index_[lru_.front().key] = lru_.begin();
 }
 
-ValuePtr RecordCache::GetValue(uint32_t file, uint64_t offset) {
+ValuePtr RecordCache::GetValue(uint32_t file, uint64_t offset, uint64_t tag) {
   std::lock_guard<std::mutex> lock(mu_);
   Item* item = Find(Key{file, offset});
-  return item ? item->value : nullptr;
+  return item && item->tag == tag ? item->value : nullptr;
 }
 
-void RecordCache::PutValue(uint32_t file, uint64_t offset, ValuePtr value) {
+void RecordCache::PutValue(uint32_t file, uint64_t offset, uint64_t tag, ValuePtr value) {
   if (!value) return;
   size_t bytes = value->memory_size() + kItemOverhead;
   std::lock_guard<std::mutex> lock(mu_);
-  Insert(Item{Key{file, offset}, std::move(value), nullptr, bytes});
+  Insert(Item{Key{file, offset}, tag, std::move(value), nullptr, bytes});
 }
 
 std::shared_ptr<const std::string> RecordCache::GetBlock(uint32_t file) {
@@ -54,7 +54,7 @@ void RecordCache::PutBlock(uint32_t file, std::shared_ptr<const std::string> blo
   if (!block) return;
   size_t bytes = block->capacity() + kItemOverhead;
   std::lock_guard<std::mutex> lock(mu_);
-  Insert(Item{Key{file, kBlockOffset}, nullptr, std::move(block), bytes});
+  Insert(Item{Key{file, kBlockOffset}, 0, nullptr, std::move(block), bytes});
 }
 
 bool RecordCache::TouchFile(uint32_t file) {
@@ -63,22 +63,23 @@ bool RecordCache::TouchFile(uint32_t file) {
   return !touched_.insert(file).second;
 }
 
-void RecordCache::GetValues(const std::vector<std::pair<uint32_t, uint64_t>>& keys,
+void RecordCache::GetValues(const std::vector<std::pair<uint32_t, uint64_t>>& keys, uint64_t tag,
                             std::vector<ValuePtr>* out) {
   out->assign(keys.size(), nullptr);
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t i = 0; i < keys.size(); ++i) {
-    if (Item* item = Find(Key{keys[i].first, keys[i].second})) (*out)[i] = item->value;
+    Item* item = Find(Key{keys[i].first, keys[i].second});
+    if (item && item->tag == tag) (*out)[i] = item->value;
   }
 }
 
-void RecordCache::PutValues(const std::vector<std::pair<uint32_t, uint64_t>>& keys,
+void RecordCache::PutValues(const std::vector<std::pair<uint32_t, uint64_t>>& keys, uint64_t tag,
                             const std::vector<ValuePtr>& values) {
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t i = 0; i < keys.size() && i < values.size(); ++i) {
     if (!values[i]) continue;
     const size_t bytes = values[i]->memory_size() + kItemOverhead;
-    Insert(Item{Key{keys[i].first, keys[i].second}, values[i], nullptr, bytes});
+    Insert(Item{Key{keys[i].first, keys[i].second}, tag, values[i], nullptr, bytes});
   }
 }
 

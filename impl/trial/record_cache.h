@@ -1,6 +1,9 @@
 // A bounded, thread-safe LRU cache for what a trial reads from event files: decoded values keyed
 // by (event file, record offset), and whole small event files keyed by file (so that reading many
-// tensors of one step costs one read of the file).
+// tensors of one step costs one read of the file). A value is kept with the tag its record was
+// checked against (TagKey): asked for with another tag (a hostile index pointing two tensors at
+// one record), it is a miss, and the read then fails the record's tag check, whatever was read
+// first.
 #pragma once
 
 #include <cstddef>
@@ -9,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -22,8 +26,9 @@ class RecordCache {
  public:
   explicit RecordCache(size_t capacity_bytes) : capacity_(capacity_bytes) {}
 
-  ValuePtr GetValue(uint32_t file, uint64_t offset);
-  void PutValue(uint32_t file, uint64_t offset, ValuePtr value);
+  static uint64_t TagKey(std::string_view tag) { return std::hash<std::string_view>{}(tag); }
+  ValuePtr GetValue(uint32_t file, uint64_t offset, uint64_t tag);
+  void PutValue(uint32_t file, uint64_t offset, uint64_t tag, ValuePtr value);
   std::shared_ptr<const std::string> GetBlock(uint32_t file);
   void PutBlock(uint32_t file, std::shared_ptr<const std::string> block);
 
@@ -34,8 +39,9 @@ class RecordCache {
 
   // The same for many at once, under one lock (threads reading in bulk share nothing else).
   // GetValues: out[i] is the cached value of keys[i] or null.
-  void GetValues(const std::vector<std::pair<uint32_t, uint64_t>>& keys, std::vector<ValuePtr>* out);
-  void PutValues(const std::vector<std::pair<uint32_t, uint64_t>>& keys,
+  void GetValues(const std::vector<std::pair<uint32_t, uint64_t>>& keys, uint64_t tag,
+                 std::vector<ValuePtr>* out);
+  void PutValues(const std::vector<std::pair<uint32_t, uint64_t>>& keys, uint64_t tag,
                  const std::vector<ValuePtr>& values);  // null values are skipped
   void TouchFiles(const std::vector<uint32_t>& files);
   size_t capacity() const { return capacity_; }
@@ -56,6 +62,7 @@ class RecordCache {
   };
   struct Item {
     Key key;
+    uint64_t tag;  // TagKey of the value's record (0 for a block)
     ValuePtr value;
     std::shared_ptr<const std::string> block;
     size_t bytes;

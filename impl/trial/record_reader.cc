@@ -20,7 +20,7 @@ Result<ValuePtr> RecordReader::Read(const RecordLocation& at, const std::string&
   int reads = 0;
   auto value = ReadUncached(at, tag, who, /*use_blocks=*/true, &reads);
   reads_ += static_cast<uint64_t>(reads);
-  if (value.ok()) cache_->PutValue(at.file, at.offset, value.value());
+  if (value.ok()) cache_->PutValue(at.file, at.offset, RecordCache::TagKey(tag), value.value());
   return value;
 }
 
@@ -46,7 +46,11 @@ Result<ValuePtr> RecordReader::ReadUncached(const RecordLocation& at, const std:
   std::unique_ptr<char[]> own;  // a large record (no zero-filling)
   if (use_blocks && span <= kSmallEventFile && offset + length <= span && cache_->capacity() > 0) {
     block = cache_->GetBlock(file);
-    if (!block && cache_->TouchFile(file)) {
+    // A block read before a later index file named more of this event file (the job was still
+    // writing it) ends short of this record: read the file again at the span known now.
+    const bool stale = block && block->size() < offset + length;
+    if (stale) block = nullptr;
+    if (!block && (stale || cache_->TouchFile(file))) {
       std::string b(static_cast<size_t>(span), '\0');
       Status st = storage_->ReadRange(rel, 0, span, b.data());
       ++*reads;

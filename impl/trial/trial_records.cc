@@ -25,7 +25,7 @@ RecordLocation Trial::LocateRecord(uint32_t file, uint64_t offset, uint64_t leng
 Result<ValuePtr> Trial::ReadRecord(uint32_t file, uint64_t offset, uint64_t length,
                                    const std::string& tag, uint32_t tensor_id, int64_t step,
                                    Mode mode) {
-  if (ValuePtr v = records_->cache().GetValue(file, offset)) return v;
+  if (ValuePtr v = records_->cache().GetValue(file, offset, RecordCache::TagKey(tag))) return v;
   return records_->Read(LocateRecord(file, offset, length), tag,
                         RecordOwner{&TensorName(tensor_id), step, mode});
 }

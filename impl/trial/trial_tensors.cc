@@ -69,7 +69,7 @@ Result<Trial::ValueInfo> Trial::TensorValueInfo(uint32_t id, int64_t step, Mode 
   SMD_ASSIGN_OR_RETURN(FoundEntry f, Resolve(id, step, mode, worker));
   const StepEntry& e = f.entry;
   if (e.file != kNone && e.length > kWholeRecordInfoMax &&
-      !records_->cache().GetValue(e.file, e.offset)) {
+      !records_->cache().GetValue(e.file, e.offset, RecordCache::TagKey(TensorName(id)))) {
     SMD_ASSIGN_OR_RETURN(std::optional<ValueInfo> head,
                          records_->ReadHead(LocateRecord(e.file, e.offset, e.length), TensorName(id),
                                             RecordOwner{&TensorName(id), step, mode}));
@@ -112,7 +112,8 @@ Result<std::vector<std::pair<int64_t, ValuePtr>>> Trial::TensorValues(uint32_t i
   std::vector<std::pair<uint32_t, uint64_t>> keys(n);
   for (size_t i = 0; i < n; ++i) keys[i] = {found[i].entry.file, found[i].entry.offset};
   std::vector<ValuePtr> values;
-  records_->cache().GetValues(keys, &values);
+  const uint64_t tag = RecordCache::TagKey(name);
+  records_->cache().GetValues(keys, tag, &values);
   std::vector<const std::string*> rels(n, nullptr);
   std::vector<uint64_t> spans(n, 0);
   {
@@ -144,7 +145,7 @@ Result<std::vector<std::pair<int64_t, ValuePtr>>> Trial::TensorValues(uint32_t i
       errors[i] = v.status();
     }
   });
-  records_->cache().PutValues(keys, fresh);
+  records_->cache().PutValues(keys, tag, fresh);
   std::vector<uint32_t> touched;
   uint64_t total_reads = 0;
   for (size_t i = 0; i < n; ++i) {

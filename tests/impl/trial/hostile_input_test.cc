@@ -170,6 +170,42 @@ TEST(HostileInput, SparseEventFileWithAHugeIndexLengthIsCheckedByItsHeader) {
   EXPECT_LT(ru.ru_maxrss, 1024L * 1024L) << "KiB at peak: the payload was read";  // < 1 GiB
 }
 
+// An index that names one record for two tensors: the record's tag names one of them, so the
+// other's value is refused (R6) whichever is read first (a value cached for the first used to be
+// handed to the second), alone or in bulk.
+TEST(HostileInput, TwoTensorsNamingOneRecordAreRefusedWhateverTheOrder) {
+  const std::string dir = TempDir("t");
+  TrialBuilder b(dir);
+  b.WriteCollections({"worker_0"}, 1);
+  b.AddFloats(0, "worker_0", Mode::kTrain, 0, "fc.weight", {1.0f, 2.0f});
+  b.FinishStep(0);
+  b.End();
+  const std::string ev_rel = io::EventFileRelPath(0, "worker_0");
+  const uint64_t len = ReadFile(dir + "/" + ev_rel).size();
+  io::IndexMeta meta;
+  meta.mode = Mode::kTrain;
+  meta.mode_step = 0;
+  meta.event_file_name = ev_rel;
+  WriteFile(dir + "/" + io::IndexFileRelPath(0, "worker_0"),
+            io::BuildIndexJson(meta, {{"fc.weight", 0, len}, {"loss", 0, len}}, {}));
+  for (bool weight_first : {true, false}) {
+    TrialPtr t = OpenOk(dir);
+    ASSERT_TRUE(t);
+    if (weight_first) ASSERT_TRUE(ReadValue(*t, "fc.weight", 0).ok());
+    auto loss = ReadValue(*t, "loss", 0);
+    ASSERT_FALSE(loss.ok()) << (weight_first ? "weight first" : "loss first");
+    EXPECT_EQ(loss.status().code(), Code::kCorrupt) << loss.status().message();
+    EXPECT_NE(loss.status().message().find("'fc.weight'"), std::string::npos) << loss.status().message();
+    auto weight = ReadValue(*t, "fc.weight", 0);
+    ASSERT_TRUE(weight.ok()) << weight.status().message();
+    EXPECT_EQ((*weight)->count(), 2u);
+    auto id = t->TensorId("loss");
+    ASSERT_TRUE(id.ok());
+    auto all = t->TensorValues(*id, Mode::kGlobal, nullptr);  // the bulk read, after the cache has fc.weight
+    EXPECT_FALSE(all.ok());
+  }
+}
+
 // Step numbers at the int64 edges: a step named INT64_MAX is a step like any other; a negative
 // one is not a step (smdebug refuses them) and is reported as a skipped file.
 TEST(HostileInput, StepNamesAtTheInt64Edges) {

@@ -28,63 +28,80 @@ ValuePtr Floats(size_t n, float x) {
 constexpr size_t kElems = 25000;
 size_t TwoAndAHalf() { return Floats(kElems, 0)->memory_size() * 5 / 2; }
 
+const uint64_t kTag = RecordCache::TagKey("w");
+
+// A value is found only under the tag its record was read for: a second tensor whose index entry
+// names the same record misses, and its read then fails the record's tag check.
+TEST(RecordCache, AValueIsFoundOnlyUnderItsTag) {
+  RecordCache c(1 << 20);
+  ValuePtr a = Floats(4, 1);
+  c.PutValue(1, 0, RecordCache::TagKey("fc.weight"), a);
+  EXPECT_EQ(c.GetValue(1, 0, RecordCache::TagKey("fc.weight")), a);
+  EXPECT_EQ(c.GetValue(1, 0, RecordCache::TagKey("loss")), nullptr);
+  std::vector<ValuePtr> out;
+  c.GetValues({{1, 0}}, RecordCache::TagKey("loss"), &out);
+  EXPECT_EQ(out, std::vector<ValuePtr>{nullptr});
+  c.GetValues({{1, 0}}, RecordCache::TagKey("fc.weight"), &out);
+  EXPECT_EQ(out, std::vector<ValuePtr>{a});
+}
+
 TEST(RecordCache, ValuesAreKeyedByFileAndOffset) {
   RecordCache c(1 << 20);
-  EXPECT_EQ(c.GetValue(1, 0), nullptr);
+  EXPECT_EQ(c.GetValue(1, 0, kTag), nullptr);
   ValuePtr a = Floats(4, 1), b = Floats(4, 2), d = Floats(4, 3);
-  c.PutValue(1, 0, a);
-  c.PutValue(1, 64, b);
-  c.PutValue(2, 0, d);
-  EXPECT_EQ(c.GetValue(1, 0), a);
-  EXPECT_EQ(c.GetValue(1, 64), b);
-  EXPECT_EQ(c.GetValue(2, 0), d);
-  EXPECT_EQ(c.GetValue(2, 64), nullptr);
-  EXPECT_EQ(c.GetValue(3, 0), nullptr);
+  c.PutValue(1, 0, kTag, a);
+  c.PutValue(1, 64, kTag, b);
+  c.PutValue(2, 0, kTag, d);
+  EXPECT_EQ(c.GetValue(1, 0, kTag), a);
+  EXPECT_EQ(c.GetValue(1, 64, kTag), b);
+  EXPECT_EQ(c.GetValue(2, 0, kTag), d);
+  EXPECT_EQ(c.GetValue(2, 64, kTag), nullptr);
+  EXPECT_EQ(c.GetValue(3, 0, kTag), nullptr);
   // Put again: the new value replaces the old.
   ValuePtr a2 = Floats(4, 9);
-  c.PutValue(1, 0, a2);
-  EXPECT_EQ(c.GetValue(1, 0), a2);
+  c.PutValue(1, 0, kTag, a2);
+  EXPECT_EQ(c.GetValue(1, 0, kTag), a2);
   // A null value is not kept (and does not drop the one there).
-  c.PutValue(1, 0, nullptr);
-  EXPECT_EQ(c.GetValue(1, 0), a2);
+  c.PutValue(1, 0, kTag, nullptr);
+  EXPECT_EQ(c.GetValue(1, 0, kTag), a2);
   EXPECT_EQ(c.capacity(), size_t(1) << 20);
 }
 
 TEST(RecordCache, TheLeastRecentlyUsedIsEvictedFirst) {
   RecordCache c(TwoAndAHalf());
   ValuePtr a = Floats(kElems, 1), b = Floats(kElems, 2), d = Floats(kElems, 3);
-  c.PutValue(1, 0, a);
-  c.PutValue(1, 100, b);
-  EXPECT_EQ(c.GetValue(1, 0), a);  // a is now the most recently used
-  c.PutValue(1, 200, d);
-  EXPECT_EQ(c.GetValue(1, 100), nullptr);
-  EXPECT_EQ(c.GetValue(1, 0), a);
-  EXPECT_EQ(c.GetValue(1, 200), d);
+  c.PutValue(1, 0, kTag, a);
+  c.PutValue(1, 100, kTag, b);
+  EXPECT_EQ(c.GetValue(1, 0, kTag), a);  // a is now the most recently used
+  c.PutValue(1, 200, kTag, d);
+  EXPECT_EQ(c.GetValue(1, 100, kTag), nullptr);
+  EXPECT_EQ(c.GetValue(1, 0, kTag), a);
+  EXPECT_EQ(c.GetValue(1, 200, kTag), d);
   // Replacing a value makes it the most recently used too.
-  c.PutValue(1, 0, a);
-  c.PutValue(1, 300, b);
-  EXPECT_EQ(c.GetValue(1, 200), nullptr);
-  EXPECT_EQ(c.GetValue(1, 0), a);
-  EXPECT_EQ(c.GetValue(1, 300), b);
+  c.PutValue(1, 0, kTag, a);
+  c.PutValue(1, 300, kTag, b);
+  EXPECT_EQ(c.GetValue(1, 200, kTag), nullptr);
+  EXPECT_EQ(c.GetValue(1, 0, kTag), a);
+  EXPECT_EQ(c.GetValue(1, 300, kTag), b);
 }
 
 TEST(RecordCache, WhatIsLargerThanTheCacheIsNotKeptAndEvictsNothing) {
   RecordCache c(TwoAndAHalf());
   ValuePtr a = Floats(kElems, 1);
-  c.PutValue(1, 0, a);
-  c.PutValue(1, 100, Floats(kElems * 3, 2));
-  EXPECT_EQ(c.GetValue(1, 100), nullptr);
-  EXPECT_EQ(c.GetValue(1, 0), a);
+  c.PutValue(1, 0, kTag, a);
+  c.PutValue(1, 100, kTag, Floats(kElems * 3, 2));
+  EXPECT_EQ(c.GetValue(1, 100, kTag), nullptr);
+  EXPECT_EQ(c.GetValue(1, 0, kTag), a);
   c.PutBlock(2, std::make_shared<const std::string>(kElems * 12, 'x'));
   EXPECT_EQ(c.GetBlock(2), nullptr);
-  EXPECT_EQ(c.GetValue(1, 0), a);
+  EXPECT_EQ(c.GetValue(1, 0, kTag), a);
 }
 
 TEST(RecordCache, ANoCapacityCacheKeepsNothing) {
   RecordCache c(0);
-  c.PutValue(1, 0, Floats(1, 1));
+  c.PutValue(1, 0, kTag, Floats(1, 1));
   c.PutBlock(1, std::make_shared<const std::string>("abc"));
-  EXPECT_EQ(c.GetValue(1, 0), nullptr);
+  EXPECT_EQ(c.GetValue(1, 0, kTag), nullptr);
   EXPECT_EQ(c.GetBlock(1), nullptr);
   EXPECT_EQ(c.capacity(), 0u);
 }
@@ -95,16 +112,16 @@ TEST(RecordCache, BlocksAreKeptBesideTheValuesOfTheirFile) {
   auto block = std::make_shared<const std::string>("the bytes of event file 1");
   ValuePtr v = Floats(4, 1);
   c.PutBlock(1, block);
-  c.PutValue(1, 0, v);
+  c.PutValue(1, 0, kTag, v);
   EXPECT_EQ(c.GetBlock(1), block);
-  EXPECT_EQ(c.GetValue(1, 0), v);
+  EXPECT_EQ(c.GetValue(1, 0, kTag), v);
   EXPECT_EQ(c.GetBlock(2), nullptr);
   c.PutBlock(1, nullptr);  // ignored
   EXPECT_EQ(c.GetBlock(1), block);
   auto newer = std::make_shared<const std::string>("new bytes");
   c.PutBlock(1, newer);
   EXPECT_EQ(c.GetBlock(1), newer);
-  EXPECT_EQ(c.GetValue(1, 0), v);
+  EXPECT_EQ(c.GetValue(1, 0, kTag), v);
 }
 
 // Blocks and values share one budget: a block evicts the values used least recently, and the
@@ -113,16 +130,16 @@ TEST(RecordCache, BlocksAndValuesShareTheCapacity) {
   RecordCache c(TwoAndAHalf());
   const size_t value_bytes = Floats(kElems, 0)->memory_size();
   ValuePtr a = Floats(kElems, 1), b = Floats(kElems, 2);
-  c.PutValue(1, 0, a);
-  c.PutValue(1, 100, b);
+  c.PutValue(1, 0, kTag, a);
+  c.PutValue(1, 100, kTag, b);
   auto block = std::make_shared<const std::string>(value_bytes, 'x');
   c.PutBlock(5, block);
   EXPECT_EQ(c.GetBlock(5), block);
-  EXPECT_EQ(c.GetValue(1, 0), nullptr);
-  EXPECT_EQ(c.GetValue(1, 100), b);
-  c.PutValue(1, 200, Floats(kElems, 3));  // evicts the block: b was used after it
+  EXPECT_EQ(c.GetValue(1, 0, kTag), nullptr);
+  EXPECT_EQ(c.GetValue(1, 100, kTag), b);
+  c.PutValue(1, 200, kTag, Floats(kElems, 3));  // evicts the block: b was used after it
   EXPECT_EQ(c.GetBlock(5), nullptr);
-  EXPECT_EQ(c.GetValue(1, 100), b);
+  EXPECT_EQ(c.GetValue(1, 100, kTag), b);
 }
 
 TEST(RecordCache, TouchFileSaysWhetherTheFileWasReadFromBefore) {
@@ -144,38 +161,38 @@ TEST(RecordCache, TouchFileSaysWhetherTheFileWasReadFromBefore) {
 TEST(RecordCache, GetValuesAndPutValuesWorkOnManyKeys) {
   RecordCache c(1 << 20);
   ValuePtr a = Floats(4, 1), b = Floats(4, 2);
-  c.PutValues({{1, 0}, {1, 64}, {2, 0}}, {a, nullptr, b});  // the null one is skipped
+  c.PutValues({{1, 0}, {1, 64}, {2, 0}}, kTag, {a, nullptr, b});  // the null one is skipped
   std::vector<ValuePtr> out = {Floats(1, 0)};                // replaced whole
-  c.GetValues({{2, 0}, {1, 64}, {1, 0}, {9, 9}}, &out);
+  c.GetValues({{2, 0}, {1, 64}, {1, 0}, {9, 9}}, kTag, &out);
   ASSERT_EQ(out.size(), 4u);
   EXPECT_EQ(out[0], b);
   EXPECT_EQ(out[1], nullptr);
   EXPECT_EQ(out[2], a);
   EXPECT_EQ(out[3], nullptr);
-  c.GetValues({}, &out);
+  c.GetValues({}, kTag, &out);
   EXPECT_TRUE(out.empty());
-  EXPECT_EQ(c.GetValue(1, 0), a);
-  EXPECT_EQ(c.GetValue(2, 0), b);
+  EXPECT_EQ(c.GetValue(1, 0, kTag), a);
+  EXPECT_EQ(c.GetValue(2, 0, kTag), b);
 }
 
 // GetValues is a use like GetValue: what it found is kept over what it did not touch.
 TEST(RecordCache, GetValuesCountsAsAUse) {
   RecordCache c(TwoAndAHalf());
   ValuePtr a = Floats(kElems, 1), b = Floats(kElems, 2);
-  c.PutValues({{1, 0}, {1, 100}}, {a, b});
+  c.PutValues({{1, 0}, {1, 100}}, kTag, {a, b});
   std::vector<ValuePtr> out;
-  c.GetValues({{1, 0}}, &out);
+  c.GetValues({{1, 0}}, kTag, &out);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0], a);
-  c.PutValues({{1, 200}}, {Floats(kElems, 3)});
-  EXPECT_EQ(c.GetValue(1, 0), a);
-  EXPECT_EQ(c.GetValue(1, 100), nullptr);
+  c.PutValues({{1, 200}}, kTag, {Floats(kElems, 3)});
+  EXPECT_EQ(c.GetValue(1, 0, kTag), a);
+  EXPECT_EQ(c.GetValue(1, 100, kTag), nullptr);
   // PutValues within its own batch: the last put are the ones kept.
   RecordCache d(TwoAndAHalf());
-  d.PutValues({{1, 0}, {1, 100}, {1, 200}}, {a, b, Floats(kElems, 3)});
-  EXPECT_EQ(d.GetValue(1, 0), nullptr);
-  EXPECT_EQ(d.GetValue(1, 100), b);
-  EXPECT_NE(d.GetValue(1, 200), nullptr);
+  d.PutValues({{1, 0}, {1, 100}, {1, 200}}, kTag, {a, b, Floats(kElems, 3)});
+  EXPECT_EQ(d.GetValue(1, 0, kTag), nullptr);
+  EXPECT_EQ(d.GetValue(1, 100, kTag), b);
+  EXPECT_NE(d.GetValue(1, 200, kTag), nullptr);
 }
 
 TEST(RecordCache, ConcurrentUseKeepsEveryEntryConsistent) {
@@ -189,13 +206,13 @@ TEST(RecordCache, ConcurrentUseKeepsEveryEntryConsistent) {
         const uint64_t offset = static_cast<uint64_t>(i % 13) * 8;
         const float want = static_cast<float>(file * 1000 + offset);
         if (i % 3 == 0) {
-          c.PutValue(file, offset, Floats(64, want));
+          c.PutValue(file, offset, kTag, Floats(64, want));
         } else if (i % 3 == 1) {
-          ValuePtr v = c.GetValue(file, offset);
+          ValuePtr v = c.GetValue(file, offset, kTag);
           if (v && static_cast<const float*>(v->data())[63] != want) ++wrong;
         } else {
           std::vector<ValuePtr> out;
-          c.GetValues({{file, offset}}, &out);
+          c.GetValues({{file, offset}}, kTag, &out);
           if (out.size() != 1 || (out[0] && static_cast<const float*>(out[0]->data())[0] != want)) {
             ++wrong;
           }

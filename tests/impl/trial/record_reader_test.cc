@@ -11,6 +11,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -208,13 +209,13 @@ TEST_F(RecordReaderTest, ReadDecodesTheRecordAndCachesItsValue) {
   e.AddFloats("b", {3});
   Write(e);
   RecordReader r(storage_.get(), 1 << 20);
-  EXPECT_EQ(r.cache().GetValue(file_, w.offset), nullptr);
+  EXPECT_EQ(r.cache().GetValue(file_, w.offset, RecordCache::TagKey("w")), nullptr);
   auto v = r.Read(At(w), "w", Who());
   ASSERT_TRUE(v.ok()) << v.status().message();
   EXPECT_EQ((*v)->dtype(), DType::kFloat32);
   EXPECT_EQ((*v)->shape(), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(Floats(*v), Seq(6, 10));
-  EXPECT_EQ(r.cache().GetValue(file_, w.offset), *v);  // the very value, shared
+  EXPECT_EQ(r.cache().GetValue(file_, w.offset, RecordCache::TagKey("w")), *v);  // the very value, shared
   EXPECT_EQ(r.reads(), 1u);
   EXPECT_EQ(storage_->ranges(), (std::vector<RangeRead>{{rel_, w.offset, w.length}}));
 }
@@ -264,6 +265,35 @@ TEST_F(RecordReaderTest, ASmallFileIsReadWholeFromItsSecondUse) {
   EXPECT_EQ(*block, e.bytes);
 }
 
+// A live job: the file was kept whole while the index files read so far named its first records;
+// a later index file names a record past that block (the span grew). The record is read from the
+// file at the new span, not cut out of the old block (an internal error when it lay past the
+// block's end, a false "corrupt" when it overlapped it).
+TEST_F(RecordReaderTest, ABlockReadBeforeTheFileGrewIsReadAgain) {
+  EventBytes e;
+  Placed a = e.AddFloats("a", {1});
+  Placed b = e.AddFloats("b", {2, 2});
+  Write(e);  // span: a and b
+  const uint64_t old_span = span_;
+  Placed c = e.AddFloats("c", Seq(40, 5));
+  Placed d = e.AddFloats("d", {4});
+  WriteFile(Path(), e.bytes);  // the job wrote c and d; a later index file names them
+  RecordReader r(storage_.get(), 1 << 20);
+  ASSERT_TRUE(r.Read(At(a), "a", Who()).ok());
+  ASSERT_TRUE(r.Read(At(b), "b", Who()).ok());
+  ASSERT_NE(r.cache().GetBlock(file_), nullptr);
+  EXPECT_EQ(r.cache().GetBlock(file_)->size(), old_span);
+  span_ = e.bytes.size();
+  for (const auto& [placed, tag, want] :
+       {std::make_tuple(d, "d", std::vector<float>{4}), std::make_tuple(c, "c", Seq(40, 5))}) {
+    auto v = r.Read(At(placed), tag, Who());
+    ASSERT_TRUE(v.ok()) << tag << ": " << v.status().message();
+    EXPECT_EQ(Floats(*v), want) << tag;
+  }
+  ASSERT_NE(r.cache().GetBlock(file_), nullptr);
+  EXPECT_EQ(r.cache().GetBlock(file_)->size(), span_);  // kept again, whole
+}
+
 // Bulk readers: no value cache, no blocks, and the reads are counted for the caller to add.
 TEST_F(RecordReaderTest, ReadUncachedWithoutBlocksReadsEachRecordAlone) {
   EventBytes e;
@@ -278,7 +308,7 @@ TEST_F(RecordReaderTest, ReadUncachedWithoutBlocksReadsEachRecordAlone) {
                               /*use_blocks=*/false, &reads);
       ASSERT_TRUE(v.ok()) << v.status().message();
       EXPECT_EQ(reads, 1);
-      EXPECT_EQ(r.cache().GetValue(file_, p.offset), nullptr);
+      EXPECT_EQ(r.cache().GetValue(file_, p.offset, RecordCache::TagKey(p.offset == a.offset ? "a" : "b")), nullptr);
     }
   }
   EXPECT_EQ(r.cache().GetBlock(file_), nullptr);
@@ -302,7 +332,7 @@ TEST_F(RecordReaderTest, ReadUncachedWithoutBlocksReadsEachRecordAlone) {
   ASSERT_TRUE(r2.ReadUncached(At(a), "a", Who(), /*use_blocks=*/true, &reads).ok());
   EXPECT_EQ(reads, 0);
   EXPECT_EQ(storage_->ranges(), (std::vector<RangeRead>{{rel_, a.offset, a.length}, {rel_, 0, span_}}));
-  EXPECT_EQ(r2.cache().GetValue(file_, a.offset), nullptr);
+  EXPECT_EQ(r2.cache().GetValue(file_, a.offset, RecordCache::TagKey("a")), nullptr);
   EXPECT_EQ(r2.reads(), 0u);
 }
 
@@ -361,7 +391,7 @@ TEST_F(RecordReaderTest, OnlySmallFilesAreReadWhole) {
     SCOPED_TRACE("no cache");
     RecordReader r(storage_.get(), 0);
     three_reads(r, At(a), At(b));
-    EXPECT_EQ(r.cache().GetValue(file_, a.offset), nullptr);
+    EXPECT_EQ(r.cache().GetValue(file_, a.offset, RecordCache::TagKey("a")), nullptr);
   }
 }
 
@@ -589,7 +619,7 @@ TEST_F(RecordReaderTest, CorruptRecordsNameTheFileAndOffset) {
     // The index's offset is another tensor's record.
     expect(r.Read(At(w), "a", Who()), w.offset,
            "the record holds tensor 'w' but the index names 'a'");
-    EXPECT_EQ(r.cache().GetValue(file_, w.offset), nullptr);
+    EXPECT_EQ(r.cache().GetValue(file_, w.offset, RecordCache::TagKey("a")), nullptr);
   }
 }
 
@@ -615,7 +645,7 @@ TEST_F(RecordReaderTest, StorageErrorsNameTheFileAndOffset) {
   EXPECT_EQ(h.status().code(), Code::kIO);
   EXPECT_EQ(h.status().message(), Context(big.offset) + "cannot read: Input/output error");
   // Nothing failed is kept; the value reads once the storage does.
-  EXPECT_EQ(r.cache().GetValue(file_, a.offset), nullptr);
+  EXPECT_EQ(r.cache().GetValue(file_, a.offset, RecordCache::TagKey("a")), nullptr);
   EXPECT_EQ(r.cache().GetBlock(file_), nullptr);
   ReadFaultStorage healthy(dir_);
   RecordReader r2(&healthy, 1 << 20);
@@ -637,7 +667,7 @@ TEST_F(RecordReaderTest, ReadHeadGivesDtypeAndShapeFromTheRecordsStart) {
   EXPECT_EQ((*h)->shape, (std::vector<int64_t>{60, 100}));
   EXPECT_EQ(storage_->ranges(), (std::vector<RangeRead>{{rel_, big.offset, kRecordHeadBytes}}));
   EXPECT_EQ(r.reads(), 1u);
-  EXPECT_EQ(r.cache().GetValue(file_, big.offset), nullptr);
+  EXPECT_EQ(r.cache().GetValue(file_, big.offset, RecordCache::TagKey("w")), nullptr);
 }
 
 // When the start does not say (a small record, another tensor's record, strings), ReadHead gives
