@@ -47,6 +47,7 @@ func (c *SaveConfig) ptr() (*C.smd_save_config, error) {
 
 // Clone returns an independent copy.
 func (c *SaveConfig) Clone() (*SaveConfig, error) {
+	defer runtime.KeepAlive(c)
 	p, err := c.ptr()
 	if err != nil {
 		return nil, err
@@ -62,6 +63,7 @@ func (c *SaveConfig) Clone() (*SaveConfig, error) {
 // Set sets a mode (or ModeAll): save every saveInterval steps from startStep to endStep
 // (exclusive; negative: no end), plus the steps in saveSteps.
 func (c *SaveConfig) Set(mode Mode, saveInterval, startStep, endStep int64, saveSteps ...int64) error {
+	defer runtime.KeepAlive(c)
 	p, err := c.ptr()
 	if err != nil {
 		return err
@@ -72,6 +74,7 @@ func (c *SaveConfig) Set(mode Mode, saveInterval, startStep, endStep int64, save
 
 // SetInterval sets only the save interval of a mode.
 func (c *SaveConfig) SetInterval(mode Mode, saveInterval int64) error {
+	defer runtime.KeepAlive(c)
 	p, err := c.ptr()
 	if err != nil {
 		return err
@@ -81,6 +84,7 @@ func (c *SaveConfig) SetInterval(mode Mode, saveInterval int64) error {
 
 // Unset makes a mode (or ModeAll) unset again.
 func (c *SaveConfig) Unset(mode Mode) error {
+	defer runtime.KeepAlive(c)
 	p, err := c.ptr()
 	if err != nil {
 		return err
@@ -90,6 +94,7 @@ func (c *SaveConfig) Unset(mode Mode) error {
 
 // ShouldSave tells whether modeStep of mode is saved by this configuration.
 func (c *SaveConfig) ShouldSave(modeStep int64, mode Mode) (bool, error) {
+	defer runtime.KeepAlive(c)
 	p, err := c.ptr()
 	if err != nil {
 		return false, err
@@ -150,6 +155,7 @@ func (c *ReductionConfig) ptr() (*C.smd_reduction_config, error) {
 
 // Clone returns an independent copy.
 func (c *ReductionConfig) Clone() (*ReductionConfig, error) {
+	defer runtime.KeepAlive(c)
 	p, err := c.ptr()
 	if err != nil {
 		return nil, err
@@ -163,6 +169,7 @@ func (c *ReductionConfig) Clone() (*ReductionConfig, error) {
 
 // Add adds one reduction by name ("mean", "abs_l2_norm", ...).
 func (c *ReductionConfig) Add(name string) error {
+	defer runtime.KeepAlive(c)
 	p, err := c.ptr()
 	if err != nil {
 		return err
@@ -176,6 +183,7 @@ func (c *ReductionConfig) Add(name string) error {
 
 // SetSaveRawTensor sets whether the raw value is saved too.
 func (c *ReductionConfig) SetSaveRawTensor(save bool) error {
+	defer runtime.KeepAlive(c)
 	p, err := c.ptr()
 	if err != nil {
 		return err
@@ -185,6 +193,7 @@ func (c *ReductionConfig) SetSaveRawTensor(save bool) error {
 
 // SetSaveShape sets whether the shape is saved.
 func (c *ReductionConfig) SetSaveShape(save bool) error {
+	defer runtime.KeepAlive(c)
 	p, err := c.ptr()
 	if err != nil {
 		return err
@@ -194,6 +203,7 @@ func (c *ReductionConfig) SetSaveShape(save bool) error {
 
 // String is the configuration as smdebug writes it in the collections file.
 func (c *ReductionConfig) String() string {
+	defer runtime.KeepAlive(c)
 	p, err := c.ptr()
 	if err != nil {
 		return "<closed>"
@@ -246,6 +256,7 @@ func (o *HookOptions) ptr() (*C.smd_hook_options, error) {
 }
 
 func (o *HookOptions) str(what, s string, f func(*C.smd_hook_options, *C.char) *C.smd_error) error {
+	defer runtime.KeepAlive(o)
 	p, err := o.ptr()
 	if err != nil {
 		return err
@@ -259,10 +270,12 @@ func (o *HookOptions) str(what, s string, f func(*C.smd_hook_options, *C.char) *
 
 // SetSaveConfig sets the hook's save configuration (copied).
 func (o *HookOptions) SetSaveConfig(c *SaveConfig) error {
+	defer runtime.KeepAlive(o)
 	p, err := o.ptr()
 	if err != nil {
 		return err
 	}
+	defer runtime.KeepAlive(c)
 	cp, err := c.ptr()
 	if err != nil {
 		return err
@@ -272,10 +285,12 @@ func (o *HookOptions) SetSaveConfig(c *SaveConfig) error {
 
 // SetReductionConfig sets the hook's reduction configuration (copied).
 func (o *HookOptions) SetReductionConfig(c *ReductionConfig) error {
+	defer runtime.KeepAlive(o)
 	p, err := o.ptr()
 	if err != nil {
 		return err
 	}
+	defer runtime.KeepAlive(c)
 	cp, err := c.ptr()
 	if err != nil {
 		return err
@@ -312,6 +327,7 @@ func (o *HookOptions) SetTensorBoardDir(dir string) error {
 }
 
 func (o *HookOptions) flag(v bool, f func(*C.smd_hook_options, C.bool) *C.smd_error) error {
+	defer runtime.KeepAlive(o)
 	p, err := o.ptr()
 	if err != nil {
 		return err
@@ -362,6 +378,7 @@ func (o *HookOptions) SetExportTensorBoard(on bool) error {
 
 // SetIncludeWorkers says which workers write tensors.
 func (o *HookOptions) SetIncludeWorkers(which IncludeWorkers) error {
+	defer runtime.KeepAlive(o)
 	p, err := o.ptr()
 	if err != nil {
 		return err
@@ -371,6 +388,7 @@ func (o *HookOptions) SetIncludeWorkers(which IncludeWorkers) error {
 
 // SetNumWorkers sets the number of workers of the job.
 func (o *HookOptions) SetNumWorkers(n int64) error {
+	defer runtime.KeepAlive(o)
 	p, err := o.ptr()
 	if err != nil {
 		return err
@@ -380,6 +398,7 @@ func (o *HookOptions) SetNumWorkers(n int64) error {
 
 // SetWallTimeBase sets the wall time base (seconds since the epoch).
 func (o *HookOptions) SetWallTimeBase(base float64) error {
+	defer runtime.KeepAlive(o)
 	p, err := o.ptr()
 	if err != nil {
 		return err
@@ -389,6 +408,7 @@ func (o *HookOptions) SetWallTimeBase(base float64) error {
 
 // SetMemoryBudget sets the bytes of tensor data the hook may hold waiting to be written.
 func (o *HookOptions) SetMemoryBudget(bytes uint64) error {
+	defer runtime.KeepAlive(o)
 	p, err := o.ptr()
 	if err != nil {
 		return err
@@ -398,6 +418,7 @@ func (o *HookOptions) SetMemoryBudget(bytes uint64) error {
 
 // SetMaxPendingSteps bounds how many steps training may run ahead of the writer (-1: no bound).
 func (o *HookOptions) SetMaxPendingSteps(steps int64) error {
+	defer runtime.KeepAlive(o)
 	p, err := o.ptr()
 	if err != nil {
 		return err
@@ -423,6 +444,9 @@ func wrapHook(p *C.smd_hook) *Hook {
 	return h
 }
 
+// optPtr gives the options' C pointer. The caller keeps `o` reachable until its C call returns
+// (runtime.KeepAlive): the finalizer of options not used after the call could free them during
+// it.
 func optPtr(o *HookOptions) (*C.smd_hook_options, error) {
 	if o == nil {
 		return nil, nil
@@ -436,6 +460,7 @@ func NewHook(outDir string, options *HookOptions) (*Hook, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer runtime.KeepAlive(options)
 	op, err := optPtr(options)
 	if err != nil {
 		return nil, err
@@ -449,6 +474,7 @@ func NewHook(outDir string, options *HookOptions) (*Hook, error) {
 
 // NewHookFromJSON creates a hook from SageMaker's debug hook configuration JSON.
 func NewHookFromJSON(json []byte, options *HookOptions) (*Hook, error) {
+	defer runtime.KeepAlive(options)
 	op, err := optPtr(options)
 	if err != nil {
 		return nil, err
@@ -474,6 +500,7 @@ func NewHookFromJSONFile(path string, options *HookOptions) (*Hook, error) {
 			return nil, err
 		}
 	}
+	defer runtime.KeepAlive(options)
 	op, err := optPtr(options)
 	if err != nil {
 		return nil, err
@@ -956,6 +983,7 @@ func (c *Collection) AddTensorName(name string) error {
 
 // SetSaveConfig sets the collection's own save configuration (copied); nil removes it.
 func (c *Collection) SetSaveConfig(sc *SaveConfig) error {
+	defer runtime.KeepAlive(sc)
 	var sp *C.smd_save_config
 	if sc != nil {
 		var err error
@@ -968,6 +996,7 @@ func (c *Collection) SetSaveConfig(sc *SaveConfig) error {
 
 // SetReductionConfig sets the collection's own reduction configuration (copied); nil removes it.
 func (c *Collection) SetReductionConfig(rc *ReductionConfig) error {
+	defer runtime.KeepAlive(rc)
 	var rp *C.smd_reduction_config
 	if rc != nil {
 		var err error

@@ -21,6 +21,7 @@ import (
 	"runtime/cgo"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -137,6 +138,7 @@ func (c *RuleContext) invalidate() {
 type customRule struct {
 	invoke   RuleFunc
 	required RequiredFunc
+	inv      atomic.Pointer[invocation] // the invocation running the rule, nil when none
 }
 
 // failWith hands a Go error to the invoker, keeping smd's code when there is one.
@@ -167,6 +169,9 @@ func goRuleInvoke(ctx *C.smd_rule_context, step C.int64_t, met *C.bool, payload 
 			rc = failWith(ctx, fmt.Errorf("rule callback panicked: %v", p))
 		}
 	}()
+	if inv := r.inv.Load(); inv != nil {
+		defer inv.enter()()
+	}
 	ok, err := r.invoke(c, int64(step))
 	if err != nil {
 		return failWith(ctx, err)
@@ -185,21 +190,32 @@ func goRuleRequired(ctx *C.smd_rule_context, step C.int64_t, payload C.uintptr_t
 			rc = failWith(ctx, fmt.Errorf("required-tensors callback panicked: %v", p))
 		}
 	}()
+	if inv := r.inv.Load(); inv != nil {
+		defer inv.enter()()
+	}
 	if err := r.required(c, int64(step)); err != nil {
 		return failWith(ctx, err)
 	}
 	return 0
 }
 
-// Rule is a built-in or custom rule. One goroutine at a time.
+// Rule is a built-in or custom rule. One goroutine at a time. While it is invoked, the
+// invocation's callbacks (OnFinding, OnProgress, a custom rule's functions) may read it (Name,
+// Stats, Findings, EndReason, FailedStep, StopTraining); what would change it (SetStopTraining,
+// ClearFindings, another Invoke) returns ErrInvalidState there, and Close there frees it once the
+// invocation has returned.
 type Rule struct {
-	mu     sync.Mutex
-	p      *C.smd_rule
-	handle cgo.Handle // custom rules: the Go callbacks
+	mu         sync.Mutex
+	idle       sync.Cond // signalled when an invocation ends or enters a Go callback
+	p          *C.smd_rule
+	handle     cgo.Handle  // custom rules: the Go callbacks
+	inv        *invocation // the invocation running the rule, nil when none
+	closeAfter bool        // Close was called during the invocation
 }
 
 func wrapRule(p *C.smd_rule, h cgo.Handle) *Rule {
 	r := &Rule{p: p, handle: h}
+	r.idle.L = &r.mu
 	runtime.SetFinalizer(r, (*Rule).Close)
 	return r
 }
@@ -377,10 +393,19 @@ func BuiltinRuleSummary(name string) string {
 	return C.GoString(s)
 }
 
-// Close frees the rule (and its findings). It may be called more than once.
+// Close frees the rule (and its findings). It may be called more than once. Called while the
+// rule is invoked (from a callback), it frees the rule when the invocation returns.
 func (r *Rule) Close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.inv != nil {
+		r.closeAfter = true
+		return
+	}
+	r.freeLocked()
+}
+
+func (r *Rule) freeLocked() {
 	if r.p != nil {
 		C.smd_rule_free(r.p)
 		r.p = nil
@@ -392,13 +417,59 @@ func (r *Rule) Close() {
 	}
 }
 
+// get gives the rule's pointer for a call that reads it: at once from the callbacks of an
+// invocation running it; elsewhere once no invocation runs it (or one is in a callback).
 func (r *Rule) get() (*C.smd_rule, func(), error) {
 	r.mu.Lock()
+	for r.inv != nil && r.inv.callbacks.Load() == 0 && !r.closeAfter {
+		r.idle.Wait()
+	}
+	if r.p == nil || r.closeAfter {
+		r.mu.Unlock()
+		return nil, nil, closedErr("Rule")
+	}
+	return r.p, r.mu.Unlock, nil
+}
+
+// change gives the rule's pointer for a call that changes it (or invokes it): refused from the
+// callbacks of an invocation running it, else once no invocation runs it.
+func (r *Rule) change(what string) (*C.smd_rule, func(), error) {
+	r.mu.Lock()
+	if r.inv != nil && r.inv.callbacks.Load() > 0 {
+		r.mu.Unlock()
+		return nil, nil, &Error{Code: CodeInvalidState, Message: fmt.Sprintf("%s: the rule is being invoked (its callbacks may only read it)", what)}
+	}
+	for r.inv != nil {
+		r.idle.Wait()
+	}
 	if r.p == nil {
 		r.mu.Unlock()
 		return nil, nil, closedErr("Rule")
 	}
 	return r.p, r.mu.Unlock, nil
+}
+
+func (r *Rule) custom() (*customRule, bool) {
+	if r.handle == 0 {
+		return nil, false
+	}
+	cr, ok := r.handle.Value().(*customRule)
+	return cr, ok
+}
+
+// finishInvocation ends the invocation that runs r: a Close made during it frees r now.
+func (r *Rule) finishInvocation() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if cr, ok := r.custom(); ok {
+		cr.inv.Store(nil)
+	}
+	r.inv = nil
+	if r.closeAfter {
+		r.closeAfter = false
+		r.freeLocked()
+	}
+	r.idle.Broadcast()
 }
 
 // Name is the rule's name ("" when closed).
@@ -423,7 +494,7 @@ func (r *Rule) StopTraining() bool {
 
 // SetStopTraining sets whether the rule raises the stop-training signal when it fires.
 func (r *Rule) SetStopTraining(on bool) error {
-	p, done, err := r.get()
+	p, done, err := r.change("SetStopTraining")
 	if err != nil {
 		return err
 	}
@@ -469,7 +540,7 @@ func (r *Rule) Findings() []Finding {
 
 // ClearFindings forgets the collected findings (the counts are kept).
 func (r *Rule) ClearFindings() {
-	if p, done, err := r.get(); err == nil {
+	if p, done, err := r.change("ClearFindings"); err == nil {
 		C.smd_rule_findings_clear(p)
 		done()
 	}
@@ -566,14 +637,35 @@ type InvokeOptions struct {
 }
 
 type invocation struct {
-	ctx  context.Context
-	opts *InvokeOptions
-	err  error // the first error of a Go callback
+	ctx       context.Context
+	opts      *InvokeOptions
+	err       error // the first error of a Go callback
+	rules     []*Rule
+	callbacks atomic.Int32 // Go callbacks running (on the invoking goroutine)
+}
+
+// enter marks a Go callback of the invocation as running until the function it returns is called:
+// meanwhile the rules may be read (Rule.get). Before C resumes, reads begun meanwhile end.
+func (inv *invocation) enter() func() {
+	inv.callbacks.Add(1)
+	for _, r := range inv.rules {
+		r.mu.Lock()
+		r.idle.Broadcast()
+		r.mu.Unlock()
+	}
+	return func() {
+		inv.callbacks.Add(-1)
+		for _, r := range inv.rules {
+			r.mu.Lock()
+			r.mu.Unlock() //nolint:staticcheck // waits for a read in progress
+		}
+	}
 }
 
 //export goFinding
 func goFinding(rule *C.smd_rule, f *C.smd_rule_finding, payload C.uintptr_t) (rc C.int) {
 	inv := cgo.Handle(payload).Value().(*invocation)
+	defer inv.enter()()
 	defer func() {
 		if p := recover(); p != nil {
 			inv.err = fmt.Errorf("smd: finding callback panicked: %v", p)
@@ -592,6 +684,7 @@ func goFinding(rule *C.smd_rule, f *C.smd_rule_finding, payload C.uintptr_t) (rc
 //export goProgress
 func goProgress(rule *C.smd_rule, step C.int64_t, outcome C.int, payload C.uintptr_t) (rc C.int) {
 	inv := cgo.Handle(payload).Value().(*invocation)
+	defer inv.enter()()
 	defer func() {
 		if p := recover(); p != nil {
 			inv.err = fmt.Errorf("smd: progress callback panicked: %v", p)
@@ -702,16 +795,29 @@ func InvokeMany(ctx context.Context, rules []*Rule, start, end int64, raiseEvalC
 		}
 		seen[r] = true
 	}
+	inv := &invocation{ctx: ctx, opts: opts}
 	ps := make([]*C.smd_rule, 0, len(rules))
-	for _, r := range rules {
-		p, done, err := r.get()
+	for i, r := range rules {
+		p, done, err := r.change("Invoke")
 		if err != nil {
+			for _, taken := range rules[:i] {
+				taken.finishInvocation()
+			}
 			return err
 		}
-		defer done()
+		r.inv = inv
+		if cr, ok := r.custom(); ok {
+			cr.inv.Store(inv)
+		}
+		done()
 		ps = append(ps, p)
 	}
-	inv := &invocation{ctx: ctx, opts: opts}
+	inv.rules = rules
+	defer func() {
+		for _, r := range rules {
+			r.finishInvocation()
+		}
+	}()
 	h := cgo.NewHandle(inv)
 	defer h.Delete()
 	op, err := opts.build(h, ctx.Done() != nil)

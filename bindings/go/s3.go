@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"math"
+	"runtime"
 	"time"
 )
 
@@ -160,6 +161,7 @@ func withStorage(s *S3Settings, f func(*C.smd_storage_options) *C.smd_error) err
 // SetS3 sets how the hook reaches an s3:// out_dir or TensorBoard folder (local paths ignore it),
 // replacing any settings given before; S3Settings{} goes back to the AWS configuration chain.
 func (o *HookOptions) SetS3(s S3Settings) error {
+	defer runtime.KeepAlive(o)
 	p, err := o.ptr()
 	if err != nil {
 		return err

@@ -68,6 +68,23 @@ func (t *Tensor) Name() string {
 	return C.GoString(C.smd_tensor_name(t.p))
 }
 
+// OriginalName is smdebug's Tensor.original_name: the "originalname" of the last shape entry
+// loaded for the tensor (smdebug's TensorFlow hooks write the variable's own name there, such as
+// "dense/kernel:0"; the name itself when the entry has none). ok is false when its shape was not
+// saved (save_shape).
+func (t *Tensor) OriginalName() (name string, ok bool, err error) {
+	var out *C.char
+	if err := t.call(func(p *C.smd_tensor) *C.smd_error { return C.smd_tensor_original_name(p, &out) }); err != nil {
+		return "", false, err
+	}
+	if out == nil {
+		return "", false, nil
+	}
+	name = C.GoString(out)
+	C.smd_free(unsafe.Pointer(out))
+	return name, true, nil
+}
+
 // Steps lists the steps of mode at which anything of this tensor was saved.
 func (t *Tensor) Steps(mode Mode, showIncomplete bool) ([]int64, error) {
 	var s *C.int64_t

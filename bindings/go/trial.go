@@ -173,6 +173,19 @@ func (t *Trial) LastCompleteStep() int64 {
 	return int64(C.smd_trial_last_complete_step(t.p))
 }
 
+// LoadedAllSteps tells whether the trial has seen the end of the job and loaded every step written
+// before it, so that no step can appear any more (smdebug's trial.loaded_all_steps): set by the
+// first refresh (the one OpenTrial makes included) that found training_job_end.ts before listing
+// and could read every index file. It checks nothing itself; false when closed.
+func (t *Trial) LoadedAllSteps() bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.p == nil {
+		return false
+	}
+	return bool(C.smd_trial_loaded_all_steps(t.p))
+}
+
 // IndexCursor is the index file after which the next refresh lists new ones, relative to the
 // trial ("index/000000000/000000000070_worker_0.json"), or "" before any step is complete.
 // smdebug's trial.last_index_token is this joined to the trial's path.

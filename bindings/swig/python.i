@@ -240,19 +240,32 @@ typedef smd_py_strs smd_lang_strs;
   $result = SWIG_Py_Void();
 }
 
-/* C strings in: a str (or None for NULL), UTF-8, refused if it holds a NUL character. */
-%typemap(in) const char * {
+/* C strings in: a str (or None for NULL), UTF-8, refused if it holds a NUL character. A str
+ * holding the surrogates that stand for bytes that are not UTF-8 (how names read from files are
+ * decoded: "surrogateescape") gives those bytes back, so that a worker or tensor name handed out
+ * can be handed back. */
+%typemap(in) const char * (PyObject *encoded = NULL) {
   if ($input == Py_None) {
     $1 = NULL;
   } else if (PyUnicode_Check($input)) {
     $1 = ($1_ltype)smd_py_utf8_no_nul($input, "$1_name");
+    if (!$1 && PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+      PyErr_Clear();
+      encoded = PyUnicode_AsEncodedString($input, "utf-8", "surrogateescape");
+      if (!encoded) SWIG_fail;
+      if ((size_t)PyBytes_GET_SIZE(encoded) != strlen(PyBytes_AS_STRING(encoded))) {
+        smd_py_raise_invalid("$1_name contains a NUL character, which names and paths cannot hold");
+        SWIG_fail;
+      }
+      $1 = ($1_ltype)PyBytes_AS_STRING(encoded);
+    }
     if (!$1) SWIG_fail;
   } else {
     PyErr_Format(PyExc_TypeError, "$1_name must be a str, not %s", Py_TYPE($input)->tp_name);
     SWIG_fail;
   }
 }
-%typemap(freearg) const char * ""  /* borrowed from the str */
+%typemap(freearg) const char * { Py_XDECREF(encoded$argnum); }  /* else borrowed from the str */
 %typemap(typecheck, precedence=SWIG_TYPECHECK_STRING) const char * {
   $1 = $input == Py_None || PyUnicode_Check($input);
 }

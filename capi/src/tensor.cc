@@ -53,6 +53,17 @@ const char* smd_tensor_name(const smd_tensor* tensor) noexcept {
   return tensor ? tensor->name.c_str() : nullptr;
 }
 
+smd_error* smd_tensor_original_name(const smd_tensor* tensor, char** out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  *out = nullptr;
+  SMD_CHECK_ARG(tensor != nullptr, "tensor is NULL");
+  std::optional<std::string> name = tensor->trial->TensorOriginalName(tensor->id);
+  if (name) *out = smd::capi::DupString(*name);
+  return nullptr;
+  SMD_CAPI_END
+}
+
 smd_error* smd_tensor_steps(const smd_tensor* tensor, smd_mode mode, bool show_incomplete,
                             int64_t** steps_out, size_t* n_out) noexcept {
   SMD_CAPI_BEGIN

@@ -173,6 +173,10 @@ int64_t smd_trial_num_workers(const smd_trial* trial) noexcept {
   return trial ? trial->trial->num_workers() : 0;
 }
 
+bool smd_trial_loaded_all_steps(const smd_trial* trial) noexcept {
+  return trial ? trial->trial->loaded_all_steps() : false;
+}
+
 int64_t smd_trial_last_complete_step(const smd_trial* trial) noexcept {
   return trial ? trial->trial->last_complete_step() : -1;
 }

@@ -286,6 +286,7 @@ void IndexTables::Apply(const ParsedIndex& p, const std::vector<ResolvedTag>& re
     t.mode_mask |= static_cast<uint8_t>(1u << mi);
     si.tensors.push_back(id);
     entry_for(t).shape = InternShape(p.dims.data() + s.dims_begin, s.ndim);
+    if (!t.original_name || *t.original_name != s.original_name) t.original_name = std::string(s.original_name);
   }
   if (!std::is_sorted(si.tensors.begin(), si.tensors.end())) std::sort(si.tensors.begin(), si.tensors.end());
   si.tensors.erase(std::unique(si.tensors.begin(), si.tensors.end()), si.tensors.end());

@@ -59,6 +59,9 @@ struct TensorData {
   std::vector<StepEntry> by_mode[kNumModes];  // sorted by (mode_step, worker id)
   std::vector<RedEntry> reds[kNumModes];      // sorted by (mode_step, worker id, red, abs)
   uint8_t mode_mask = 0;
+  // The "originalname" of the last shape entry read for it (smdebug's Tensor.original_name: the
+  // name itself when the entry has none); none before a shape entry.
+  std::optional<std::string> original_name;
 };
 
 struct StepInfo {
@@ -133,6 +136,9 @@ class IndexTables {
   size_t num_tensors() const { return tensors_.size(); }
   // Never moves: a reference stays valid while the tables live.
   const std::string& tensor_name(uint32_t id) const { return tensors_[id]->name; }
+  const std::optional<std::string>& tensor_original_name(uint32_t id) const {
+    return tensors_[id]->original_name;
+  }
   std::optional<uint32_t> FindTensor(std::string_view name) const;
   // The tensors saved in `mode` (all for GLOBAL), by id.
   std::vector<uint32_t> TensorsOfMode(Mode mode) const;

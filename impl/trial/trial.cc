@@ -91,6 +91,7 @@ Result<std::shared_ptr<Trial>> Trial::Open(std::unique_ptr<io::Storage> storage,
     // An end marker found above, before LoadCollections listed anything, holds for the listing
     // (one request fewer on S3); a job seen running is checked again, as it may have ended since.
     SMD_RETURN_IF_ERROR(t->RefreshLocked(nullptr, ended ? std::optional<bool>(true) : std::nullopt));
+    t->opened_ = true;
   }
   return t;
 }

@@ -149,6 +149,9 @@ class Trial : public std::enable_shared_from_this<Trial> {
   // Errors: kTensorUnavailable.
   Result<uint32_t> TensorId(const std::string& name);
   const std::string& TensorName(uint32_t id) const;
+  // smdebug's Tensor.original_name: the "originalname" of the last shape entry loaded for the
+  // tensor (the name itself when the entry has none); nullopt when no shape was saved for it.
+  std::optional<std::string> TensorOriginalName(uint32_t id) const;
 
   std::vector<std::string> CollectionNames() const;  // sorted
   const CollectionInfo* Collection(const std::string& name) const;  // nullptr if absent
@@ -240,6 +243,7 @@ class Trial : public std::enable_shared_from_this<Trial> {
   std::unique_ptr<RecordReader> records_;  // event-file records and their caches
 
   bool auto_refresh_ = true;  // fixed at open; RefreshOverride overrides it per thread
+  bool opened_ = false;       // Open's own refresh is over (under refresh_mu_)
   static uint64_t NextSerial();
   const uint64_t serial_ = NextSerial();  // identifies the trial to RefreshOverride
   std::mutex refresh_mu_;  // serializes refreshes (listing, parsing, applying)

@@ -281,9 +281,12 @@ Status Trial::ListAndLoadIndex(Status* first_problem, bool live) {
         lister_->RememberUnread(f.name);
         ++still_unread;
         if (unread_error.ok()) {
-          unread_error = Status(f.status.code(), "index file '" + storage_->Describe(f.name.rel) +
-                                                     "' could not be read (it is read again by "
-                                                     "the next refresh): " + f.status.message());
+          unread_error = Status(f.status.code(),
+                                "index file '" + storage_->Describe(f.name.rel) +
+                                    "' could not be read (" +
+                                    (opened_ ? "it is read again by the next refresh"
+                                             : "the trial opens once it can be read") +
+                                    "): " + f.status.message());
         }
         continue;
       }

@@ -155,6 +155,11 @@ const std::string& Trial::TensorName(uint32_t id) const {
   return tables_.tensor_name(id);  // never moves, so the reference stays valid
 }
 
+std::optional<std::string> Trial::TensorOriginalName(uint32_t id) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return tables_.tensor_original_name(id);
+}
+
 std::vector<std::string> Trial::CollectionNames() const {
   std::shared_lock<std::shared_mutex> lock(mu_);
   std::vector<std::string> out;

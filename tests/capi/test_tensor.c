@@ -125,6 +125,14 @@ static void test_shapes_and_errors(void) {
   bmat = get_tensor(t, "b_mat");
   empty = get_tensor(t, "sh_empty");
   if (sh4 == NULL || bmat == NULL || empty == NULL) return;
+  {
+    /* the shape entries' "originalname" (smdebug's Tensor.original_name), here the name itself */
+    char *original = NULL;
+    CHECK_OK(smd_tensor_original_name(sh4, &original));
+    CHECK(original != NULL && strcmp(original, "sh_4d") == 0);
+    smd_free(original);
+    CHECK_CODE(smd_tensor_original_name(sh4, NULL), SMD_E_INVALID_ARGUMENT);
+  }
   /* shape only: value unavailable, shape saved */
   CHECK_CODE_MSG(smd_tensor_value(sh4, 0, SMD_MODE_EVAL, NULL, &v), SMD_E_TENSOR_UNAVAILABLE_FOR_STEP,
                  "Value for tensor sh_4d is not available for step 0 with mode EVAL as it was not saved.");

@@ -101,6 +101,12 @@ static void test_null_safety(void) {
   CHECK(smd_trial_path(NULL) == NULL);
   CHECK(smd_trial_num_workers(NULL) == 0);
   CHECK(smd_trial_last_complete_step(NULL) == -1);
+  CHECK(!smd_trial_loaded_all_steps(NULL));
+  {
+    char *name = (char *)"unchanged";
+    CHECK_CODE(smd_tensor_original_name(NULL, &name), SMD_E_INVALID_ARGUMENT);
+    CHECK(name == NULL);
+  }
   {
     char *cursor = (char *)"unchanged";
     CHECK_CODE(smd_trial_index_cursor(NULL, &cursor), SMD_E_INVALID_ARGUMENT);
@@ -160,6 +166,7 @@ static void test_finished_trial(void) {
   CHECK(smd_trial_num_workers(t) == 1);
   CHECK_OK(smd_trial_has_ended(t, &b));
   CHECK(b);
+  CHECK(smd_trial_loaded_all_steps(t)); /* the job had ended when it was opened */
 
   CHECK_OK(smd_trial_steps(t, SMD_MODE_GLOBAL, false, &steps, &n));
   CHECK_STEPS(steps, n, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9);
@@ -280,7 +287,10 @@ static void test_finished_trial(void) {
   CHECK_OK(smd_trial_tensor(t, "loss", &tensor));
   smd_trial_free(t);
   if (tensor != NULL) {
+    char *original = (char *)"unchanged";
     CHECK(strcmp(smd_tensor_name(tensor), "loss") == 0);
+    CHECK_OK(smd_tensor_original_name(tensor, &original)); /* saved without its shape: none */
+    CHECK(original == NULL);
     CHECK_OK(smd_tensor_steps(tensor, SMD_MODE_EVAL, false, &steps, &n));
     CHECK_STEPS(steps, n, 0, 1);
     smd_free(steps);
@@ -302,6 +312,7 @@ static void test_running_multiworker(void) {
   CHECK_OK(smd_trial_open(capi_fixture("workers3_running"), NULL, &t));
   if (t == NULL) return;
   CHECK(smd_trial_num_workers(t) == 3);
+  CHECK(!smd_trial_loaded_all_steps(t)); /* running */
   /* steps 0-3 have all three workers: the reader's position is step 3 of the last worker */
   CHECK(smd_trial_last_complete_step(t) == 3);
   {

@@ -163,3 +163,26 @@ def test_values_with_more_dimensions_than_numpy_holds(tmp_path, ndim):
     with pytest.raises(E.SMDebugValueError, match=msg):
         tensor.values()
 
+
+
+def test_a_worker_name_that_is_not_utf8_can_be_handed_back(tmp_path):
+    """Names read from file names that are not UTF-8 come out with surrogates standing for the
+    bytes (surrogateescape); handed back (worker=...), they name the same worker (they were refused
+    with UnicodeEncodeError)."""
+    import shutil
+    from conftest import FIXTURES
+    root = tmp_path / "t"
+    shutil.copytree(FIXTURES / "modes_reentry", root)
+    for folder in (root / "index" / "000000000", root / "collections" / "000000000"):
+        for name in os.listdir(folder):
+            new = os.fsencode(name).replace(b"worker_0", b"w\xff")
+            os.rename(os.path.join(os.fsencode(folder), os.fsencode(name)), os.path.join(os.fsencode(folder), new))
+    t = create_trial(str(root))
+    assert t.workers() == ["w\udcff"]
+    loss = t.tensor("loss")
+    assert loss.workers(0) == ["w\udcff"]
+    np.testing.assert_array_equal(loss.value(0, worker="w\udcff"), loss.value(0))
+    with pytest.raises(E.SMDebugError):
+        loss.value(0, worker="w\udcfe")  # another worker's name: not one of this step's
+    with pytest.raises(UnicodeEncodeError):
+        loss.value(0, worker="\ud800")  # a lone surrogate stands for no byte

@@ -228,6 +228,43 @@ def test_loaded_all_steps_follows_the_end_of_the_job(tmp_path):
     assert smd.trials.create_trial(str(tmp_path / "t")).loaded_all_steps is True
 
 
+def test_loaded_all_steps_never_raises_and_follows_the_open(tmp_path):
+    """The attribute reads the C trial's own state: an ended trial opened without automatic
+    refresh has loaded every step (the refresh at open saw the end), and a malformed index file
+    met by the refresh the attribute makes is not raised from it (smdebug's attribute never
+    raises); the next query reports it."""
+    _dummy_trial(tmp_path / "t", [(0, "TRAIN", 0), (1, "TRAIN", 1)])
+    (tmp_path / "t" / "training_job_end.ts").touch()
+    assert smd.trials.create_trial(str(tmp_path / "t"), auto_refresh=False).loaded_all_steps is True
+    (tmp_path / "t" / "training_job_end.ts").unlink()
+    t = smd.trials.create_trial(str(tmp_path / "t"))
+    assert t.loaded_all_steps is False
+    (tmp_path / "t" / "index" / "000000000" / "000000000002_worker_0.json").write_text("{not json")
+    (tmp_path / "t" / "training_job_end.ts").touch()
+    assert t.loaded_all_steps is True
+    assert t.steps() == [0, 1] and any("000000000002_worker_0.json" in w for w in t.warnings())
+
+
+def test_tensor_original_name_as_smdebug(tmp_path):
+    """Tensor.original_name: the shape entries' "originalname" (smdebug's TensorFlow hooks write
+    the variable's own name there), None for a tensor saved without its shape."""
+    shutil.copytree(FIXTURES / "shapes", tmp_path / "shapes")
+    index = tmp_path / "shapes" / "index" / "000000000" / "000000000001_worker_0.json"
+    entries = json.loads(index.read_text())
+    for e in entries["shape_payload"]:
+        if e["tensorname"] == "sh_4d":
+            e["originalname"] = "model/sh_4d:0"
+    index.write_text(json.dumps(entries))
+    answers = {}
+    for lib in LIBS:
+        trials = _lib(lib)["trials"]
+        t = trials.create_trial(str(tmp_path / "shapes"))
+        m = trials.create_trial(str(FIXTURES / "modes_reentry"))
+        answers[lib] = (t.tensor("sh_4d").original_name, t.tensor("b_mat").original_name,
+                        m.tensor("loss").original_name)
+    assert answers["smd"] == answers["smdebug"] == ("model/sh_4d:0", "b_mat", None)
+
+
 def test_reader_position_last_complete_step_and_last_index_token(tmp_path):
     """smdebug's trial.last_complete_step and trial.last_index_token (its analysis tests assert
     them) after each refresh of a growing trial, opened by a path with a trailing slash."""

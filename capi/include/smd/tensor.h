@@ -46,6 +46,14 @@ SMD_API void smd_tensor_free(smd_tensor *tensor) SMD_NOEXCEPT;
 /* The tensor's name, borrowed for the handle's lifetime. */
 SMD_API const char *smd_tensor_name(const smd_tensor *tensor) SMD_NOEXCEPT;
 
+/* The tensor's original name (smdebug's Tensor.original_name): the "originalname" of the last
+ * shape entry loaded for it (smdebug's TensorFlow hooks write the variable's own name there, such
+ * as "dense/kernel:0"; the name itself when the entry has none), or NULL in *out when no shape was
+ * saved for it (save_shape); freed with smd_free(). It follows what refreshes have loaded; it
+ * refreshes nothing itself. Errors: SMD_E_INVALID_ARGUMENT (NULL). */
+SMD_API SMD_MUST_USE smd_error *smd_tensor_original_name(const smd_tensor *tensor,
+                                                         char **out) SMD_NOEXCEPT;
+
 /* The steps of `mode` at which anything of this tensor was saved (value, shape or reductions),
  * ascending: global steps for SMD_MODE_GLOBAL, mode steps otherwise. Without show_incomplete, only
  * the complete steps of the trial (see smd_trial_steps). *steps_out is freed with smd_free(). */

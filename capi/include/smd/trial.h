@@ -155,6 +155,12 @@ SMD_API SMD_MUST_USE smd_error *smd_trial_has_ended(const smd_trial *trial, bool
  * NULL. */
 SMD_API int64_t smd_trial_num_workers(const smd_trial *trial) SMD_NOEXCEPT;
 
+/* Whether the trial has seen the end of the job and loaded every step written before it, so that
+ * no step can appear any more (smdebug's trial.loaded_all_steps): set by the first refresh (the
+ * one smd_trial_open makes included) that found training_job_end.ts before listing and could read
+ * every index file it listed. It checks nothing itself; false for NULL. */
+SMD_API bool smd_trial_loaded_all_steps(const smd_trial *trial) SMD_NOEXCEPT;
+
 /* The reader's position, as smdebug's trial.last_complete_step and trial.last_index_token.
  * smd_trial_last_complete_step: the last global step that every worker has written (-1 before
  * any; once the job has ended and a refresh loaded everything, the last step). When more than the

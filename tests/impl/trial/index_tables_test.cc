@@ -2,6 +2,7 @@
 #include "impl/trial/index_tables.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -20,6 +21,7 @@ struct IndexText {
   std::string event_file = "events/000000000000/000000000000_worker_0.tfevents";
   std::vector<std::tuple<std::string, uint64_t, uint64_t>> tensors;
   std::vector<std::pair<std::string, std::vector<int64_t>>> shapes;
+  std::map<std::string, std::string> original;  // "originalname" when not the name itself
 
   std::string Json() const {
     std::string s = "{\"meta\": {\"mode\": \"" + mode + "\", \"mode_step\": " +
@@ -34,8 +36,9 @@ struct IndexText {
     s += "], \"shape_payload\": [";
     for (size_t i = 0; i < shapes.size(); ++i) {
       if (i > 0) s += ", ";
-      s += "{\"tensorname\": \"" + shapes[i].first + "\", \"originalname\": \"" + shapes[i].first +
-           "\", \"shape\": [";
+      auto o = original.find(shapes[i].first);
+      s += "{\"tensorname\": \"" + shapes[i].first + "\", \"originalname\": \"" +
+           (o == original.end() ? shapes[i].first : o->second) + "\", \"shape\": [";
       for (size_t d = 0; d < shapes[i].second.size(); ++d) {
         if (d > 0) s += ", ";
         s += std::to_string(shapes[i].second[d]);
@@ -76,6 +79,24 @@ class IndexTablesTest : public ::testing::Test {
   IndexTables tables_;
   std::vector<std::unique_ptr<std::string>> texts_;
 };
+
+// smdebug's Tensor.original_name: the "originalname" of the last shape entry applied; none for a
+// tensor saved without its shape.
+TEST_F(IndexTablesTest, TheOriginalNameIsTheLastShapeEntrysOne) {
+  IndexText f;
+  f.tensors = {{"loss", 0, 100}};
+  f.shapes = {{"dense/kernel", {3, 4}}, {"bias", {4}}};
+  f.original = {{"dense/kernel", "dense/kernel:0"}};
+  Apply(f, 0);
+  EXPECT_EQ(tables_.tensor_original_name(Id("dense/kernel")), std::optional<std::string>("dense/kernel:0"));
+  EXPECT_EQ(tables_.tensor_original_name(Id("bias")), std::optional<std::string>("bias"));
+  EXPECT_EQ(tables_.tensor_original_name(Id("loss")), std::nullopt);
+  f.mode_step = 1;
+  f.original = {{"dense/kernel", "model/dense/kernel:0"}};
+  Apply(f, 1);
+  EXPECT_EQ(tables_.tensor_original_name(Id("dense/kernel")),
+            std::optional<std::string>("model/dense/kernel:0"));
+}
 
 TEST_F(IndexTablesTest, AStepIsCompleteWhenEveryWorkerWroteItsIndexFile) {
   tables_.set_num_workers(2);

@@ -159,6 +159,10 @@ TEST(TrialReadFaults, OpenReadsAgainOrFailsNeverSkips) {
     EXPECT_EQ(t.status().code(), Code::kIO);
     EXPECT_NE(t.status().message().find("000000000123_worker_0.json"), std::string::npos)
         << t.status().message();
+    // There is no trial to refresh: the message does not promise one.
+    EXPECT_NE(t.status().message().find("the trial opens once it can be read"), std::string::npos)
+        << t.status().message();
+    EXPECT_EQ(t.status().message().find("next refresh"), std::string::npos) << t.status().message();
   }
 }
 

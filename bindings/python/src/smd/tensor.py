@@ -48,6 +48,14 @@ class Tensor:
     def __repr__(self):
         return f"<smd.Tensor: name={self.name}>"
 
+    @property
+    def original_name(self):
+        """smdebug's attribute: the "originalname" of the last shape entry loaded for the tensor
+        (smdebug's TensorFlow hooks write the variable's own name there, such as
+        "dense/kernel:0"; the name itself when the entry has none), or None when its shape was
+        not saved (``save_shape``)."""
+        return _smd.smd_tensor_original_name(self._tensor)
+
     def steps(self, mode=GLOBAL, show_incomplete_steps=False):
         """Steps of ``mode`` at which anything of this tensor was saved, ascending."""
         return _smd.smd_tensor_steps(self._tensor, _mode_value(mode), bool(show_incomplete_steps))

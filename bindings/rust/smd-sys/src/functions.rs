@@ -160,6 +160,7 @@ extern "C" {
     // tensor.h
     pub fn smd_tensor_free(tensor: *mut smd_tensor);
     pub fn smd_tensor_name(tensor: *const smd_tensor) -> *const c_char;
+    pub fn smd_tensor_original_name(tensor: *const smd_tensor, out: *mut *mut c_char) -> *mut smd_error;
     pub fn smd_tensor_steps(tensor: *const smd_tensor, mode: smd_mode, show_incomplete: bool, steps_out: *mut *mut i64, n_out: *mut usize) -> *mut smd_error;
     pub fn smd_tensor_value(tensor: *const smd_tensor, step: i64, mode: smd_mode, worker: *const c_char, out: *mut *mut smd_value) -> *mut smd_error;
     pub fn smd_tensor_values(tensor: *const smd_tensor, mode: smd_mode, worker: *const c_char, steps_out: *mut *mut i64, values_out: *mut *mut *mut smd_value, n_out: *mut usize) -> *mut smd_error;
@@ -209,6 +210,7 @@ extern "C" {
     pub fn smd_trial_warnings(trial: *const smd_trial, out: *mut smd_strarray) -> *mut smd_error;
     pub fn smd_trial_has_ended(trial: *const smd_trial, out: *mut bool) -> *mut smd_error;
     pub fn smd_trial_num_workers(trial: *const smd_trial) -> i64;
+    pub fn smd_trial_loaded_all_steps(trial: *const smd_trial) -> bool;
     pub fn smd_trial_last_complete_step(trial: *const smd_trial) -> i64;
     pub fn smd_trial_index_cursor(trial: *const smd_trial, out: *mut *mut c_char) -> *mut smd_error;
     pub fn smd_trial_steps(trial: *const smd_trial, mode: smd_mode, show_incomplete: bool, steps_out: *mut *mut i64, n_out: *mut usize) -> *mut smd_error;

@@ -186,6 +186,14 @@ impl Trial {
         unsafe { sys::smd_trial_num_workers(self.raw) }
     }
 
+    /// Whether the trial has seen the end of the job and loaded every step written before it, so
+    /// that no step can appear any more (smdebug's `trial.loaded_all_steps`): set by the first
+    /// refresh (the one `open` makes included) that found `training_job_end.ts` before listing
+    /// and could read every index file. It checks nothing itself.
+    pub fn loaded_all_steps(&self) -> bool {
+        unsafe { sys::smd_trial_loaded_all_steps(self.raw) }
+    }
+
     /// The last global step that every worker has written (-1 before any), as smdebug's
     /// `trial.last_complete_step`.
     pub fn last_complete_step(&self) -> i64 {
@@ -416,6 +424,21 @@ impl Tensor {
     /// The tensor's name.
     pub fn name(&self) -> &str {
         unsafe { borrowed_str(sys::smd_tensor_name(self.raw)) }
+    }
+
+    /// smdebug's `Tensor.original_name`: the "originalname" of the last shape entry loaded for
+    /// the tensor (smdebug's TensorFlow hooks write the variable's own name there, such as
+    /// "dense/kernel:0"; the name itself when the entry has none); None when its shape was not
+    /// saved (`save_shape`).
+    pub fn original_name(&self) -> Result<Option<String>> {
+        let mut out: *mut c_char = ptr::null_mut();
+        check(unsafe { sys::smd_tensor_original_name(self.raw, &mut out) })?;
+        if out.is_null() {
+            return Ok(None);
+        }
+        let s = unsafe { CStr::from_ptr(out) }.to_string_lossy().into_owned();
+        unsafe { sys::smd_free(out.cast()) };
+        Ok(Some(s))
     }
 
     /// The steps at which anything of this tensor was saved.

@@ -720,7 +720,9 @@ fn last_complete_step_and_index_cursor() {
     assert_eq!(running.num_workers(), 3);
     assert_eq!(running.last_complete_step(), 3);
     assert_eq!(running.index_cursor().unwrap().as_deref(), Some("index/000000000/000000000003_worker_2.json"));
+    assert!(!running.loaded_all_steps());
     let reentry = Trial::open(fixture("modes_reentry"), None).unwrap();
+    assert!(reentry.loaded_all_steps()); // ended before it was opened
     assert_eq!(reentry.last_complete_step(), 9);
     assert_eq!(reentry.index_cursor().unwrap().as_deref(), Some("index/000000000/000000000009_worker_0.json"));
     // Before any step is complete (worker_1 of 2 has written nothing): -1 and no cursor.
@@ -736,6 +738,16 @@ fn last_complete_step_and_index_cursor() {
     assert_eq!(partial.steps(Mode::Global, true).unwrap(), vec![0]);
     assert_eq!(partial.last_complete_step(), -1);
     assert_eq!(partial.index_cursor().unwrap(), None);
+}
+
+/// smdebug's Tensor.original_name: the shape entries' "originalname"; none for a tensor saved
+/// without its shape.
+#[test]
+fn tensor_original_name() {
+    let shapes = Trial::open(fixture("shapes"), None).unwrap();
+    assert_eq!(shapes.tensor("sh_4d").unwrap().original_name().unwrap().as_deref(), Some("sh_4d"));
+    let reentry = Trial::open(fixture("modes_reentry"), None).unwrap();
+    assert_eq!(reentry.tensor("loss").unwrap().original_name().unwrap(), None);
 }
 
 /// set_keep_colon_index: the reductions of `dense/kernel:0` belong to that name (smdebug's

@@ -3,7 +3,7 @@ import os
 from enum import Enum
 
 from smd import smdc as _smd
-from smd.exceptions import FileNotFoundSMDebugError, SMDebugValueError
+from smd.exceptions import FileNotFoundSMDebugError, SMDebugError, SMDebugValueError
 from smd.modes import GLOBAL, ModeKeys, _mode_value
 from smd.tensor import Tensor, _int
 from smd._storage import storage_options
@@ -74,7 +74,6 @@ class Trial:
         self.path = _smd.smd_trial_path(self._trial)
         self.name = name if name is not None else path.strip().rstrip("/").split("/")[-1]
         self._user_collections = {}  # collections a script made with collection(name)
-        self._loaded_all = False
 
     def __repr__(self):
         return f"<smd.trials.Trial: name={self.name}, path={self.path}>"
@@ -213,10 +212,7 @@ class Trial:
 
     def refresh_data(self):
         """Loads the steps and tensors written since the last refresh."""
-        ended = self.has_ended()  # checked before the listing, so that it covers every step
         _smd.smd_trial_refresh(self._trial)
-        if ended:
-            self._loaded_all = True
 
     def has_ended(self):
         """Whether the training job has ended (training_job_end.ts is present)."""
@@ -227,11 +223,16 @@ class Trial:
         """smdebug's attribute: True once the job has ended and every step it wrote is loaded.
         Asking checks for the end of the job; when it has ended, the steps written before it are
         loaded (unless automatic refresh is off on the calling thread, as inside ``no_refresh``:
-        then only a refresh made earlier counts)."""
-        if not self._loaded_all and self.auto_refresh and self.has_ended():
-            self.refresh_data()  # the end marker was seen first: this loads every step
-            self._loaded_all = True
-        return self._loaded_all
+        then only a refresh made earlier counts, the one at open included). Reading it never
+        raises: a file the refresh could not use is reported by the next query (and in
+        ``warnings()``), as smdebug's attribute never raises either."""
+        if not _smd.smd_trial_loaded_all_steps(self._trial) and self.auto_refresh:
+            try:
+                if self.has_ended():
+                    self.refresh_data()  # the end marker was seen first: this loads every step
+            except SMDebugError:
+                pass
+        return _smd.smd_trial_loaded_all_steps(self._trial)
 
     @property
     def num_workers(self):
