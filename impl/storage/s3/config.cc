@@ -18,9 +18,12 @@ std::string Trim(std::string_view s) { return std::string(StripAscii(s)); }
 
 // Reads section `section` of an INI file: key = value pairs; a nested block ("s3 =" followed by
 // indented lines) is flattened as "s3.key".
+// *found (when not null) tells whether the section is there at all (it may be empty).
 std::map<std::string, std::string> ReadIniSection(const std::string& path,
-                                                  const std::string& section) {
+                                                  const std::string& section,
+                                                  bool* found = nullptr) {
   std::map<std::string, std::string> out;
+  if (found != nullptr) *found = false;
   std::ifstream in(path);
   if (!in) return out;
   bool inside = false;
@@ -30,6 +33,7 @@ std::map<std::string, std::string> ReadIniSection(const std::string& path,
     if (t.empty() || t[0] == '#' || t[0] == ';') continue;
     if (t.front() == '[' && t.back() == ']') {
       inside = Trim(t.substr(1, t.size() - 2)) == section;
+      if (inside && found != nullptr) *found = true;
       nested.clear();
       continue;
     }
@@ -60,14 +64,19 @@ Result<Config> ConfigFromEnvironment() { return ConfigFromEnvironment("", nullpt
 Result<Config> ConfigFromEnvironment(const std::string& given_profile, const Credentials* given) {
   Config c;
   std::string profile = given_profile.empty() ? Env("AWS_PROFILE") : given_profile;
+  // A profile named by the caller or AWS_PROFILE must give the credentials; only the implicit
+  // default profile may leave them to the container or the instance metadata.
+  const char* const named_by =
+      !given_profile.empty() ? "the profile option" : (profile.empty() ? nullptr : "AWS_PROFILE");
   if (profile.empty()) profile = "default";
   std::string cred_file = Env("AWS_SHARED_CREDENTIALS_FILE");
   if (cred_file.empty()) cred_file = HomePath(".aws/credentials");
   std::string conf_file = Env("AWS_CONFIG_FILE");
   if (conf_file.empty()) conf_file = HomePath(".aws/config");
-  auto creds_ini = ReadIniSection(cred_file, profile);
-  auto conf_ini = ReadIniSection(conf_file, "profile " + profile);
-  if (conf_ini.empty() && profile == "default") conf_ini = ReadIniSection(conf_file, "default");
+  bool in_creds = false, in_conf = false;
+  auto creds_ini = ReadIniSection(cred_file, profile, &in_creds);
+  auto conf_ini = ReadIniSection(conf_file, "profile " + profile, &in_conf);
+  if (!in_conf && profile == "default") conf_ini = ReadIniSection(conf_file, "default", &in_conf);
   auto prof = [&](const std::string& key) {
     auto it = creds_ini.find(key);
     if (it != creds_ini.end()) return it->second;
@@ -94,6 +103,53 @@ Result<Config> ConfigFromEnvironment(const std::string& given_profile, const Cre
     const std::string full = Env("AWS_CONTAINER_CREDENTIALS_FULL_URI");
     const bool profile_keys =
         !c.credentials.access_key_id.empty() && !c.credentials.secret_access_key.empty();
+    const std::string where = cred_file + " or " + conf_file;
+    if (!profile_keys) {
+      // A profile whose credentials come from a source smd does not implement would otherwise
+      // fall through to the container or the instance role: another identity, silently.
+      std::string unsupported;
+      for (const char* key : {"web_identity_token_file", "credential_process", "sso_session",
+                              "sso_start_url", "sso_account_id", "sso_role_name", "role_arn",
+                              "source_profile", "credential_source"})
+        if (!prof(key).empty()) {
+          unsupported = key;
+          break;
+        }
+      if (!unsupported.empty()) {
+        const char* what = unsupported == "credential_process" ? "credential_process"
+                           : unsupported == "web_identity_token_file"
+                               ? "web identity (web_identity_token_file, STS "
+                                 "AssumeRoleWithWebIdentity)"
+                           : unsupported.rfind("sso_", 0) == 0
+                               ? "SSO (sso_*)"
+                               : "STS AssumeRole (role_arn/source_profile/credential_source)";
+        return Status(Code::kAuth,
+                      "S3 credentials: profile '" + profile + "' (" + where + ") gets them from " +
+                          what + ", a credential source smd does not support; give the profile "
+                          "aws_access_key_id and aws_secret_access_key, or set AWS_ACCESS_KEY_ID "
+                          "and AWS_SECRET_ACCESS_KEY (for instance from `aws configure "
+                          "export-credentials --profile " + profile + " --format env`)");
+      }
+      if (!c.credentials.access_key_id.empty() || !c.credentials.secret_access_key.empty())
+        return Status(Code::kAuth,
+                      "S3 credentials: profile '" + profile + "' (" + where + ") has " +
+                          (c.credentials.access_key_id.empty() ? "aws_secret_access_key but no "
+                                                                 "aws_access_key_id"
+                                                               : "aws_access_key_id but no "
+                                                                 "aws_secret_access_key"));
+      if (named_by != nullptr && !in_creds && !in_conf)
+        return Status(Code::kAuth,
+                      "S3 credentials: profile '" + profile + "' (named by " + named_by +
+                          ") is in neither " + where + "; set AWS_ACCESS_KEY_ID and "
+                          "AWS_SECRET_ACCESS_KEY or name a profile that exists");
+      if (named_by != nullptr)
+        return Status(Code::kAuth,
+                      "S3 credentials: profile '" + profile + "' (named by " + named_by +
+                          ") has no aws_access_key_id and aws_secret_access_key in " + where +
+                          "; a named profile must hold its keys (only the default profile "
+                          "falls back to container or instance credentials); set "
+                          "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY otherwise");
+    }
     if (!profile_keys && (!rel.empty() || !full.empty())) {
       c.credentials = {};
       c.credential_source = Config::CredentialSource::kContainer;

@@ -2,6 +2,7 @@
 // files, container and instance credentials) and endpoint validation.
 #include "impl/storage/s3/client.h"
 #include "impl/storage/s3/config.h"
+#include "tests/impl/storage/s3/scripted_server.h"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
@@ -170,6 +171,79 @@ TEST_F(S3Config, ContainerThenInstanceMetadataWhenNoKeys) {
   ASSERT_TRUE(p.ok());
   EXPECT_EQ(p->credential_source, Config::CredentialSource::kStatic);
   EXPECT_EQ(p->credentials.access_key_id, "P");
+}
+
+// A profile named by AWS_PROFILE or the caller that is in neither file is an error naming it,
+// never a fall-back to the container's or the instance's role (another identity).
+TEST_F(S3Config, NamedProfileThatDoesNotExistDoesNotFallBack) {
+  Write("credentials", "[other]\naws_access_key_id = O\naws_secret_access_key = OS\n");
+  Write("config", "[profile other]\nregion = eu-west-1\n");
+  setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:1/creds", 1);
+  unsetenv("AWS_EC2_METADATA_DISABLED");
+  setenv("AWS_PROFILE", "typo", 1);
+  auto c = ConfigFromEnvironment();
+  ASSERT_FALSE(c.ok()) << "fell back to credential source "
+                       << static_cast<int>(c->credential_source);
+  EXPECT_EQ(c.status().code(), Code::kAuth);
+  EXPECT_NE(c.status().message().find("profile 'typo'"), std::string::npos) << c.status().message();
+  EXPECT_NE(c.status().message().find("AWS_PROFILE"), std::string::npos) << c.status().message();
+  unsetenv("AWS_PROFILE");
+  auto given = ConfigFromEnvironment("typo", nullptr);
+  ASSERT_FALSE(given.ok());
+  EXPECT_EQ(given.status().code(), Code::kAuth);
+  EXPECT_NE(given.status().message().find("profile 'typo'"), std::string::npos);
+  // A named profile that exists but holds no keys does not fall back either.
+  setenv("AWS_PROFILE", "other", 1);
+  Write("credentials", "");
+  auto keyless = ConfigFromEnvironment();
+  ASSERT_FALSE(keyless.ok());
+  EXPECT_EQ(keyless.status().code(), Code::kAuth);
+  EXPECT_NE(keyless.status().message().find("profile 'other'"), std::string::npos);
+  // The implicit default profile, missing, still leads to the container credentials.
+  unsetenv("AWS_PROFILE");
+  auto implicit = ConfigFromEnvironment();
+  ASSERT_TRUE(implicit.ok()) << implicit.status().message();
+  EXPECT_EQ(implicit->credential_source, Config::CredentialSource::kContainer);
+}
+
+// A profile whose credentials come from a source smd does not implement is kAuth naming that
+// source, never the container's or the instance's role.
+TEST_F(S3Config, ProfileWithAnUnsupportedCredentialSourceIsAnAuthError) {
+  setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", "http://127.0.0.1:1/creds", 1);
+  unsetenv("AWS_EC2_METADATA_DISABLED");
+  const struct {
+    const char* lines;
+    const char* named;
+  } cases[] = {
+      {"role_arn = arn:aws:iam::1:role/r\nsource_profile = base\n", "AssumeRole"},
+      {"credential_process = /bin/creds\n", "credential_process"},
+      {"sso_session = s\nsso_account_id = 1\nsso_role_name = r\n", "SSO"},
+      {"sso_start_url = https://x.awsapps.com/start\nsso_region = us-east-1\n", "SSO"},
+      {"web_identity_token_file = /var/run/token\nrole_arn = arn:aws:iam::1:role/r\n",
+       "web identity"},
+      {"web_identity_token_file = /var/run/token\n", "web identity"},
+  };
+  for (const auto& k : cases) {
+    Write("config", std::string("[profile base]\naws_access_key_id = B\n[profile p]\n") + k.lines);
+    for (const char* profile : {"p", ""}) {  // named, then as the default profile
+      if (*profile) {
+        setenv("AWS_PROFILE", profile, 1);
+      } else {
+        unsetenv("AWS_PROFILE");
+        Write("config", std::string("[default]\n") + k.lines);
+      }
+      auto c = ConfigFromEnvironment();
+      ASSERT_FALSE(c.ok()) << k.lines << " fell back to credential source "
+                           << static_cast<int>(c->credential_source);
+      EXPECT_EQ(c.status().code(), Code::kAuth);
+      EXPECT_NE(c.status().message().find(k.named), std::string::npos) << c.status().message();
+      EXPECT_NE(c.status().message().find("not support"), std::string::npos)
+          << c.status().message();
+      EXPECT_NE(c.status().message().find(std::string("profile '") + (*profile ? "p" : "default")),
+                std::string::npos)
+          << c.status().message();
+    }
+  }
 }
 
 // Credentials in the endpoint's URL are refused (they would go out in the Host header and show
