@@ -154,14 +154,10 @@ Result<Config> ConfigFromEnvironment(const std::string& given_profile, const Cre
       c.credentials = {};
       c.credential_source = Config::CredentialSource::kContainer;
       c.credentials_url = !rel.empty() ? "http://169.254.170.2" + rel : full;
-      std::string token_file = Env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
-      if (!token_file.empty()) {
-        std::ifstream in(token_file);
-        std::getline(in, c.credentials_auth_token);
-        c.credentials_auth_token = Trim(c.credentials_auth_token);
-      } else {
+      // The token file is read at every fetch (EKS Pod Identity rotates it).
+      c.credentials_auth_token_file = Env("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE");
+      if (c.credentials_auth_token_file.empty())
         c.credentials_auth_token = Env("AWS_CONTAINER_AUTHORIZATION_TOKEN");
-      }
     } else if (!profile_keys && Env("AWS_EC2_METADATA_DISABLED") != "true") {
       c.credentials = {};
       c.credential_source = Config::CredentialSource::kInstanceMetadata;

@@ -28,6 +28,9 @@ struct Config {
   CredentialSource credential_source = CredentialSource::kStatic;
   std::string credentials_url;         // container: the full URI; IMDS: the service endpoint
   std::string credentials_auth_token;  // container: Authorization header value, if any
+  // Container: a file holding the Authorization header value (AWS_CONTAINER_AUTHORIZATION_TOKEN_
+  // FILE; EKS Pod Identity rotates it). Read again at every fetch; wins over the token above.
+  std::string credentials_auth_token_file;
 
   uint64_t multipart_threshold = 16u << 20;  // PutObject below, multipart at and above
   uint64_t part_size = 8u << 20;             // >= 5 MiB for AWS (the last part may be smaller)

@@ -4,6 +4,7 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <fstream>
 
 #include "impl/core/text.h"
 #include "impl/storage/s3/xml.h"
@@ -118,8 +119,18 @@ Status CredentialProvider::Refresh() {
   std::string body, url = source_.credentials_url;
   if (source_.credential_source == Config::CredentialSource::kContainer) {
     std::vector<std::string> h;
-    if (!source_.credentials_auth_token.empty())
-      h.push_back("Authorization: " + source_.credentials_auth_token);
+    std::string token = source_.credentials_auth_token;
+    if (!source_.credentials_auth_token_file.empty()) {
+      // Read at every fetch: the file is rotated while the job runs (EKS Pod Identity).
+      std::ifstream in(source_.credentials_auth_token_file);
+      if (!in)
+        return Status(Code::kAuth, "no S3 credentials: cannot read the container authorization "
+                                   "token file " + source_.credentials_auth_token_file +
+                                   " (AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE)");
+      std::getline(in, token);
+      token = std::string(StripAscii(token));
+    }
+    if (!token.empty()) h.push_back("Authorization: " + token);
     SMD_RETURN_IF_ERROR(Fetch("GET", url, h, &body));
   } else {
     std::string token;

@@ -152,7 +152,8 @@ TEST_F(S3Config, ContainerThenInstanceMetadataWhenNoKeys) {
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->credential_source, Config::CredentialSource::kContainer);
   EXPECT_EQ(c->credentials_url, "http://127.0.0.1:1/creds");
-  EXPECT_EQ(c->credentials_auth_token, "Bearer abc");
+  // The token file is kept by name, read at every fetch (ContainerTokenFileIsReadAtEveryFetch).
+  EXPECT_EQ(c->credentials_auth_token_file, dir_ + "/token");
   setenv("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "/v2/credentials/x", 1);
   EXPECT_EQ(ConfigFromEnvironment()->credentials_url, "http://169.254.170.2/v2/credentials/x");
 
@@ -244,6 +245,41 @@ TEST_F(S3Config, ProfileWithAnUnsupportedCredentialSourceIsAnAuthError) {
           << c.status().message();
     }
   }
+}
+
+// AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE is read at every fetch: EKS Pod Identity rotates it, and
+// a refresh with the token read at startup is refused.
+TEST_F(S3Config, ContainerTokenFileIsReadAtEveryFetch) {
+  ScriptedServer srv({{Act::kRespond, 200, CredsJson("AKID1", "T1", 3600)},
+                      {Act::kRespond, 400, ErrorXml("ExpiredToken")},
+                      {Act::kRespond, 200, CredsJson("AKID2", "T2", 3600)},
+                      {Act::kRespond, 200, "data"}});
+  Write("token", "token-v1\n");
+  setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", (srv.endpoint() + "/creds").c_str(), 1);
+  setenv("AWS_CONTAINER_AUTHORIZATION_TOKEN_FILE", (dir_ + "/token").c_str(), 1);
+  auto cfg = ConfigFromEnvironment();
+  ASSERT_TRUE(cfg.ok()) << cfg.status().message();
+  cfg->endpoint = srv.endpoint();
+  cfg->path_style = true;
+  cfg->backoff_base_ms = 1;
+  auto c = Client::Create(*cfg);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  Write("token", "token-v2\n");  // rotated while the job runs
+  auto got = (*c)->Get("bucket", "k");
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  auto reqs = srv.requests();
+  ASSERT_EQ(reqs.size(), 4u);
+  EXPECT_NE(reqs[0].find("Authorization: token-v1\r\n"), std::string::npos) << reqs[0];
+  EXPECT_NE(reqs[2].find("GET /creds "), std::string::npos) << reqs[2];
+  EXPECT_NE(reqs[2].find("Authorization: token-v2\r\n"), std::string::npos) << reqs[2];
+  // A token file that went away: the fetch fails naming it.
+  std::remove((dir_ + "/token").c_str());
+  Config gone = *cfg;
+  auto none = Client::Create(gone);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), Code::kAuth);
+  EXPECT_NE(none.status().message().find(dir_ + "/token"), std::string::npos)
+      << none.status().message();
 }
 
 // Credentials in the endpoint's URL are refused (they would go out in the Host header and show
