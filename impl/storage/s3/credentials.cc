@@ -163,28 +163,59 @@ Status CredentialProvider::Refresh() {
   std::lock_guard<std::mutex> l(mu_);
   creds_ = std::move(c);
   expire_ = expire;
+  ++generation_;
   return Status::Ok();
 }
 
 Result<Credentials> CredentialProvider::ForRequest(bool force_refresh) {
-  if (source_.credential_source != Config::CredentialSource::kStatic) {
-    auto state = [&](bool* stale, bool* usable) {
-      std::lock_guard<std::mutex> l(mu_);
-      const std::time_t now = std::time(nullptr);
-      *usable = !creds_.access_key_id.empty() && (expire_ == 0 || now < expire_);
-      *stale = creds_.access_key_id.empty() || (expire_ != 0 && now + 300 >= expire_);
-    };
+  if (source_.credential_source == Config::CredentialSource::kStatic) return Current();
+  struct State {
     bool stale, usable;
-    state(&stale, &usable);
-    if (stale || force_refresh) {
-      std::lock_guard<std::mutex> one(refresh_mu_);
-      if (!force_refresh) state(&stale, &usable);  // another thread may have refreshed
-      if (stale || force_refresh) {
-        Status st = Refresh();
-        if (!st.ok() && (force_refresh || !usable)) return st;
+    uint64_t generation;
+    std::time_t next_early;
+  };
+  auto state = [&] {
+    std::lock_guard<std::mutex> l(mu_);
+    const std::time_t now = std::time(nullptr);
+    State s;
+    s.usable = !creds_.access_key_id.empty() && (expire_ == 0 || now < expire_);
+    s.stale = creds_.access_key_id.empty() || (expire_ != 0 && now + kEarlyRefreshS >= expire_);
+    s.generation = generation_;
+    s.next_early = next_early_;
+    return s;
+  };
+  State s = state();
+  if (!force_refresh && !s.stale) return Current();
+  if (!force_refresh && s.usable) {
+    // Early refresh: by whoever gets the lock first; nobody waits for it.
+    if (std::time(nullptr) < s.next_early) return Current();
+    std::unique_lock<std::mutex> one(refresh_mu_, std::try_to_lock);
+    if (!one.owns_lock()) return Current();
+    s = state();  // another thread may have refreshed, or failed to, meanwhile
+    if (s.stale && s.usable && std::time(nullptr) >= s.next_early) {
+      if (!Refresh().ok()) {
+        std::lock_guard<std::mutex> l(mu_);
+        next_early_ = std::time(nullptr) + kEarlyRetryAfterFailureS;
       }
     }
+    if (s.stale && !s.usable) {  // expired meanwhile: refresh now (we hold the lock)
+      Status st = Refresh();
+      if (!st.ok() && !state().usable) return st;
+    }
+    return Current();
   }
+  // Expired (or none), or S3 said ExpiredToken: wait for a refresh.
+  std::lock_guard<std::mutex> one(refresh_mu_);
+  const State now = state();
+  if (now.generation != s.generation) {
+    // Another thread refreshed while this one waited: its credentials are newer than the ones
+    // S3 refused (forced) or found expired.
+    if (now.usable) return Current();
+  } else if (!force_refresh && !now.stale) {
+    return Current();
+  }
+  Status st = Refresh();
+  if (!st.ok()) return st;
   return Current();
 }
 

@@ -3,6 +3,7 @@
 // and the scrubbing that keeps secrets out of every message.
 #pragma once
 
+#include <cstdint>
 #include <ctime>
 #include <mutex>
 #include <string>
@@ -28,11 +29,17 @@ class CredentialProvider {
   Status Start();
   // The credentials in hand now.
   Credentials Current() const;
-  // Credentials for a request: refreshed first when they expire within 5 minutes (or when
-  // force_refresh: S3 answered ExpiredToken). One thread refreshes at a time (the others then
-  // find fresh credentials). An early refresh that fails while the credentials in hand are still
-  // valid is not an error: they are used (as the AWS SDKs do), and the next request tries again.
+  // Credentials for a request. When they expire within 5 minutes they are refreshed early, by
+  // one thread at a time without blocking the others: a thread that finds a refresh under way
+  // goes on with the credentials in hand, and an early refresh that fails is not an error (the
+  // credentials in hand are used, as the AWS SDKs do) and is not tried again for
+  // kEarlyRetryAfterFailureS seconds. A thread blocks for a refresh only when the credentials
+  // have expired (or there are none), or when force_refresh (S3 answered ExpiredToken); a
+  // forced refresh is skipped when another thread refreshed while this one waited.
   Result<Credentials> ForRequest(bool force_refresh);
+
+  static constexpr int kEarlyRefreshS = 300;           // refresh this long before expiry
+  static constexpr int kEarlyRetryAfterFailureS = 10;  // pause after a failed early refresh
 
  private:
   Status Fetch(const std::string& method, const std::string& url,
@@ -43,7 +50,9 @@ class CredentialProvider {
   mutable std::mutex mu_;
   std::mutex refresh_mu_;  // one refresh at a time
   Credentials creds_;
-  std::time_t expire_ = 0;  // 0: never
+  std::time_t expire_ = 0;       // 0: never
+  uint64_t generation_ = 0;      // successful refreshes so far (under mu_)
+  std::time_t next_early_ = 0;   // no early refresh before this time (after a failed one)
 };
 
 }  // namespace smd::s3
