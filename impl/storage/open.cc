@@ -73,6 +73,7 @@ Result<s3::Config> S3ConfigFor(const std::string& uri, const StorageOptions& o) 
   }
   if (o.s3_addressing_style == "path") c.path_style = true;
   if (o.s3_addressing_style == "virtual") c.path_style = false;
+  if (!o.s3_addressing_style.empty()) c.virtual_style_explicit = o.s3_addressing_style == "virtual";
   if (!o.s3_ca_bundle.empty()) c.ca_bundle = o.s3_ca_bundle;
   if (o.s3_max_attempts < 0 || o.s3_backoff_base_ms < 0 || o.s3_stall_timeout_ms < 0)
     return InvalidArgument("S3 options for '" + uri +

@@ -18,7 +18,9 @@ struct StorageOptions {
   std::string s3_endpoint;          // "http://127.0.0.1:9000", "https://s3.eu-west-1.amazonaws.com"
   std::string s3_region;            // "eu-west-1"
   std::string s3_profile;           // profile of ~/.aws/credentials and ~/.aws/config (AWS_PROFILE)
-  std::string s3_addressing_style;  // "path", "virtual" or "" (virtual on AWS, path elsewhere)
+  // "path", "virtual" or "" (virtual on AWS, but path for a bucket with '.' over https; path
+  // elsewhere). "virtual" forces virtual-hosted addressing for every bucket.
+  std::string s3_addressing_style;
   std::string s3_ca_bundle;         // PEM file of the CAs that TLS certificates are checked against
   // Static credentials: both keys or neither (then the chain); the token for temporary ones.
   std::string s3_access_key_id;

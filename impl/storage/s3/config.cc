@@ -190,9 +190,10 @@ Result<Config> ConfigFromEnvironment(const std::string& given_profile, const Cre
 
   std::string style = prof("s3.addressing_style");
   if (style.empty()) style = prof("addressing_style");
+  c.virtual_style_explicit = style == "virtual";
   if (style == "path") c.path_style = true;
   else if (style == "virtual") c.path_style = false;
-  else c.path_style = !aws;
+  else c.path_style = !aws;  // virtual-hosted on AWS (but see Config::path_style on '.')
 
   c.ca_bundle = Env("AWS_CA_BUNDLE");
   if (c.ca_bundle.empty()) c.ca_bundle = prof("ca_bundle");

@@ -16,8 +16,12 @@ struct Config {
   // "http://127.0.0.1:7070" or "https://s3.eu-west-1.amazonaws.com"; no trailing path.
   std::string endpoint;
   std::string region = "us-east-1";
-  // true: http://host/bucket/key; false: http://bucket.host/key (virtual-hosted).
+  // true: http://host/bucket/key; false: http://bucket.host/key (virtual-hosted), except that a
+  // bucket whose name holds '.' is addressed in path style over https (bucket.with.dots.host
+  // fails the check of a wildcard certificate such as *.s3.amazonaws.com) unless
+  // virtual_style_explicit says that virtual-hosted addressing was asked for by name.
   bool path_style = true;
+  bool virtual_style_explicit = false;
   std::string ca_bundle;  // empty: the system's CA store
   Credentials credentials;
 
@@ -56,7 +60,8 @@ struct Config {
 // another identity; region from AWS_REGION, AWS_DEFAULT_REGION, the profile, else
 // us-east-1; endpoint from AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the profile's endpoint_url,
 // else https://s3.<region>.amazonaws.com; addressing from the profile's addressing_style
-// (path|virtual), else virtual-hosted on AWS and path style elsewhere; CA bundle from
+// (path|virtual), else virtual-hosted on AWS (path style for a bucket with '.' over https) and
+// path style elsewhere; CA bundle from
 // AWS_CA_BUNDLE or the profile's ca_bundle. Errors: kAuth when no credentials are found,
 // kInvalidArgument for a malformed endpoint.
 Result<Config> ConfigFromEnvironment();

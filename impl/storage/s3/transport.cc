@@ -111,15 +111,25 @@ int Transport::BackoffMs(int attempt) {
   return static_cast<int>(std::uniform_int_distribution<long long>(0, std::max(0LL, cap))(rng_));
 }
 
+bool Transport::PathStyleFor(const std::string& bucket) const {
+  if (cfg_.path_style) return true;
+  // bucket.with.dots.s3.amazonaws.com does not match the certificate *.s3.amazonaws.com (a
+  // wildcard covers one label): over https such a bucket goes in the path, as the AWS SDKs do,
+  // unless virtual-hosted addressing was asked for by name.
+  return scheme_ == "https" && bucket.find('.') != std::string::npos &&
+         !cfg_.virtual_style_explicit;
+}
+
+std::string Transport::HostFor(const std::string& bucket) const {
+  return PathStyleFor(bucket) ? host_port_ : bucket + "." + host_port_;
+}
+
 CURLcode Transport::Once(const Request& r, const Credentials& creds_now, Response* resp,
              std::string* curl_err) {
-  std::string host = host_port_, path;
-  if (cfg_.path_style) {
-    path = "/" + r.bucket + (r.key.empty() ? "" : "/" + r.key);
-  } else {
-    host = r.bucket + "." + host_port_;
-    path = "/" + r.key;
-  }
+  const std::string host = HostFor(r.bucket);
+  const std::string path = PathStyleFor(r.bucket)
+                               ? "/" + r.bucket + (r.key.empty() ? "" : "/" + r.key)
+                               : "/" + r.key;
   SignRequest sr;
   sr.method = r.method;
   sr.path = path;
@@ -217,10 +227,12 @@ Result<Response> Transport::Execute(const Request& r, const char* what) {
     CURLcode rc = Once(r, *creds_now, &resp, &curl_err);
     if (rc != CURLE_OK) {
       last_code = Code::kIO;
+      // The host contacted (bucket.host in virtual-hosted addressing), not only the endpoint.
+      const std::string contacted = scheme_ + "://" + HostFor(r.bucket);
       if (rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST)
-        last = "cannot reach S3 endpoint " + cfg_.endpoint + ": " + curl_err;
+        last = "cannot reach S3 endpoint " + contacted + ": " + curl_err;
       else
-        last = "connection to " + cfg_.endpoint + " failed: " + curl_err;
+        last = "connection to " + contacted + " failed: " + curl_err;
       if (rc == CURLE_SSL_CACERT || rc == CURLE_PEER_FAILED_VERIFICATION ||
           rc == CURLE_SSL_CACERT_BADFILE || rc == CURLE_URL_MALFORMAT ||
           rc == CURLE_UNSUPPORTED_PROTOCOL)

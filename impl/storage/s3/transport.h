@@ -74,6 +74,9 @@ class Transport {
   CURL* Acquire();
   void Release(CURL* h);
   std::string Where(const Request& r) const;
+  // Whether `bucket` goes in the path (else in the host name), and the host:port contacted.
+  bool PathStyleFor(const std::string& bucket) const;
+  std::string HostFor(const std::string& bucket) const;
   int BackoffMs(int attempt);
   // One attempt. Returns the curl result; fills resp.
   CURLcode Once(const Request& r, const Credentials& creds_now, Response* resp,

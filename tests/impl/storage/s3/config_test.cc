@@ -105,6 +105,7 @@ TEST_F(S3Config, ProfileFromCredentialsAndConfigFiles) {
   EXPECT_EQ(w->region, "ap-south-1");
   EXPECT_EQ(w->endpoint, "http://minio.local:9000");
   EXPECT_FALSE(w->path_style);  // the profile's s3.addressing_style
+  EXPECT_TRUE(w->virtual_style_explicit);  // asked for by name: dotted buckets too
   EXPECT_EQ(w->ca_bundle, "/etc/ca.pem");
 
   // Environment beats the profile for region, endpoint and CA bundle.

@@ -128,6 +128,47 @@ TEST(S3Addressing, VirtualHostedPutsTheBucketInTheHost) {
   EXPECT_NE(req.find("Host: my-bucket.localhost:"), std::string::npos) << req;
 }
 
+// Over https, a bucket whose name holds '.' goes in the path: bucket.with.dots.s3.amazonaws.com
+// fails the check of the wildcard certificate *.s3.amazonaws.com. The scripted server does not
+// speak TLS: it records the ClientHello, whose server name (SNI) is the host curl contacted, and
+// the handshake times out. The error names that host.
+TEST(S3Addressing, DottedBucketOverHttpsGoesInThePath) {
+  auto contacted = [](const std::string& bucket, bool explicit_virtual, std::string* message) {
+    ScriptedServer srv({{Act::kRespond, 200, ""}});
+    Config cfg;
+    const std::string port = srv.endpoint().substr(srv.endpoint().rfind(':') + 1);
+    cfg.endpoint = "https://localhost:" + port;
+    cfg.path_style = false;  // virtual-hosted, as on AWS
+    cfg.virtual_style_explicit = explicit_virtual;
+    cfg.credentials = {"AK", "SK", ""};
+    cfg.max_attempts = 1;
+    cfg.connect_timeout_ms = 300;
+    auto c = Client::Create(cfg);
+    EXPECT_TRUE(c.ok());
+    auto got = (*c)->Get(bucket, "k");
+    EXPECT_FALSE(got.ok());
+    EXPECT_EQ(got.status().code(), Code::kIO);
+    *message = got.status().message();
+    for (int i = 0; i < 200 && srv.served() == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    const std::string hello = srv.last_request();
+    const bool virtual_host = hello.find(bucket + ".localhost") != std::string::npos;
+    EXPECT_TRUE(virtual_host || hello.find("localhost") != std::string::npos)
+        << "no server name in the ClientHello";
+    return virtual_host ? bucket + ".localhost:" + port : "localhost:" + port;
+  };
+  std::string m;
+  const std::string dotted = contacted("my.dotted.bucket", false, &m);
+  EXPECT_EQ(dotted.rfind("localhost:", 0), 0u) << "contacted " << dotted;
+  EXPECT_NE(m.find("https://" + dotted), std::string::npos) << m;
+  const std::string plain = contacted("plain-bucket", false, &m);
+  EXPECT_EQ(plain.rfind("plain-bucket.localhost:", 0), 0u) << "contacted " << plain;
+  EXPECT_NE(m.find("https://" + plain), std::string::npos) << "the host contacted: " << m;
+  // Virtual-hosted addressing asked for by name is kept, dots or not.
+  const std::string forced = contacted("my.dotted.bucket", true, &m);
+  EXPECT_EQ(forced.rfind("my.dotted.bucket.localhost:", 0), 0u) << "contacted " << forced;
+}
+
 TEST(S3Retry, SecretsOfMaskCharactersAreScrubbedWithoutLooping) {
   // The mask is "***": a secret made of '*' must not be found again inside it.
   ScriptedServer srv({{Act::kRespond, 400,
