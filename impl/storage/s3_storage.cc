@@ -89,17 +89,20 @@ class S3AppendFile : public AppendFile {
     uploaded_ = content_.size();
     return Status::Ok();
   }
+  // A failed upload is kept: every later Close returns it too (never OK after a lost upload).
   Status Close() override {
-    if (closed_) return Status::Ok();
+    if (closed_) return close_status_;
     closed_ = true;
     if (uploaded_ == content_.size() && uploaded_ > 0) return Status::Ok();
-    return client_->Put(bucket_, key_, content_);
+    close_status_ = client_->Put(bucket_, key_, content_);
+    return close_status_;
   }
 
  private:
   std::shared_ptr<s3::Client> client_;
   std::string bucket_, key_, where_, content_;
   bool closed_ = false;
+  Status close_status_;  // the first Close's result
   size_t uploaded_ = 0;  // bytes of content_ the object holds (after a Flush)
 };
 

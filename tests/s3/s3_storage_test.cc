@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/impl/storage/s3/scripted_server.h"
 #include "tests/s3/s3_test_env.h"
 
 namespace smd::io {
@@ -214,6 +215,39 @@ TEST_F(S3StorageTest, AppendFileIsVisibleAfterFlush) {
   ASSERT_TRUE(all.ok());
   EXPECT_EQ(*all, "first second");
   EXPECT_EQ((*f)->Flush().code(), Code::kIO) << "flush after close";
+}
+}  // namespace
+}  // namespace smd::io
+
+// An appended file whose upload at Close failed: a second Close does not say OK (docs/s3.md:
+// close never returns OK after a lost upload). No server needed: a scripted one answers the
+// open's GET with 404 and every PUT with 500.
+namespace smd::io {
+namespace {
+TEST(S3AppendFile, SecondCloseAfterAFailedUploadStillFails) {
+  s3::ScriptedServer srv({{s3::Act::kRespond, 404, s3::ErrorXml("NoSuchKey")},
+                          {s3::Act::kRespond, 500, s3::ErrorXml("InternalError")}});
+  s3::Config cfg;
+  cfg.endpoint = srv.endpoint();
+  cfg.credentials = {"AKID", "SECRET", ""};
+  cfg.max_attempts = 1;
+  auto client = s3::Client::Create(cfg);
+  ASSERT_TRUE(client.ok()) << client.status().message();
+  auto storage = MakeS3Storage("s3://bucket/prefix",
+                               std::shared_ptr<s3::Client>(std::move(client).value()));
+  ASSERT_TRUE(storage.ok()) << storage.status().message();
+  auto f = (*storage)->OpenForAppend("tensorboard/events");
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  ASSERT_TRUE((*f)->Append("bytes").ok());
+  const Status first = (*f)->Close();
+  ASSERT_FALSE(first.ok());
+  EXPECT_EQ(first.code(), Code::kHttp) << first.message();
+  EXPECT_EQ(srv.served(), 2);
+  const Status second = (*f)->Close();
+  EXPECT_FALSE(second.ok()) << "the upload was lost; a second close must not say OK";
+  EXPECT_EQ(second.code(), first.code());
+  EXPECT_EQ(second.message(), first.message());
+  EXPECT_EQ(srv.served(), 2) << "a closed file is not uploaded again";
 }
 }  // namespace
 }  // namespace smd::io
