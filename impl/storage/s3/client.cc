@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <set>
 
 #include "impl/storage/s3/multipart.h"
 #include "impl/storage/s3/transport.h"
@@ -190,11 +191,18 @@ Result<ListPage> Client::ListPageV2(const std::string& bucket, const ListOptions
 Result<ListPage> Client::List(const std::string& bucket, const ListOptions& opts) {
   ListPage all;
   std::string token;
+  std::set<std::string> seen;  // a token given twice would list the same pages for ever
   for (;;) {
     SMD_ASSIGN_OR_RETURN(ListPage p, ListPageV2(bucket, opts, token));
     for (auto& o : p.objects) all.objects.push_back(std::move(o));
     for (auto& c : p.common_prefixes) all.common_prefixes.push_back(std::move(c));
     if (!p.truncated) break;
+    if (!token.empty()) seen.insert(token);
+    if (seen.count(p.next_continuation_token) != 0)
+      return Status(Code::kHttp, "S3 ListObjectsV2 s3://" + bucket + "/" + opts.prefix +
+                                     ": truncated page whose NextContinuationToken '" +
+                                     p.next_continuation_token +
+                                     "' was given before (the listing would never end)");
     token = p.next_continuation_token;
   }
   return all;

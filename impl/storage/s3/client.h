@@ -93,7 +93,8 @@ class Client {
   // One page of ListObjectsV2; pass the previous page's next_continuation_token to go on.
   Result<ListPage> ListPageV2(const std::string& bucket, const ListOptions& opts,
                               const std::string& continuation_token = "");
-  // Every page, concatenated.
+  // Every page, concatenated. kHttp if a truncated page repeats a continuation token (the
+  // listing would never end).
   Result<ListPage> List(const std::string& bucket, const ListOptions& opts);
 
   // Counters since Create, for tests and benchmarks.

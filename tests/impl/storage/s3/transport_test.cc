@@ -224,6 +224,37 @@ TEST(S3Hostile, ListingCutShortWithMatchingLengthIsRetried) {
   EXPECT_EQ(srv.served(), 3);
 }
 
+// A server answering IsTruncated=true with a continuation token it gave before would make List
+// go round for ever: an error naming the token (kHttp), after the pages it could list.
+TEST(S3Hostile, ListingThatRepeatsItsContinuationTokenIsAnError) {
+  auto page = [](int first, const std::string& token) {
+    return "<?xml version=\"1.0\"?><ListBucketResult><Name>bucket</Name><Contents><Key>p/k" +
+           std::to_string(first) + "</Key><Size>1</Size></Contents><IsTruncated>true" +
+           "</IsTruncated><NextContinuationToken>" + token +
+           "</NextContinuationToken></ListBucketResult>";
+  };
+  // The third answer is one the old client stopped at (it never ends otherwise): a 403.
+  ScriptedServer srv({{Act::kRespond, 200, page(0, "T1")},
+                      {Act::kRespond, 200, page(1, "T1")},
+                      {Act::kRespond, 403, ErrorXml("AccessDenied")}});
+  auto c = MakeClient(srv.endpoint());
+  auto all = c->List("bucket", ListOptions{});
+  ASSERT_FALSE(all.ok());
+  EXPECT_EQ(all.status().code(), Code::kHttp) << all.status().message();
+  EXPECT_NE(all.status().message().find("NextContinuationToken 'T1'"), std::string::npos)
+      << all.status().message();
+  EXPECT_EQ(srv.served(), 2);
+  // A token that comes back two pages later is caught too.
+  ScriptedServer cycle({{Act::kRespond, 200, page(0, "A")},
+                        {Act::kRespond, 200, page(1, "B")},
+                        {Act::kRespond, 200, page(2, "A")},
+                        {Act::kRespond, 403, ErrorXml("AccessDenied")}});
+  auto c2 = MakeClient(cycle.endpoint());
+  auto round = c2->List("bucket", ListOptions{});
+  EXPECT_EQ(round.status().code(), Code::kHttp) << round.status().message();
+  EXPECT_EQ(cycle.served(), 3);
+}
+
 // S3 answers an invalid session token with 400 InvalidToken: an authentication error, for a GET
 // (the code in the body) and for a HEAD (no body: the listing probe names it).
 TEST(S3Hostile, InvalidTokenIsAnAuthError) {
