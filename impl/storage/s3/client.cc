@@ -17,6 +17,14 @@ struct Client::Impl {
 
 namespace {
 
+// A listing's value under encoding-type=url: %XX escapes, and '+' for a space (as S3 and the
+// SDKs' unquote_plus read it; a '+' in a key comes as %2B).
+std::string UrlDecodeListing(const std::string& v) {
+  std::string plus = v;
+  std::replace(plus.begin(), plus.end(), '+', ' ');
+  return UriDecode(plus);
+}
+
 Status PutSingle(Transport& t, const std::string& bucket, const std::string& key,
                  std::string_view body, const PutOptions& opts) {
   Request r{"PUT", bucket, key, {}, {}, body};
@@ -152,6 +160,8 @@ Result<ListPage> Client::ListPageV2(const std::string& bucket, const ListOptions
   if (!opts.delimiter.empty()) r.query.emplace_back("delimiter", opts.delimiter);
   if (!opts.start_after.empty()) r.query.emplace_back("start-after", opts.start_after);
   if (!continuation_token.empty()) r.query.emplace_back("continuation-token", continuation_token);
+  // Keys come back URL-encoded: XML 1.0 cannot carry every byte a key may hold (\x01 ...).
+  r.query.emplace_back("encoding-type", "url");
   const int max_keys = opts.max_keys > 0 ? opts.max_keys : impl_->transport->config().list_max_keys;
   r.query.emplace_back("max-keys", std::to_string(max_keys > 0 ? max_keys : 1000));
   r.check_body = [](const std::string& b) {
@@ -170,16 +180,23 @@ Result<ListPage> Client::ListPageV2(const std::string& bucket, const ListOptions
     return std::string();
   };
   SMD_ASSIGN_OR_RETURN(Response res, impl_->transport->Execute(r, "ListObjectsV2"));
+  // Decoded only when the answer says it is encoded (a server may ignore encoding-type), as the
+  // AWS SDKs do: Key and Prefix ('+' is a space; the continuation token is opaque, never encoded).
+  const bool encoded = xml::FirstText(res.body, "EncodingType") == "url";
+  auto text = [&](std::string_view element, const char* name) {
+    std::string v = xml::FirstText(element, name);
+    return encoded ? UrlDecodeListing(v) : v;
+  };
   ListPage page;
   for (std::string_view c : xml::Elements(res.body, "Contents")) {
     ObjectInfo o;
-    o.key = xml::FirstText(c, "Key");
+    o.key = text(c, "Key");
     o.size = std::strtoull(xml::FirstText(c, "Size").c_str(), nullptr, 10);
     o.etag = xml::FirstText(c, "ETag");
     page.objects.push_back(std::move(o));
   }
   for (std::string_view c : xml::Elements(res.body, "CommonPrefixes"))
-    page.common_prefixes.push_back(xml::FirstText(c, "Prefix"));
+    page.common_prefixes.push_back(text(c, "Prefix"));
   page.truncated = xml::FirstText(res.body, "IsTruncated") == "true";
   page.next_continuation_token = xml::FirstText(res.body, "NextContinuationToken");
   if (page.truncated && page.next_continuation_token.empty())
