@@ -45,7 +45,8 @@ struct Config {
   int backoff_base_ms = 50;   // attempt n (from 1) waits random(0, min(cap, base * 2^(n-1)))
   int backoff_cap_ms = 5000;
   long connect_timeout_ms = 5000;
-  // A transfer slower than 1 byte/s for this long is abandoned (then retried).
+  // A transfer slower than 1 byte/s for this long is abandoned (then retried). The limit has a
+  // resolution of one second: it is rounded up to whole seconds (1500 waits 2 s).
   long stall_timeout_ms = 30000;
 };
 

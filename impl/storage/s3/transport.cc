@@ -174,7 +174,9 @@ CURLcode Transport::Once(const Request& r, const Credentials& creds_now, Respons
   curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, cfg_.connect_timeout_ms);
   curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, std::max(1L, cfg_.stall_timeout_ms / 1000));
+  // curl counts the stall in whole seconds: round up, so that a transfer is never abandoned
+  // before stall_timeout_ms (1500 ms waits 2 s; 1500 / 1000 waited 1 s).
+  curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, std::max(1L, (cfg_.stall_timeout_ms + 999) / 1000));
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, WriteBody);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp->body);
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, WriteHeader);

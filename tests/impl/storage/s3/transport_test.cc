@@ -169,6 +169,27 @@ TEST(S3Addressing, DottedBucketOverHttpsGoesInThePath) {
   EXPECT_EQ(forced.rfind("my.dotted.bucket.localhost:", 0), 0u) << "contacted " << forced;
 }
 
+// stall_timeout_ms is rounded up to whole seconds (curl's resolution), never down: 2500 ms
+// waits 3 s (it waited 2 s, abandoning transfers before the limit asked for).
+TEST(S3Retry, StallTimeoutIsRoundedUpToWholeSeconds) {
+  ScriptedServer srv({{Act::kStall}});
+  Config cfg;
+  cfg.endpoint = srv.endpoint();
+  cfg.credentials = {"AK", "SK", ""};
+  cfg.max_attempts = 1;
+  cfg.stall_timeout_ms = 2500;
+  auto c = Client::Create(cfg);
+  ASSERT_TRUE(c.ok());
+  const auto t0 = std::chrono::steady_clock::now();
+  auto got = (*c)->Get("bucket", "k");
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - t0).count();
+  ASSERT_FALSE(got.ok());
+  EXPECT_EQ(got.status().code(), Code::kIO);
+  EXPECT_GE(ms, 2500) << "the stall limit cut the transfer before stall_timeout_ms";
+  EXPECT_LT(ms, 4900) << got.status().message();  // the server gives up at 5 s
+}
+
 TEST(S3Retry, SecretsOfMaskCharactersAreScrubbedWithoutLooping) {
   // The mask is "***": a secret made of '*' must not be found again inside it.
   ScriptedServer srv({{Act::kRespond, 400,
