@@ -142,13 +142,8 @@ Result<Config> ConfigFromEnvironment(const std::string& given_profile, const Cre
                       "S3 credentials: profile '" + profile + "' (named by " + named_by +
                           ") is in neither " + where + "; set AWS_ACCESS_KEY_ID and "
                           "AWS_SECRET_ACCESS_KEY or name a profile that exists");
-      if (named_by != nullptr)
-        return Status(Code::kAuth,
-                      "S3 credentials: profile '" + profile + "' (named by " + named_by +
-                          ") has no aws_access_key_id and aws_secret_access_key in " + where +
-                          "; a named profile must hold its keys (only the default profile "
-                          "falls back to container or instance credentials); set "
-                          "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY otherwise");
+      // A profile that exists with no credentials of any kind (a region, say) leaves them to the
+      // container or the instance, as the AWS SDKs do.
     }
     if (!profile_keys && (!rel.empty() || !full.empty())) {
       c.credentials = {};

@@ -194,13 +194,13 @@ TEST_F(S3Config, NamedProfileThatDoesNotExistDoesNotFallBack) {
   ASSERT_FALSE(given.ok());
   EXPECT_EQ(given.status().code(), Code::kAuth);
   EXPECT_NE(given.status().message().find("profile 'typo'"), std::string::npos);
-  // A named profile that exists but holds no keys does not fall back either.
+  // A named profile that exists with no credentials of any kind (a region only) leaves them to
+  // the container or the instance, as the AWS SDKs do.
   setenv("AWS_PROFILE", "other", 1);
   Write("credentials", "");
   auto keyless = ConfigFromEnvironment();
-  ASSERT_FALSE(keyless.ok());
-  EXPECT_EQ(keyless.status().code(), Code::kAuth);
-  EXPECT_NE(keyless.status().message().find("profile 'other'"), std::string::npos);
+  ASSERT_TRUE(keyless.ok()) << keyless.status().message();
+  EXPECT_EQ(keyless->credential_source, Config::CredentialSource::kContainer);
   // The implicit default profile, missing, still leads to the container credentials.
   unsetenv("AWS_PROFILE");
   auto implicit = ConfigFromEnvironment();
