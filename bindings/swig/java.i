@@ -7,7 +7,8 @@
  * ai.smd (bindings/java/src/main/java/ai/smd), which own the proxies made here.
  * Conventions of the generated layer:
  *   - a returned smd_error * becomes a thrown ai.smd.SmdException (or its subclass for the code),
- *     made by SmdException.fromNative(code, utf8 message bytes); the method returns void;
+ *     made by SmdException.fromNative(code, utf8 message bytes), after the converted arguments
+ *     are freed; the method returns void;
  *   - out-parameters become one-element holder arrays passed in from Java (long[] for a handle,
  *     boolean[] / long[] / double[] / int[] for scalars, String[][] for string arrays, long[][]
  *     for number arrays), filled on success;
@@ -367,13 +368,15 @@ typedef smd_java_strs smd_lang_strs;
 /* ---- JNIEnv for the helpers below. */
 %typemap(in, numinputs=0) JNIEnv *jenv_ "$1 = jenv;"
 
-/* ---- Errors: void methods that throw. */
+/* ---- Errors: void methods that throw. Every return before the end of a wrapper (an error from
+ * smd, or an argument refused) first runs $cleanup, the freearg code of every argument, as Python's
+ * SWIG_fail does: the temporaries all start empty, so arguments not converted yet free nothing. */
 %typemap(jni) smd_error * "void"
 %typemap(jtype) smd_error * "void"
 %typemap(jstype) smd_error * "void"
 %typemap(javaout, throws="SmdException") smd_error * { $jnicall; }
 %typemap(out, throws="SmdException") smd_error * %{
-  if ($1) { smd_java_throw(jenv, $1); return $null; }
+  if ($1) { smd_java_throw(jenv, $1); $cleanup return $null; }
 %}
 
 /* ---- Strings in and out as real UTF-8. */
@@ -381,7 +384,10 @@ typedef smd_java_strs smd_lang_strs;
   $1 = NULL;
   if ($input) {
     $1 = smd_java_utf8(jenv, $input, buf, sizeof buf, &heap, "$1_name");
-    if (!$1) { if (!(*jenv)->ExceptionCheck(jenv)) smd_java_throw_iae(jenv, "cannot convert a string"); return $null; }
+    if (!$1) {
+      if (!(*jenv)->ExceptionCheck(jenv)) smd_java_throw_iae(jenv, "cannot convert a string");
+      $cleanup return $null;
+    }
   }
 %}
 %typemap(freearg) const char * %{ if (heap$argnum) free($1); %}
@@ -397,11 +403,11 @@ typedef smd_java_strs smd_lang_strs;
   $1 = NULL;
   if ($input) {
     jsize n = (*jenv)->GetArrayLength(jenv, $input);
-    if (n < 1) { smd_java_throw_iae(jenv, "name bytes must end with a NUL"); return $null; }
+    if (n < 1) { smd_java_throw_iae(jenv, "name bytes must end with a NUL"); $cleanup return $null; }
     char *p = buf;
     if ((size_t)n > sizeof buf) {
       heap = (char *)malloc((size_t)n);
-      if (!heap) { smd_java_throw_iae(jenv, "out of memory"); return $null; }
+      if (!heap) { smd_java_throw_iae(jenv, "out of memory"); $cleanup return $null; }
       p = heap;
     }
     (*jenv)->GetByteArrayRegion(jenv, $input, 0, n, (jbyte *)p);
@@ -428,10 +434,10 @@ typedef smd_java_strs smd_lang_strs;
 %define SMD_JAVA_HOLDER_ENUM(SIG) SMD_JAVA_HOLDER(SIG, jintArray, int[]) %enddef
 
 %define SMD_OUT_NUMINPUTS 1 %enddef
-%define SMD_OUT_HOLDER(K) if (!smd_java_holder_ok(jenv, $input, K)) return $null; %enddef
+%define SMD_OUT_HOLDER(K) if (!smd_java_holder_ok(jenv, $input, K)) { $cleanup return $null; } %enddef
 %define SMD_OUT_TYPES_HANDLE(SIG) SMD_JAVA_HOLDER(SIG, jlongArray, long[]) %enddef
 %define SMD_OUT_TYPES_SCALAR(SIG, KIND) SMD_JAVA_HOLDER_##KIND(SIG) %enddef
-%define SMD_FAIL return $null %enddef
+%define SMD_FAIL { $cleanup return $null; } %enddef
 %define SMD_OUT_RETURN(OBJ) { jobject o_ = (jobject)(OBJ); if (o_) smd_java_hold(jenv, $input, 0, o_); } %enddef
 %define SMD_OUT_RETURN2(A, B)
   {
@@ -488,7 +494,7 @@ SMD_OUT_SCALAR(int64_t, out_payload, INT64)
   $1 = NULL; $2 = 0;
   if ($input) {
     $1 = (*jenv)->GetDirectBufferAddress(jenv, $input);
-    if (!$1) { smd_java_throw_iae(jenv, "tensor data must be a direct ByteBuffer"); return $null; }
+    if (!$1) { smd_java_throw_iae(jenv, "tensor data must be a direct ByteBuffer"); $cleanup return $null; }
     $2 = (size_t)(*jenv)->GetDirectBufferCapacity(jenv, $input);
   }
 %}

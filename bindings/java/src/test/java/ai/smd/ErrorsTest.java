@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.*;
 import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -130,6 +131,69 @@ class ErrorsTest {
       assertThrows(NullPointerException.class, () -> h.collection(null));
       assertThrows(SmdException.class, () -> h.collection(""));
       assertThrows(NullPointerException.class, () -> h.isDue(null));
+    }
+  }
+
+  /**
+   * A call that fails (an SmdException from smd, or an argument refused after others were
+   * converted) frees the arguments converted for it: names longer than the stack buffer, long
+   * step arrays, collection names. Each loop leaked 80 MB or more (in a child JVM whose Java
+   * heap cannot grow).
+   */
+  @Test
+  void failingCallsFreeTheirConvertedArguments() throws Exception {
+    ChildJvm.assumeProcStatus();
+    Path out = HookTrialTest.writeTrial(tmp);
+    String output = ChildJvm.run(tmp.resolve("failing.log"), ChildJvm.FIXED_HEAP, FailingCalls.class,
+        out.toString(), tmp.resolve("failing").toString());
+    assertEquals(3, ChildJvm.checkGrowths(output, 40), output);
+  }
+
+  /** Fails each kind of call many times over the trial args[0] and a hook of args[1]. */
+  public static final class FailingCalls {
+    public static void main(String[] args) throws Exception {
+      String longName = "x".repeat(1000); // 3,001 bytes converted on the heap
+      long[] manySteps = new long[1000];  // 8,000 bytes copied on the heap
+      for (int i = 0; i < manySteps.length; ++i) manySteps[i] = 1000 + i;
+      try (Trial t = Trial.open(args[0]); Hook h = Hook.create(args[1])) {
+        h.beginStep();
+        List<String> strings = List.of("a");
+        loop("100000 tensor(1,000-character name): TensorUnavailable", 100_000, () -> {
+          try {
+            t.tensor(longName);
+          } catch (TensorUnavailable e) {
+            return;
+          }
+          throw new AssertionError("no TensorUnavailable");
+        });
+        loop("10000 waitForSteps(1,000 steps): NoMoreData", 10_000, () -> {
+          try {
+            t.waitForSteps(manySteps, Mode.GLOBAL, 0);
+          } catch (NoMoreData e) {
+            return;
+          }
+          throw new AssertionError("no NoMoreData");
+        });
+        loop("30000 saveStrings(1,000-character name, then a refused collection name)", 30_000, () -> {
+          try {
+            h.saveStrings(longName, strings, "c\u0000d");
+          } catch (IllegalArgumentException e) {
+            return;
+          }
+          throw new AssertionError("no IllegalArgumentException");
+        });
+      }
+    }
+
+    interface Call {
+      void run() throws Exception;
+    }
+
+    private static void loop(String what, int times, Call call) throws Exception {
+      for (int i = 0; i < times / 10; ++i) call.run(); // warm up
+      long before = ChildJvm.rssKb();
+      for (int i = 0; i < times; ++i) call.run();
+      System.out.println("grew " + (ChildJvm.rssKb() - before) + " " + what);
     }
   }
 
