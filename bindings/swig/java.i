@@ -593,8 +593,12 @@ static smd_error *smd_java_save_reductions(JNIEnv *jenv_, smd_hook *hook, const 
     if (!counts) return NULL; /* OutOfMemoryError pending */
     hist.counts = (const uint64_t *)counts;
   }
-  smd_java_strs strs = {NULL, 0};
-  if (!smd_java_strs_get(jenv, names, &strs, "a reduction name is null", "a reduction name")) { smd_java_strs_free(&strs); return NULL; }
+  smd_java_strs strs = {NULL, NULL, 0};
+  if (!smd_java_strs_get(jenv, names, &strs, "a reduction name is null", "a reduction name")) {
+    if (counts) (*jenv)->ReleaseLongArrayElements(jenv, (jlongArray)hist_counts, counts, JNI_ABORT);
+    smd_java_strs_free(&strs);
+    return NULL;
+  }
   smd_reduction_value *vals = (smd_reduction_value *)calloc((size_t)(n > 0 ? n : 1), sizeof *vals);
   jboolean *a = vals ? (*jenv)->GetBooleanArrayElements(jenv, abs, NULL) : NULL;
   jdouble *v = a ? (*jenv)->GetDoubleArrayElements(jenv, values, NULL) : NULL;
