@@ -1,5 +1,6 @@
 package ai.smd;
 
+import java.lang.ref.Reference;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -26,6 +27,11 @@ public final class Rule extends NativeObject<smd_rule> implements AutoCloseable 
     this.bridge = bridge;
   }
 
+  /**
+   * The other trials' pointers. Only raw pointers cross, so the caller keeps {@code others}
+   * reachable ({@link Reference#reachabilityFence}) until the native call has taken its own
+   * references: otherwise the Cleaner may free a trial in between.
+   */
   private static long[] ptrs(Trial[] others) {
     long[] r = new long[others == null ? 0 : others.length];
     for (int i = 0; i < r.length; ++i) {
@@ -54,7 +60,11 @@ public final class Rule extends NativeObject<smd_rule> implements AutoCloseable 
       ++i;
     }
     long[] out = new long[1];
-    SmdNative.smd_java_rule_create_builtin(name, base.p(), ptrs(others), keys, values, out);
+    try {
+      SmdNative.smd_java_rule_create_builtin(name, base.p(), ptrs(others), keys, values, out);
+    } finally {
+      Reference.reachabilityFence(others);
+    }
     return new Rule(out[0], 0, null);
   }
 
@@ -66,7 +76,12 @@ public final class Rule extends NativeObject<smd_rule> implements AutoCloseable 
     RuleBridge bridge = new RuleBridge(rule);
     long[] out = new long[1];
     long[] payload = new long[1];
-    SmdNative.smd_java_rule_create(name, base.p(), ptrs(others), bridge, rule.declaresRequiredTensors(), out, payload);
+    try {
+      SmdNative.smd_java_rule_create(name, base.p(), ptrs(others), bridge, rule.declaresRequiredTensors(), out,
+          payload);
+    } finally {
+      Reference.reachabilityFence(others);
+    }
     return new Rule(out[0], payload[0], bridge);
   }
 
@@ -143,7 +158,7 @@ public final class Rule extends NativeObject<smd_rule> implements AutoCloseable 
       throw e;
     } finally {
       for (Rule r : entered) r.leave();
-      java.lang.ref.Reference.reachabilityFence(keep);
+      Reference.reachabilityFence(keep);
     }
   }
 

@@ -2,6 +2,7 @@ package ai.smd;
 
 import static org.junit.jupiter.api.Assertions.*;
 
+import java.lang.ref.WeakReference;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -332,5 +333,66 @@ class RulesTest {
     InvokeOptions closed = new InvokeOptions();
     closed.close();
     assertThrows(IllegalStateException.class, () -> closed.onFinding((r, f) -> true));
+  }
+
+  /**
+   * The other trials of a rule reach smd as raw pointers: a Trial only the varargs array holds
+   * must stay reachable until the rule has its own reference, or the Cleaner may free it in
+   * between (a JVM crash). A child JVM whose Rule.custom is compiled (its arguments' liveness is
+   * then exact) collects garbage from inside that window: CustomRule.declaresRequiredTensors() is
+   * called after the trials became pointers and before the rule is made.
+   */
+  @Test
+  void otherTrialsStayReachableWhileTheRuleIsMade() throws Exception {
+    Path out = writeRun(tmp);
+    String output = ChildJvm.run(tmp.resolve("reachable.log"), List.of("-Xbatch"), CollectsWhileMakingRules.class,
+        out.toString());
+    assertTrue(output.contains("the other trial stayed reachable"), output);
+  }
+
+  /** Makes rules over the trial args[0] with another trial, collecting garbage while they are made. */
+  public static final class CollectsWhileMakingRules {
+    private static WeakReference<Trial> other;
+    private static boolean collected;
+
+    private static Trial openOther(String dir) throws SmdException {
+      Trial t = Trial.open(dir);
+      other = new WeakReference<>(t);
+      return t;
+    }
+
+    /** The other trial is reachable only through the varargs array of Rule.custom. */
+    private static Rule make(Trial base, CustomRule rule, String dir) throws SmdException {
+      return Rule.custom("R", base, rule, openOther(dir));
+    }
+
+    public static void main(String[] args) throws Exception {
+      String dir = args[0];
+      try (Trial base = Trial.open(dir)) {
+        CustomRule plain = (ctx, step) -> false;
+        for (int i = 0; i < 12_000; ++i) make(base, plain, dir).close(); // compiled by now (-Xbatch)
+        CustomRule collecting = new CustomRule() {
+          @Override
+          public boolean evaluate(RuleContext ctx, long step) {
+            return false;
+          }
+
+          @Override
+          public boolean declaresRequiredTensors() {
+            for (int i = 0; i < 20 && !collected; ++i) {
+              System.gc();
+              collected = other.get() == null;
+            }
+            return false;
+          }
+        };
+        for (int i = 0; i < 5 && !collected; ++i) make(base, collecting, dir).close();
+        if (collected) {
+          System.out.println("the other trial was collected while the rule was made");
+          System.exit(1);
+        }
+        System.out.println("the other trial stayed reachable");
+      }
+    }
   }
 }
