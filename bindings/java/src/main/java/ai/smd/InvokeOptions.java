@@ -1,6 +1,10 @@
 package ai.smd;
 
-/** Options of {@link Rule#invoke}. Every setter returns this. Not thread-safe. */
+/**
+ * Options of {@link Rule#invoke}. Every setter returns this. Not thread-safe. The options cannot be
+ * closed while an invocation uses them (from one of their listeners, say): {@link #close()} then
+ * throws {@link IllegalStateException}.
+ */
 public final class InvokeOptions extends NativeObject<smd_rule_invoke_options> implements AutoCloseable {
   /** Called for each finding of a met condition, on the invoking thread. */
   @FunctionalInterface
@@ -22,6 +26,8 @@ public final class InvokeOptions extends NativeObject<smd_rule_invoke_options> i
   final InvokeCallbacks callbacks = new InvokeCallbacks();
   /** The native global reference to {@link #callbacks}, released with the options. */
   private final long[] payload;
+  /** Invocations in progress: the options cannot be freed under them (e.g. from a listener). */
+  private int invoking;
 
   /** Defaults: findings collected, wait as long as a running job takes, every step evaluated. */
   public InvokeOptions() throws SmdException {
@@ -107,8 +113,24 @@ public final class InvokeOptions extends NativeObject<smd_rule_invoke_options> i
     return this;
   }
 
+  /** The proxy for an invocation, counted until {@link #leave()}. */
+  synchronized smd_rule_invoke_options enter() {
+    smd_rule_invoke_options o = p();
+    ++invoking;
+    return o;
+  }
+
+  synchronized void leave() {
+    --invoking;
+  }
+
+  /**
+   * Frees the options. Throws {@link IllegalStateException} while an invocation uses them (a
+   * listener closing its own options): close them once {@link Rule#invoke} has returned.
+   */
   @Override
-  public void close() {
+  public synchronized void close() {
+    if (invoking > 0) throw new IllegalStateException("InvokeOptions are used by an invocation; close them afterwards");
     release();
   }
 }

@@ -100,17 +100,21 @@ public final class Rule extends NativeObject<smd_rule> implements AutoCloseable 
    */
   public void invoke(long startStep, long endStep, boolean raiseEvalCond, InvokeOptions options)
       throws SmdException {
-    smd_rule_invoke_options o = options == null ? null : options.p();
     if (bridge != null) bridge.thrown = null;
-    if (options != null) options.callbacks.thrown = null;
     smd_rule r = enter();
+    smd_rule_invoke_options o = null;
     try {
+      if (options != null) {
+        o = options.enter();
+        options.callbacks.thrown = null;
+      }
       SmdNative.smd_rule_invoke(r, startStep, endStep, raiseEvalCond, o);
     } catch (SmdException e) {
       attachCause(e, this);
       attachCause(e, options);
       throw e;
     } finally {
+      if (o != null) options.leave();
       leave();
     }
   }
@@ -140,6 +144,7 @@ public final class Rule extends NativeObject<smd_rule> implements AutoCloseable 
     long[] ps = new long[rules.size()];
     List<smd_rule> keep = new ArrayList<>();
     List<Rule> entered = new ArrayList<>();
+    smd_rule_invoke_options o = null;
     try {
       for (int i = 0; i < ps.length; ++i) {
         Rule r = rules.get(i);
@@ -150,13 +155,17 @@ public final class Rule extends NativeObject<smd_rule> implements AutoCloseable 
         ps[i] = smd_rule.getCPtr(p);
         if (r.bridge != null) r.bridge.thrown = null;
       }
-      if (options != null) options.callbacks.thrown = null;
-      SmdNative.smd_java_rule_invoke_many(ps, startStep, endStep, raiseEvalCond, options == null ? null : options.p());
+      if (options != null) {
+        o = options.enter();
+        options.callbacks.thrown = null;
+      }
+      SmdNative.smd_java_rule_invoke_many(ps, startStep, endStep, raiseEvalCond, o);
     } catch (SmdException e) {
       for (Rule r : rules) attachCause(e, r);
       attachCause(e, options);
       throw e;
     } finally {
+      if (o != null) options.leave();
       for (Rule r : entered) r.leave();
       Reference.reachabilityFence(keep);
     }

@@ -336,6 +336,42 @@ class RulesTest {
   }
 
   /**
+   * Options closed by their own listener during the invocation would be freed while smd uses them
+   * (a JVM fatal error): close() is refused until the invocation returns, for invoke and invokeAll.
+   */
+  @Test
+  void invokeOptionsCannotBeClosedDuringTheirInvocation() throws Exception {
+    Path out = writeRun(tmp);
+    try (Trial t = Trial.open(out.toString()); Rule r = Rule.custom("R", t, (ctx, step) -> false)) {
+      InvokeOptions[] o = new InvokeOptions[1];
+      List<Throwable> refused = new ArrayList<>();
+      o[0] = new InvokeOptions().waitTimeoutMs(0).onProgress((rule, step, outcome) -> {
+        if (step == 1) {
+          try {
+            o[0].close();
+          } catch (IllegalStateException e) {
+            refused.add(e);
+          }
+          System.gc();
+        }
+        return true;
+      });
+      r.invoke(0, -1, false, o[0]);
+      assertEquals(1, refused.size());
+      assertFalse(o[0].isClosed());
+      assertEquals(10, r.stepsEvaluated());
+      Rule.invokeAll(List.of(r), 0, -1, false, o[0]);
+      assertEquals(2, refused.size());
+      assertEquals(20, r.stepsEvaluated()); // counted over both invocations
+      o[0].close(); // once no invocation uses them
+      assertTrue(o[0].isClosed());
+      assertThrows(IllegalStateException.class, () -> r.invoke(0, -1, false, o[0]));
+      assertThrows(IllegalStateException.class, () -> Rule.invokeAll(List.of(r), 0, -1, false, o[0]));
+      r.invoke(0, -1, false, null); // the rule was left usable
+    }
+  }
+
+  /**
    * The other trials of a rule reach smd as raw pointers: a Trial only the varargs array holds
    * must stay reachable until the rule has its own reference, or the Cleaner may free it in
    * between (a JVM crash). A child JVM whose Rule.custom is compiled (its arguments' liveness is
