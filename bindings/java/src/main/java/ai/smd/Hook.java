@@ -12,7 +12,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * configurations whether anything is due, copies what is (the binding itself copies nothing:
  * arrays are pinned and direct buffers passed by address for the duration of the call), and a
  * writer thread encodes and writes it. {@link #close()} drains everything, writes the collections
- * file and training_job_end.ts, and throws the first error met anywhere on the way.
+ * file and training_job_end.ts, and throws the first error met anywhere on the way. A hook still
+ * open when the JVM exits is closed then (a shutdown hook; an error it meets is printed on stderr).
  *
  * <p>Thread-safe: every method may be called from any thread; calls are serialized internally.
  */
@@ -24,6 +25,7 @@ public final class Hook extends NativeObject<smd_hook> implements AutoCloseable 
 
   private Hook(long ptr) {
     super(new smd_hook(ptr, false), ptr, SmdNativeJNI::delete_smd_hook);
+    ExitCloser.register(this);
   }
 
   /** A hook writing to {@code outDir} (a folder or s3://bucket/prefix) with default options. */
@@ -392,6 +394,7 @@ public final class Hook extends NativeObject<smd_hook> implements AutoCloseable 
       h = p();
       markClosed();
     }
+    ExitCloser.deregister(this);
     SmdNative.smd_hook_close(h);
   }
 }

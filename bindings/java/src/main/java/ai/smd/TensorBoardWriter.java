@@ -5,11 +5,13 @@ import java.nio.ByteBuffer;
 /**
  * Writes TensorBoard logs (scalars and histograms) the way smdebug exports them:
  * {@code <dir>/<MODE>/<step>_<pid>_<host>.tfevents}. Write each mode's steps in ascending order.
- * One thread at a time.
+ * One thread at a time. A writer still open when the JVM exits is closed then (a shutdown hook; an
+ * error it meets is printed on stderr).
  */
 public final class TensorBoardWriter extends NativeObject<smd_tensorboard_writer> implements AutoCloseable {
   private TensorBoardWriter(long ptr) {
     super(new smd_tensorboard_writer(ptr, false), ptr, SmdNativeJNI::delete_smd_tensorboard_writer);
+    ExitCloser.register(this);
   }
 
   /**
@@ -80,6 +82,7 @@ public final class TensorBoardWriter extends NativeObject<smd_tensorboard_writer
   @Override
   public void close() throws SmdException {
     if (isClosed()) return;
+    ExitCloser.deregister(this);
     try {
       SmdNative.smd_tensorboard_writer_close(p());
     } finally {

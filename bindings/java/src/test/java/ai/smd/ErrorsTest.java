@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -194,6 +195,41 @@ class ErrorsTest {
       long before = ChildJvm.rssKb();
       for (int i = 0; i < times; ++i) call.run();
       System.out.println("grew " + (ChildJvm.rssKb() - before) + " " + what);
+    }
+  }
+
+  /**
+   * A Hook and a TensorBoardWriter a program forgets to close are closed when the JVM exits: the
+   * last step and training_job_end.ts are written, and every TensorBoard file is completed.
+   */
+  @Test
+  void forgottenHookAndWriterAreClosedAtExit() throws Exception {
+    Path run = tmp.resolve("exit-run");
+    Path tb = tmp.resolve("exit-tb");
+    String output = ChildJvm.run(tmp.resolve("exit.log"), List.of(), ForgetsItsHandles.class, run.toString(),
+        tb.toString());
+    assertFalse(output.contains("smd:"), output); // nothing failed at exit
+    try (Trial t = Trial.open(run.toString())) {
+      assertArrayEquals(new long[] {0, 1, 2}, t.steps(), output);
+      assertTrue(t.hasEnded(), "no training_job_end.ts: " + output);
+    }
+    try (Stream<Path> files = Files.walk(tb)) {
+      List<Path> events = files.filter(f -> f.toString().endsWith(".tfevents")).toList();
+      assertEquals(3, events.size(), events.toString());
+      for (Path f : events) assertTrue(Files.size(f) > 0, f + " is empty");
+    }
+  }
+
+  /** Saves 3 steps to args[0] and 3 TensorBoard scalars to args[1], and exits closing neither. */
+  public static final class ForgetsItsHandles {
+    public static void main(String[] args) throws Exception {
+      Hook h = Hook.create(args[0]);
+      TensorBoardWriter w = TensorBoardWriter.create(args[1]);
+      for (int s = 0; s < 3; ++s) {
+        h.beginStep();
+        h.saveScalar("loss", 1.0 / (s + 1));
+        w.addScalar(s, Mode.TRAIN, 0, "loss", 1.0 / (s + 1));
+      }
     }
   }
 
