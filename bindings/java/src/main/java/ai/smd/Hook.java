@@ -141,12 +141,17 @@ public final class Hook extends NativeObject<smd_hook> implements AutoCloseable 
     return b;
   }
 
+  /** The shape's element count; IllegalArgumentException for a negative dimension or an overflow. */
   private static long elements(long[] shape) {
     requireNonNull(shape, "shape");
-    long n = 1;
     for (long d : shape) {
       if (d < 0) throw new IllegalArgumentException("negative dimension in shape " + Arrays.toString(shape));
-      n = Math.multiplyExact(n, d);
+    }
+    long n = 1;
+    try {
+      for (long d : shape) n = Math.multiplyExact(n, d);
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException("shape " + Arrays.toString(shape) + " has more elements than a long holds", e);
     }
     return n;
   }
@@ -178,9 +183,16 @@ public final class Hook extends NativeObject<smd_hook> implements AutoCloseable 
     if (dtype == DType.STRING) throw new IllegalArgumentException("strings are saved with saveStrings");
     int pos = data.position();
     int len = data.remaining();
-    if (len % dtype.size() != 0 || elements(shape) * dtype.size() != len) {
+    long need;
+    try {
+      need = Math.multiplyExact(elements(shape), (long) dtype.size());
+    } catch (ArithmeticException e) {
+      throw new IllegalArgumentException("shape " + Arrays.toString(shape) + " of " + dtype
+          + " has more bytes than a long holds", e);
+    }
+    if (need != len) {
       throw new IllegalArgumentException("shape " + Arrays.toString(shape) + " of " + dtype + " needs "
-          + elements(shape) * dtype.size() + " bytes but the buffer has " + len + " remaining");
+          + need + " bytes but the buffer has " + len + " remaining");
     }
     SmdNative.smd_java_save_buffer(p(), nameBytes(name), dtype.value, shape, data, pos, len, colls(collections));
   }

@@ -135,6 +135,25 @@ class ErrorsTest {
     }
   }
 
+  /** A shape whose element or byte count overflows a long is an IllegalArgumentException naming it. */
+  @Test
+  void overflowingShapesAreIllegalArguments() throws Exception {
+    try (Hook h = Hook.create(tmp.resolve("overflow").toString())) {
+      h.beginStep();
+      ByteBuffer b = ByteBuffer.allocateDirect(8);
+      IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+          () -> h.saveTensor("x", DType.FLOAT32, new long[] {Long.MAX_VALUE, 2}, b));
+      assertTrue(e.getMessage().contains("[9223372036854775807, 2]"), e.getMessage());
+      e = assertThrows(IllegalArgumentException.class,
+          () -> h.saveTensor("x", DType.FLOAT64, new long[] {1L << 61}, b), "elements fit, bytes do not");
+      assertTrue(e.getMessage().contains("[2305843009213693952]"), e.getMessage());
+      e = assertThrows(IllegalArgumentException.class,
+          () -> h.saveTensor("x", new long[] {1L << 32, 1L << 32}, new float[] {1}));
+      assertTrue(e.getMessage().contains("[4294967296, 4294967296]"), e.getMessage());
+      h.saveTensor("x", DType.FLOAT32, new long[] {2}, b); // the buffer itself is fine
+    }
+  }
+
   /**
    * A call that fails (an SmdException from smd, or an argument refused after others were
    * converted) frees the arguments converted for it: names longer than the stack buffer, long
