@@ -5,6 +5,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.SortedMap;
 import java.util.TreeMap;
 
@@ -25,6 +26,18 @@ public final class Tensor extends NativeObject<smd_tensor> implements AutoClosea
 
   public String name() {
     return SmdNative.smd_tensor_name(p());
+  }
+
+  /**
+   * smdebug's {@code Tensor.original_name}: the "originalname" of the last shape entry loaded for
+   * the tensor (smdebug's TensorFlow hooks write the variable's own name there, such as
+   * "dense/kernel:0"; the name itself when the entry has none); empty when its shape was not
+   * saved (save_shape).
+   */
+  public Optional<String> originalName() throws SmdException {
+    String[] out = new String[1];
+    SmdNative.smd_tensor_original_name(p(), out);
+    return Optional.ofNullable(out[0]);
   }
 
   /** The global steps at which anything of this tensor was saved. */

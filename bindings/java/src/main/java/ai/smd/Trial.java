@@ -95,6 +95,16 @@ public final class Trial extends NativeObject<smd_trial> implements AutoCloseabl
   }
 
   /**
+   * Whether the trial has seen the end of the job and loaded every step written before it, so that
+   * no step can appear any more (smdebug's {@code trial.loaded_all_steps}): set by the first
+   * refresh (the one {@code open} makes included) that found {@code training_job_end.ts} before
+   * listing and could read every index file. It checks nothing itself.
+   */
+  public boolean loadedAllSteps() {
+    return SmdNative.smd_trial_loaded_all_steps(p());
+  }
+
+  /**
    * The last global step that every worker has written (-1 before any), as smdebug's
    * {@code trial.last_complete_step}.
    */

@@ -202,8 +202,10 @@ class HookTrialTest {
       assertEquals(3, t.numWorkers());
       assertEquals(3, t.lastCompleteStep());
       assertEquals(Optional.of("index/000000000/000000000003_worker_2.json"), t.indexCursor());
+      assertFalse(t.loadedAllSteps()); // running
     }
     try (Trial t = Trial.open(fixtures.resolve("modes_reentry").toString())) {
+      assertTrue(t.loadedAllSteps()); // ended before it was opened
       assertEquals(9, t.lastCompleteStep());
       assertEquals(Optional.of("index/000000000/000000000009_worker_0.json"), t.indexCursor());
     }
@@ -224,6 +226,20 @@ class HookTrialTest {
     t.close();
     assertThrows(IllegalStateException.class, t::lastCompleteStep);
     assertThrows(IllegalStateException.class, t::indexCursor);
+  }
+
+  /** smdebug's Tensor.original_name: the shape entries' "originalname"; none without a shape. */
+  @Test
+  void tensorOriginalName() throws Exception {
+    Path fixtures = Path.of("..", "..", "tests", "data", "trials").toAbsolutePath();
+    try (Trial t = Trial.open(fixtures.resolve("shapes").toString());
+         Tensor sh = t.tensor("sh_4d")) {
+      assertEquals(Optional.of("sh_4d"), sh.originalName());
+    }
+    try (Trial t = Trial.open(fixtures.resolve("modes_reentry").toString());
+         Tensor loss = t.tensor("loss")) {
+      assertEquals(Optional.empty(), loss.originalName());
+    }
   }
 
   /** keepColonIndex: the reductions of dense/kernel:0 belong to that name, or else to dense/kernel. */
