@@ -1,9 +1,9 @@
 //! Writing trials: save and reduction configurations, hook options, the hook and its collections.
 use crate::error::{check, Error, Result};
 use crate::types::{DType, Element, Mode};
-use crate::util::{borrowed_str, cstring, strarray, with_cstr, CStrList};
+use crate::util::{borrowed_str, cstring, owned_string, strarray, with_cstr, CStrList};
 use smd_sys as sys;
-use std::ffi::{c_char, CStr};
+use std::ffi::c_char;
 use std::path::Path;
 use std::ptr;
 
@@ -132,11 +132,7 @@ impl ReductionConfig {
 
     /// smdebug's serialized form ("min,l2_norm,abs_mean").
     pub fn to_config_string(&self) -> Result<String> {
-        let mut out: *mut c_char = ptr::null_mut();
-        check(unsafe { sys::smd_reduction_config_to_string(self.raw, &mut out) })?;
-        let s = unsafe { CStr::from_ptr(out) }.to_string_lossy().into_owned();
-        unsafe { sys::smd_free(out.cast()) };
-        Ok(s)
+        Ok(owned_string(|out| unsafe { sys::smd_reduction_config_to_string(self.raw, out) })?.unwrap_or_default())
     }
 
     /// A copy.

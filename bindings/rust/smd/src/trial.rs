@@ -2,9 +2,9 @@
 use crate::error::{check, Error, ErrorKind, Result};
 use crate::hook::{create, owned_handle, path_str};
 use crate::types::{DType, Element, Mode};
-use crate::util::{borrowed_str, cstring, opt_cstring, opt_ptr, strarray, take_array};
+use crate::util::{borrowed_str, cstring, opt_cstring, opt_ptr, owned_string, strarray, take_array};
 use smd_sys as sys;
-use std::ffi::{c_char, CStr};
+use std::ffi::c_char;
 use std::marker::PhantomData;
 use std::path::Path;
 use std::ptr;
@@ -204,14 +204,7 @@ impl Trial {
     /// ("index/000000000/000000000070_worker_0.json"); None before any step is complete.
     /// smdebug's `trial.last_index_token` is this joined to the trial's path.
     pub fn index_cursor(&self) -> Result<Option<String>> {
-        let mut out: *mut c_char = ptr::null_mut();
-        check(unsafe { sys::smd_trial_index_cursor(self.raw, &mut out) })?;
-        if out.is_null() {
-            return Ok(None);
-        }
-        let s = unsafe { CStr::from_ptr(out) }.to_string_lossy().into_owned();
-        unsafe { sys::smd_free(out.cast()) };
-        Ok(Some(s))
+        owned_string(|out| unsafe { sys::smd_trial_index_cursor(self.raw, out) })
     }
 
     /// The steps of `mode` (global steps for `Mode::Global`), ascending.
@@ -431,14 +424,7 @@ impl Tensor {
     /// "dense/kernel:0"; the name itself when the entry has none); None when its shape was not
     /// saved (`save_shape`).
     pub fn original_name(&self) -> Result<Option<String>> {
-        let mut out: *mut c_char = ptr::null_mut();
-        check(unsafe { sys::smd_tensor_original_name(self.raw, &mut out) })?;
-        if out.is_null() {
-            return Ok(None);
-        }
-        let s = unsafe { CStr::from_ptr(out) }.to_string_lossy().into_owned();
-        unsafe { sys::smd_free(out.cast()) };
-        Ok(Some(s))
+        owned_string(|out| unsafe { sys::smd_tensor_original_name(self.raw, out) })
     }
 
     /// The steps at which anything of this tensor was saved.

@@ -90,6 +90,19 @@ pub(crate) fn take_strarray(arr: &mut sys::smd_strarray) -> Vec<String> {
     out
 }
 
+/// Calls a C function giving a caller-owned string (freed with `smd_free`) or NULL, and copies it.
+pub(crate) fn owned_string(f: impl FnOnce(*mut *mut c_char) -> *mut sys::smd_error) -> Result<Option<String>> {
+    let mut out: *mut c_char = std::ptr::null_mut();
+    check(f(&mut out))?;
+    if out.is_null() {
+        return Ok(None);
+    }
+    // SAFETY: smd returned a NUL-terminated string, ours to free.
+    let s = unsafe { CStr::from_ptr(out) }.to_string_lossy().into_owned();
+    unsafe { sys::smd_free(out.cast()) };
+    Ok(Some(s))
+}
+
 /// Copies and frees a caller-owned array of `n` numbers (freed with `smd_free`).
 pub(crate) fn take_array<T: Copy>(ptr: *mut T, n: usize) -> Vec<T> {
     if ptr.is_null() {
