@@ -278,6 +278,24 @@ def test_cat_errors_and_exit_codes(smd_bin, tmp_path):
     ev.write_bytes(bytes(data))
     rc, out, err = run_smd(smd_bin, "cat", tmp_path / "t2", "fc.weight", "--step", "9")
     assert rc == 1 and "SMD_E_CORRUPT" in err and "000000000009_worker_0.tfevents" in err
+    # An empty PATH is bad usage, as in smd ls.
+    assert run_smd(smd_bin, "cat", "", "loss")[0] == 2
+    assert run_smd(smd_bin, "ls", "")[0] == 2
     rc, out, _ = run_smd(smd_bin, "cat", "--help")
     assert rc == 0 and out.startswith("usage: smd cat PATH TENSOR")
     assert "bfloat16" in out
+
+
+def test_cat_says_the_files_the_trial_skipped(smd_bin, tmp_path):
+    """An index file the trial skipped (malformed) is a warning, as smd ls and smd dump say it,
+    and exit status 5: the last step, or the step asked for, may be in it (smd cat showed an older
+    step as the last one, exit 0, and said a step it skipped was not saved)."""
+    shutil.copytree(FIXTURES / "modes_reentry", tmp_path / "t")
+    (tmp_path / "t" / "index" / "000000000" / "000000000009_worker_0.json").write_text("{not json")
+    rc, out, err = run_smd(smd_bin, "cat", tmp_path / "t", "fc.weight")
+    assert rc == 5, err
+    assert "smd cat: warning: skipped index file" in err and "000000000009_worker_0.json" in err
+    # the last step it could read: 8 (step 9's index file is the one skipped)
+    assert out.split("\n", 1)[0] == "fc.weight  step 8 (PREDICT step 1)  worker_0  float32 [2, 3]"
+    rc, out, err = run_smd(smd_bin, "cat", tmp_path / "t", "fc.weight", "--step", "9")
+    assert rc == 7 and "skipped files" in err, err

@@ -241,6 +241,49 @@ def test_export_usage_errors(smd_bin, tmp_path):
     assert r.returncode == 2
 
 
+def test_export_of_nothing_an_unknown_worker_and_a_complex_scalar(smd_scenario_bin, smd_bin, tmp_path):
+    """Nothing to export: an empty OUT and exit 0 (it failed, exit 4, on the staging folder that
+    the writer never made). An unknown --worker: exit 7 naming the trial's workers (it exported
+    nothing, silently). A one-element complex value in a scalar collection: its real part, as the
+    hook's own export writes it (the export skipped it)."""
+    s = base().option("save_config", "all", 1, 0, "-", "-").option("include_collection", "weights")
+    s.option("reduction_config", "max", 0, 1).create().add("mode", "TRAIN")
+    s.add("step").tensor("fc.weight", np.arange(6, dtype=np.float32))
+    s.add("close")
+    path = tmp_path / "s.script"
+    path.write_text(s.text(tmp_path / "trial"), encoding="utf-8")
+    run_smd_scenario(smd_scenario_bin, path)
+    r = subprocess.run([str(smd_bin), "export-tensorboard", str(tmp_path / "trial"), str(tmp_path / "tb")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert "0 scalar(s) and 0 histogram(s)" in r.stderr and (tmp_path / "tb").is_dir()
+    assert not list(tmp_path.glob("tb.partial-*"))
+    r = subprocess.run([str(smd_bin), "export-tensorboard", "--worker", "nobody", str(tmp_path / "trial"),
+                        str(tmp_path / "tb2")], capture_output=True, text=True)
+    assert r.returncode == 7 and "Invalid Worker: nobody" in r.stderr and "worker_0" in r.stderr, r.stderr
+
+    c = base().option("save_config", "all", 1, 0, "-", "-").option("export_tensorboard", 1).create()
+    c.add("mode", "TRAIN").add("step").tensor("loss", np.array([3 + 4j], np.complex64))
+    c.add("close")
+    path = tmp_path / "c.script"
+    path.write_text(c.text(tmp_path / "complex"), encoding="utf-8")
+    run_smd_scenario(smd_scenario_bin, path)
+    export_tensorboard(smd_bin, tmp_path / "complex", tmp_path / "tbc")
+    assert load(tmp_path / "tbc")["TRAIN"]["scalars"] == {("loss", 0): [3.0]}
+    assert load(tmp_path / "complex" / "tensorboard")["TRAIN"]["scalars"] == {("loss", 0): [3.0]}
+
+
+def test_export_refuses_a_folder_holding_event_files(exports, smd_bin, tmp_path):
+    """A second export into the same OUT (or into the hook's own tensorboard folder) would put a
+    second set of files beside the first, and TensorBoard would show every point twice."""
+    export_tensorboard(smd_bin, exports["smd"], tmp_path / "tb")
+    first = sorted(p.relative_to(tmp_path) for p in (tmp_path / "tb").rglob("*.tfevents"))
+    r = subprocess.run([str(smd_bin), "export-tensorboard", str(exports["smd"]), str(tmp_path / "tb")],
+                       capture_output=True, text=True)
+    assert r.returncode == 4 and "already holds TensorBoard event files" in r.stderr, r.stderr
+    assert sorted(p.relative_to(tmp_path) for p in (tmp_path / "tb").rglob("*.tfevents")) == first
+
+
 def test_data_provider_reads_scalars_and_histograms(exports):
     """TensorBoard's data provider (what its HTTP API serves) after its data_compat migration."""
     from tensorboard import context

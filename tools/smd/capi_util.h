@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "json.h"
 #include "smd/smd.h"
 
 namespace smdtool {
@@ -83,6 +85,28 @@ struct Fatal {
 // The exit code for an error of the trial as a whole.
 inline int TrialExitCode(const Err& err) {
   return err.code() == SMD_E_MISSING_COLLECTION_FILES ? kExitNoCollections : kExitTrialError;
+}
+
+// The exit status of a failed smd_trial_open: a path refused as such (empty, a malformed s3://
+// URI) is bad usage.
+inline int OpenExitCode(const Err& err) {
+  return err.code() == SMD_E_INVALID_ARGUMENT ? kExitUsage : TrialExitCode(err);
+}
+
+// Prints the trial's warnings (index files skipped, ...) as "<command>: warning: ..." on stderr;
+// how many there were.
+inline size_t PrintTrialWarnings(const smd_trial* trial, const char* command) {
+  smd_strarray warn = {nullptr, 0};
+  if (smd_error* e = smd_trial_warnings(trial, &warn)) {
+    smd_error_free(e);
+    return 0;
+  }
+  for (size_t i = 0; i < warn.count; ++i) {
+    std::fprintf(stderr, "%s: warning: %s\n", command, Printable(warn.strings[i]).c_str());
+  }
+  const size_t n = warn.count;
+  smd_strarray_free(&warn);
+  return n;
 }
 
 [[noreturn]] inline void ThrowFatal(const Err& err, const std::string& what) {

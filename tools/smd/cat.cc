@@ -58,13 +58,31 @@ std::string StepText(smd_trial* trial, int64_t step, smd_mode mode) {
   return s;
 }
 
+int CatValue(const CatArgs& a, const TrialPtr& trial);
+
 int Cat(const CatArgs& a) {
   OptionsPtr opts;
   if (Err e{smd_trial_options_create(&opts.p)}) ThrowFatal(e, "options");
   TrialPtr trial;
   if (Err e{smd_trial_open(a.path.c_str(), opts.p, &trial.p)}) {
-    throw Fatal{TrialExitCode(e), OpenFailure(a.path, e)};
+    throw Fatal{OpenExitCode(e), OpenFailure(a.path, e)};
   }
+  // Index files the trial skipped (malformed) are said, as smd ls and smd dump say them: the
+  // value asked for, or the last step, may be in one.
+  const size_t skipped = PrintTrialWarnings(trial.p, "smd cat");
+  int rc;
+  try {
+    rc = CatValue(a, trial);
+  } catch (Fatal& f) {
+    if (skipped > 0 && f.exit_code == kExitNotFound) {
+      f.message += "\n  (the trial has skipped files: see the warnings above)";
+    }
+    throw;
+  }
+  return rc == kExitOk && skipped > 0 ? kExitPartial : rc;
+}
+
+int CatValue(const CatArgs& a, const TrialPtr& trial) {
   TensorPtr t;
   if (Err e{smd_trial_tensor(trial.p, a.tensor.c_str(), &t.p)}) {
     throw Fatal{ExitFor(e), "no tensor '" + a.tensor + "' in trial '" + a.path +

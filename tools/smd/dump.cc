@@ -287,7 +287,7 @@ void DumpTrial(const std::string& path, int64_t wait_ms, Notes* notes,
   if (Err e{smd_trial_options_create(&opts.p)}) ThrowFatal(e, "options");
   if (Err e{smd_trial_options_set_collection_wait_ms(opts.p, wait_ms)}) ThrowFatal(e, "options");
   TrialPtr trial;
-  if (Err e{smd_trial_open(path.c_str(), opts.p, &trial.p)}) throw Fatal{TrialExitCode(e), OpenFailure(path, e)};
+  if (Err e{smd_trial_open(path.c_str(), opts.p, &trial.p)}) throw Fatal{OpenExitCode(e), OpenFailure(path, e)};
 
   // The members before "tensors" (in key order), and "workers" after it.
   std::map<std::string, Json> head;

@@ -102,6 +102,7 @@ class Staging {
   static void Move(const std::string& from, const std::string& to) {
     MakeDir(to);
     DIR* d = ::opendir(from.c_str());
+    if (d == nullptr && errno == ENOENT) return;  // nothing was written (the writer makes it)
     if (d == nullptr) throw Fatal{kExitOutput, "cannot list '" + from + "': " + std::strerror(errno)};
     std::vector<std::string> names;
     while (struct dirent* e = ::readdir(d)) {
@@ -156,8 +157,11 @@ class Exporter {
       if (!e) e.e = smd_trial_options_set_auto_refresh(options, false);
       if (!e) e.e = smd_trial_open(opts_.path.c_str(), options, &trial_.p);
       smd_trial_options_free(options);
-      if (e) throw Fatal{TrialExitCode(e), OpenFailure(opts_.path, e)};
+      if (e) throw Fatal{OpenExitCode(e), OpenFailure(opts_.path, e)};
     }
+    const size_t skipped_files = PrintTrialWarnings(trial_.p, "smd export-tensorboard");
+    if (!opts_.worker.empty()) CheckWorker();
+    RefuseEarlierExport(opts_.out);
     LoadCollections();
     Staging staging(opts_.out);
     {
@@ -185,10 +189,58 @@ class Exporter {
                    " histogram(s) from %zu step(s) written to %s\n",
                    counts_.scalars, counts_.histograms, global_steps.size(), opts_.out.c_str());
     }
-    return counts_.problems > 0 ? kExitPartial : kExitOk;
+    return counts_.problems > 0 || skipped_files > 0 ? kExitPartial : kExitOk;
   }
 
  private:
+  // --worker must name one of the trial's workers (an unknown one exported nothing, silently).
+  void CheckWorker() {
+    StrArray workers;
+    {
+      Err e(smd_trial_workers(trial_.p, &workers.a));
+      if (e) ThrowFatal(e, "cannot list the workers");
+    }
+    std::string known;
+    for (const std::string& w : workers.vec()) {
+      if (w == opts_.worker) return;
+      known += (known.empty() ? "" : ", ") + Printable(w);
+    }
+    throw Fatal{kExitNotFound, "Invalid Worker: " + Printable(opts_.worker) + " (the trial's workers: " +
+                                   known + ")"};
+  }
+
+  // A local OUT that already holds TensorBoard event files (an earlier export, the hook's own
+  // export) is refused: the new files would sit beside them, and TensorBoard would show every
+  // point twice.
+  static void RefuseEarlierExport(const std::string& out) {
+    if (out.find("://") != std::string::npos) return;
+    std::string found;
+    FindEventFile(out, 0, &found);
+    if (!found.empty()) {
+      throw Fatal{kExitOutput, "'" + out + "' already holds TensorBoard event files ('" + found +
+                                   "'): TensorBoard would show their points twice; export into an "
+                                   "empty or new folder, or remove them first"};
+    }
+  }
+  static void FindEventFile(const std::string& dir, int depth, std::string* found) {
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return;
+    while (struct dirent* e = ::readdir(d)) {
+      const std::string n = e->d_name;
+      if (n == "." || n == "..") continue;
+      const std::string path = dir + "/" + n;
+      struct stat st;
+      if (::lstat(path.c_str(), &st) != 0) continue;
+      if (S_ISDIR(st.st_mode) && depth < 4) {
+        FindEventFile(path, depth + 1, found);
+      } else if (S_ISREG(st.st_mode) && n.find(".tfevents") != std::string::npos) {
+        *found = path;
+      }
+      if (!found->empty()) break;
+    }
+    ::closedir(d);
+  }
+
   void LoadCollections() {
     StrArray names;
     {
@@ -294,9 +346,13 @@ class Exporter {
       if (scalar && numeric && count == 1) {
         double v = 0;
         Err ge(smd_value_double_at(value.p, 0, &v));
-        if (ge) {
-          if (ge.code() != SMD_E_UNSUPPORTED) Problem(name, step, ge);
-          continue;  // complex values have no scalar summary here
+        if (ge && ge.code() == SMD_E_UNSUPPORTED && (dt == SMD_DTYPE_COMPLEX64 || dt == SMD_DTYPE_COMPLEX128)) {
+          // The real part, as the hook's own export writes a complex scalar.
+          v = dt == SMD_DTYPE_COMPLEX64 ? static_cast<const float*>(smd_value_data(value.p))[0]
+                                        : static_cast<const double*>(smd_value_data(value.p))[0];
+        } else if (ge) {
+          Problem(name, step, ge);
+          continue;
         }
         Err e(smd_tensorboard_writer_add_scalar(writer_.p, step, mode, wall_time_, name.c_str(), v));
         if (e) FailOutput("cannot write the scalar '" + name + "'", e);
@@ -337,8 +393,12 @@ void HelpExportTensorBoard() {
       "                 by name that saved the tensor)\n"
       "  --quiet        no summary line on stderr\n"
       "\n"
+      "OUT must not hold TensorBoard event files already (an earlier export: TensorBoard would\n"
+      "show every point twice).\n"
+      "\n"
       "exit status: 0 ok; 1 the trial could not be read; 2 bad usage; 3 no collections file;\n"
-      "4 the output could not be written; 5 written, but some values could not be read.\n");
+      "4 the output could not be written (or OUT holds event files); 5 written, but some values\n"
+      "could not be read or the trial skipped files; 7 --worker names no worker of the trial.\n");
 }
 
 int RunExportTensorBoard(int argc, char** argv) {

@@ -222,7 +222,7 @@ std::string Ls(const std::string& path, int64_t wait_ms, Problems* problems) {
   if (Err e{smd_trial_options_set_collection_wait_ms(opts.p, wait_ms)}) ThrowFatal(e, "options");
   TrialPtr trial;
   if (Err e{smd_trial_open(path.c_str(), opts.p, &trial.p)}) {
-    throw Fatal{TrialExitCode(e), OpenFailure(path, e)};
+    throw Fatal{OpenExitCode(e), OpenFailure(path, e)};
   }
   smd_trial* tr = trial.p;
   std::string out;

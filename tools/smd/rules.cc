@@ -358,7 +358,7 @@ int RunRules(int argc, char** argv) {
     if (e) {
       std::fprintf(stderr, "smd rules: %s\n", Printable(OpenFailure(p, e)).c_str());
       cleanup();
-      return TrialExitCode(e);
+      return OpenExitCode(e);
     }
     trials.push_back(t);
   }

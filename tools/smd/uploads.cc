@@ -58,7 +58,7 @@ int RunUploads(int argc, char** argv) {
   Err err(smd_s3_uploads_in_progress(uri.c_str(), nullptr, abort_them, &lines.a));
   if (err) {
     std::fprintf(stderr, "smd uploads: %s: %s\n", uri.c_str(), err.message().c_str());
-    return kExitTrialError;
+    return err.code() == SMD_E_INVALID_ARGUMENT ? kExitUsage : kExitTrialError;
   }
   for (const std::string& l : lines.vec()) std::printf("%s\n", l.c_str());
   std::fprintf(stderr, "smd uploads: %zu upload(s) in progress under %s%s\n", lines.a.count,

@@ -229,6 +229,21 @@ def test_similar_across_runs_compares_two_trials(tmp_path):
     invoke_rule(diff)
     # the runs differ wherever the gradient is not the shared 1e-9
     assert [f.step for f in diff.findings] == [s for s in range(10) if s not in VANISHING_AT]
+    # the other trials as a list in second place (SageMaker's 2019 form)
+    listed = SimilarAcrossRuns(a, [c], collection_names="gradients")
+    invoke_rule(listed)
+    assert [f.step for f in listed.findings] == [f.step for f in diff.findings]
+
+
+def test_a_builtin_rule_invoked_at_one_step(tmp_path):
+    """smdebug's Rule.invoke(step) on a built-in: RuleEvaluationConditionMet where the condition
+    is met, nothing where it is not (it raised NotImplementedError)."""
+    write_run(tmp_path / "run")
+    rule = VanishingGradient(create_trial(str(tmp_path / "run")), threshold=1e-7)
+    rule.invoke(0)
+    with pytest.raises(E.RuleEvaluationConditionMet, match="step 3"):
+        rule.invoke(VANISHING_AT[0])
+    assert rule.steps_evaluated == 2
 
 
 def test_a_python_rule_over_two_trials(tmp_path):

@@ -47,7 +47,10 @@ class BuiltinRule(Rule):
     def __init__(self, base_trial, *args, other_trials=None, action_str="", **params):
         args = list(args)
         if self._positional_trials and args and other_trials is None:
-            other_trials, args = args[:self._positional_trials], args[self._positional_trials:]
+            if isinstance(args[0], (list, tuple)):  # SimilarAcrossRuns(base, [other, ...])
+                other_trials, args = list(args[0]), args[1:]
+            else:
+                other_trials, args = args[:self._positional_trials], args[self._positional_trials:]
         names = self.parameter_names()
         if len(args) > len(names):
             raise TypeError(f"{self.rule_name} takes at most {len(names)} parameters after the trial(s) "
@@ -67,6 +70,13 @@ class BuiltinRule(Rule):
     def invoke_at_step(self, step):
         """Built-in rules are evaluated by smd's invoker (``invoke_rule``), not from Python."""
         raise NotImplementedError(f"{self.rule_name} is evaluated by smd's invoker: use invoke_rule")
+
+    def invoke(self, step):
+        """smdebug's single-step invocation: evaluates the rule at global ``step`` by smd's
+        invoker (waiting for a running job to write it) and raises RuleEvaluationConditionMet
+        when its condition is met there. A step the job did not save is skipped."""
+        from smd.rules.rule_invoker import invoke_rule
+        invoke_rule(self, start_step=step, end_step=step + 1, raise_eval_cond=True)
 
     @classmethod
     def parameter_names(cls):
