@@ -15,6 +15,10 @@ constexpr const char* kClaimFile = "claim.smd";
 constexpr const char* kTmpSuffix = ".tmp";
 // smd only: written by a rule whose condition was met (StopTraining), polled by the hook.
 constexpr const char* kStopTrainingFile = "stop_training.smd";
+// smd only: in a job whose workers all write (include_workers all, num_workers > 1), each worker
+// leaves "workers_ended/<worker>" at its close, and the one that finds every worker's there
+// writes training_job_end.ts (readers stop listing once they see it).
+constexpr const char* kWorkersEndedDir = "workers_ended";
 
 // Python floor division by 1000 (negative steps round down).
 int64_t IndexPrefixOf(int64_t step);

@@ -112,10 +112,21 @@ Status Hook::Init(std::shared_ptr<io::Storage> storage, const HookOptions& opts)
     }
     SMD_RETURN_IF_ERROR(storage_->PrepareForWriting());
     // A stop-training signal left by a rule watching an earlier, unfinished run in this folder
-    // is not meant for this one.
+    // is not meant for this one; while another process holds the folder (its claim), the
+    // signal is that process's, and this hook will find the folder taken when it first writes.
     if (chief) {
       SMD_ASSIGN_OR_RETURN(bool stale, storage_->Exists(io::kStopTrainingFile));
-      if (stale) SMD_RETURN_IF_ERROR(storage_->Remove(io::kStopTrainingFile));
+      bool taken = false;
+      if (stale && num_workers_ == 1) {
+        SMD_ASSIGN_OR_RETURN(taken, storage_->Exists(io::kClaimFile));
+      }
+      if (stale && !taken) SMD_RETURN_IF_ERROR(storage_->Remove(io::kStopTrainingFile));
+    }
+    // This worker's end mark of an earlier run that never ended must not count for this one.
+    if (writes_ && SharesEndOfJob()) {
+      const std::string mine = std::string(io::kWorkersEndedDir) + "/" + worker_;
+      SMD_ASSIGN_OR_RETURN(bool left, storage_->Exists(mine));
+      if (left) SMD_RETURN_IF_ERROR(storage_->Remove(mine));
     }
   }
 
@@ -457,17 +468,41 @@ Status Hook::Close() {
     ExportCollectionsLocked();
     lock.unlock();
     // The writer writes the end marker itself, and only while it holds its claim on the folder.
-    Status st = writer_->Close(write_end_marker_ && !dry_run_);
+    // In a job whose workers all write, the last worker to close writes it (EndSharedJob).
+    Status st = writer_->Close(write_end_marker_ && !dry_run_ && !SharesEndOfJob());
     if (first.ok()) first = st;
+    if (SharesEndOfJob() && !dry_run_) {
+      st = EndSharedJob();
+      if (first.ok()) first = st;
+    }
     return first;
   }
   lock.unlock();
-  if (write_end_marker_ && !dry_run_) {
+  // A worker that writes nothing (only the chief writes) does not end the chief's job.
+  if (write_end_marker_ && !dry_run_ && num_workers_ == 1) {
     Status st = fsync_ ? storage_->WriteDurably(io::kEndOfJobFile, "")
                        : storage_->WriteAtomic(io::kEndOfJobFile, "");
     if (first.ok()) first = st;
   }
   return first;
+}
+
+// Each worker leaves its mark; the one that then finds every worker's writes the end marker (two
+// that finish together may both write it, which is harmless). A worker that died before its close
+// leaves none: the job then has no end marker, as a single worker that died.
+Status Hook::EndSharedJob() {
+  const std::string mine = std::string(io::kWorkersEndedDir) + "/" + worker_;
+  SMD_RETURN_IF_ERROR(fsync_ ? storage_->WriteDurably(mine, "") : storage_->WriteAtomic(mine, ""));
+  if (!write_end_marker_) return Status::Ok();
+  SMD_ASSIGN_OR_RETURN(std::vector<std::string> ended, storage_->ListDir(io::kWorkersEndedDir));
+  size_t marks = 0;
+  for (const std::string& name : ended) {
+    const std::string_view tmp = io::kTmpSuffix;  // a mark being written
+    if (name.size() < tmp.size() || name.compare(name.size() - tmp.size(), tmp.size(), tmp) != 0) ++marks;
+  }
+  if (static_cast<int64_t>(marks) < num_workers_) return Status::Ok();
+  return fsync_ ? storage_->WriteDurably(io::kEndOfJobFile, "")
+                : storage_->WriteAtomic(io::kEndOfJobFile, "");
 }
 
 double Hook::WallTime() const {

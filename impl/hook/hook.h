@@ -216,6 +216,9 @@ class Hook : public std::enable_shared_from_this<Hook> {
   Status CheckOpenLocked() const;
   double WallTime() const;
   void ExportCollectionsLocked();
+  // A job whose workers all write: whether it is one, and its end (workers_ended/, layout.h).
+  bool SharesEndOfJob() const { return num_workers_ > 1 && include_all_workers_; }
+  Status EndSharedJob();
   // Hands the open step's scalars and end to the writer (mu_ held, writer_ set).
   void EndStepLocked();
   // The step boundary's first half, shared by BeginStep and EndStep: ends the open step and

@@ -95,10 +95,35 @@ void BufferPool::WaitForBudgetLocked(std::unique_lock<std::mutex>& lock, size_t 
 }
 
 void BufferPool::Hold(size_t n, bool queued) {
-  std::lock_guard<std::mutex> lock(mu_);
-  held_ += n;
-  if (queued) queued_ += n;
-  if (in_flight_ + held_ > peak_) peak_ = in_flight_ + held_;
+  std::vector<char*> to_free;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_ += n;
+    if (queued) queued_ += n;
+    if (in_flight_ + held_ > peak_) peak_ = in_flight_ + held_;
+    TrimLocked(&to_free);
+  }
+  for (char* b : to_free) std::free(b);
+}
+
+// Idle blocks are kept within what the budget leaves: what is in flight, what is held (on S3, a
+// step's files waiting for their upload) and the idle blocks stay within the budget together
+// (idle blocks up to a whole budget beside a whole budget held made the hook's memory twice it).
+size_t BufferPool::PoolRoomLocked() const {
+  const size_t used = in_flight_ + held_;
+  return std::min(kMaxPooledBytes, budget_ > used ? budget_ - used : 0);
+}
+
+void BufferPool::TrimLocked(std::vector<char*>* to_free) {
+  const size_t room = PoolRoomLocked();
+  for (int i = 63; i >= 0 && pooled_bytes_ > room; --i) {
+    std::vector<char*>& list = free_[i];
+    while (!list.empty() && pooled_bytes_ > room) {
+      to_free->push_back(list.back());
+      list.pop_back();
+      pooled_bytes_ -= size_t(1) << i;
+    }
+  }
 }
 
 void BufferPool::Unhold(size_t n, bool queued) {
@@ -108,6 +133,11 @@ void BufferPool::Unhold(size_t n, bool queued) {
     if (queued) queued_ -= std::min(n, queued_);
   }
   cv_.notify_all();
+}
+
+size_t BufferPool::pooled() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return pooled_bytes_;
 }
 
 size_t BufferPool::held() const {
@@ -182,7 +212,7 @@ void BufferPool::ReleaseAll(std::vector<Payload>* payloads) {
     for (Payload& p : *payloads) {
       if (p.pool_ != this || p.managed_ != nullptr) continue;  // adopted tensors: below
       in_flight_ -= p.charged_;
-      if (p.block_ != nullptr && pooled_bytes_ + p.block_cap_ <= std::min(kMaxPooledBytes, budget_)) {
+      if (p.block_ != nullptr && pooled_bytes_ + p.block_cap_ <= PoolRoomLocked()) {
         free_[ClassIndex(p.block_cap_)].push_back(p.block_);
         pooled_bytes_ += p.block_cap_;
       } else if (p.block_ != nullptr) {
@@ -203,7 +233,7 @@ void BufferPool::Return(char* block, size_t cap, size_t charged) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     in_flight_ -= charged;
-    if (block != nullptr && pooled_bytes_ + cap <= std::min(kMaxPooledBytes, budget_)) {
+    if (block != nullptr && pooled_bytes_ + cap <= PoolRoomLocked()) {
       free_[ClassIndex(cap)].push_back(block);
       pooled_bytes_ += cap;
       keep = true;

@@ -86,6 +86,7 @@ class BufferPool {
   void Hold(size_t n, bool queued = false);
   void Unhold(size_t n, bool queued = false);
   size_t held() const;
+  size_t pooled() const;  // bytes of idle blocks kept for reuse
   // Called (without the pool's lock) before a caller starts waiting for budget.
   void set_on_wait(std::function<void()> fn) { on_wait_ = std::move(fn); }
   size_t in_flight() const;
@@ -97,6 +98,8 @@ class BufferPool {
   friend class Payload;
   void WaitForBudgetLocked(std::unique_lock<std::mutex>& lock, size_t n);
   void Return(char* block, size_t cap, size_t charged);
+  size_t PoolRoomLocked() const;
+  void TrimLocked(std::vector<char*>* to_free);  // frees idle blocks beyond PoolRoomLocked
 
   const size_t budget_;
   std::function<void()> on_wait_;

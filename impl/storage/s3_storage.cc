@@ -148,7 +148,17 @@ class S3Storage : public Storage {
       if (st.code() == Code::kAlreadyExists) {
         auto there = client_->Get(uri_.bucket, Key(rel));
         if (there.ok() && *there == token) return Status::Ok();
-        return Status(Code::kAlreadyExists, Describe(rel) + " already exists");
+        if (there.ok()) return Status(Code::kAlreadyExists, Describe(rel) + " already exists");
+        if (there.status().code() == Code::kNotFound) {
+          // Removed since the 412 (its owner ended): one more try.
+          st = client_->Put(uri_.bucket, Key(rel), token, o);
+          if (st.ok() || st.code() != Code::kAlreadyExists) return st;
+          return Status(Code::kAlreadyExists, Describe(rel) + " already exists");
+        }
+        // Whose it is cannot be told (it may be ours, from a PUT whose answer was lost): not
+        // "another process", which would send the user to remove a file that may be ours.
+        return there.status().WithContext("cannot tell whose " + Describe(rel) +
+                                          " is (it exists; reading it failed)");
       }
       // A server without conditional writes answers 501 NotImplemented.
       if (st.code() != Code::kHttp || st.message().find("NotImplemented") == std::string::npos)

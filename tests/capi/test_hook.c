@@ -327,7 +327,8 @@ static void test_dry_run_writes_nothing(void) {
 }
 
 static void test_include_workers(void) {
-  /* worker_1 of 2 under include_workers=one writes no tensors, only the end marker */
+  /* worker_1 of 2 under include_workers=one writes nothing, not even the end marker: the chief,
+   * which writes the data, ends the job (when worker_1 closed first, readers stopped early) */
   const char *dir = scratch_path("workers_one");
   smd_hook_options *opts = options_every_step();
   CHECK_OK(smd_hook_options_set_save_all(opts, true));
@@ -341,6 +342,14 @@ static void test_include_workers(void) {
   CHECK_OK(smd_hook_close(hook));
   smd_hook_free(hook);
   CHECK(!file_exists(dir, "events") && !file_exists(dir, "index") && !file_exists(dir, "collections"));
+  CHECK(!file_exists(dir, "training_job_end.ts"));
+  CHECK_OK(smd_hook_options_set_worker(opts, "worker_0"));
+  hook = make_hook(dir, opts);
+  CHECK_OK(smd_hook_begin_step(hook));
+  CHECK_OK(smd_hook_save_tensor(hook, "x", SMD_DTYPE_FLOAT32, NULL, 0, &v, sizeof v, NULL, 0));
+  CHECK_OK(smd_hook_close(hook));
+  smd_hook_free(hook);
+  CHECK(file_exists(dir, "index/000000000/000000000000_worker_0.json"));
   CHECK(file_exists(dir, "training_job_end.ts"));
   /* with include_workers=all each writes its own files and the collections file says 2 */
   const char *dir2 = scratch_path("workers_all");
@@ -354,13 +363,34 @@ static void test_include_workers(void) {
     CHECK_OK(smd_hook_close(hook));
     smd_hook_free(hook);
   }
-  smd_hook_options_free(opts);
   CHECK(file_exists(dir2, "index/000000000/000000000000_worker_0.json"));
   CHECK(file_exists(dir2, "index/000000000/000000000000_worker_1.json"));
   CHECK(!file_exists(dir2, "training_job_end.ts"));
+  CHECK(file_exists(dir2, "workers_ended/worker_0") && file_exists(dir2, "workers_ended/worker_1"));
   char *c = read_file(dir2, "collections/000000000/worker_1_collections.json");
   CHECK(c != NULL && strstr(c, "\"num_workers\": 2") != NULL);
   free(c);
+  /* every worker writes: the last one to close ends the job (the first one's close ended it
+   * while the other still wrote, and readers stopped there) */
+  const char *dir3 = scratch_path("workers_all_end");
+  CHECK_OK(smd_hook_options_set_write_end_marker(opts, true));
+  smd_hook *hooks[2];
+  for (int w = 0; w < 2; ++w) {
+    CHECK_OK(smd_hook_options_set_worker(opts, w == 0 ? "worker_0" : "worker_1"));
+    hooks[w] = make_hook(dir3, opts);
+    CHECK_OK(smd_hook_begin_step(hooks[w]));
+    CHECK_OK(smd_hook_save_tensor(hooks[w], "x", SMD_DTYPE_FLOAT32, NULL, 0, &v, sizeof v, NULL, 0));
+  }
+  CHECK_OK(smd_hook_close(hooks[1]));
+  CHECK(!file_exists(dir3, "training_job_end.ts"));
+  CHECK(file_exists(dir3, "workers_ended/worker_1"));
+  CHECK_OK(smd_hook_begin_step(hooks[0])); /* worker_0 goes on after worker_1 ended */
+  CHECK_OK(smd_hook_save_tensor(hooks[0], "x", SMD_DTYPE_FLOAT32, NULL, 0, &v, sizeof v, NULL, 0));
+  CHECK_OK(smd_hook_close(hooks[0]));
+  CHECK(file_exists(dir3, "training_job_end.ts"));
+  CHECK(file_exists(dir3, "index/000000000/000000000001_worker_0.json"));
+  for (int w = 0; w < 2; ++w) smd_hook_free(hooks[w]);
+  smd_hook_options_free(opts);
 }
 
 static void test_collections_api(void) {

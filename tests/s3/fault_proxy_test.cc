@@ -473,6 +473,25 @@ TEST_F(S3Faults, ConditionalPutWhoseAnswerWasLostIsStillOurs) {
   ExpectOnServer(uri2, kSteps);
 }
 
+// The same, but the object cannot be read back (every GET fails): whose it is cannot be told, so
+// the claim fails with the read's error, never "already exists" (which sends the user to remove
+// another process's file, and may be our own).
+TEST_F(S3Faults, AClaimThatCannotBeReadBackIsNotAnotherProcesss) {
+  std::atomic<int> lost{0};
+  proxy_->SetScript([&](const ProxyRequest& r, int) {
+    if (r.method == "PUT" && !r.Header("If-None-Match").empty() && lost.fetch_add(1) == 0)
+      return Fault::Of(Kind::kLoseAnswer);
+    if (r.method == "GET" && r.Path().find("claim.smd") != std::string::npos) return Fault::Reply(503, "SlowDown");
+    return Fault::None();
+  });
+  auto storage = io::OpenStorage(Uri("claim-unread"), Via(proxy_->endpoint()));
+  ASSERT_TRUE(storage.ok()) << storage.status().message();
+  Status st = (*storage)->CreateExclusive("claim.smd");
+  EXPECT_NE(st.code(), Code::kAlreadyExists) << st.message();
+  EXPECT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("cannot tell whose"), std::string::npos) << st.message();
+}
+
 class S3MultipartFaults : public S3Faults {
  protected:
   // A client through the proxy with 5 MiB parts, and an 11 MiB body (three parts).

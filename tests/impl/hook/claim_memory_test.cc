@@ -63,9 +63,18 @@ TEST(HookClaim, LoserOfTheClaimDoesNotEndTheWinnersRun) {
   }
   ASSERT_TRUE((*winner)->Flush().ok());
   ASSERT_TRUE(fs::exists(dir + "/" + io::kClaimFile));
+  // A rule asks the winner to stop: the loser's creation must not take the signal away (it
+  // removed it as a stale one of an earlier run, before finding the folder taken).
+  {
+    std::FILE* f = std::fopen((dir + "/" + io::kStopTrainingFile).c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fclose(f);
+  }
+  ASSERT_TRUE((*winner)->StopRequested().value());
 
   auto loser = Hook::Create(dir, Opts());
   ASSERT_TRUE(loser.ok()) << loser.status().message();
+  EXPECT_TRUE((*winner)->StopRequested().value()) << "the loser removed the winner's stop signal";
   ASSERT_TRUE((*loser)->BeginStep().ok());
   (void)SaveTiny(**loser, 100.0f);
   Status closed = (*loser)->Close();

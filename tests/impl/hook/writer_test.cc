@@ -106,6 +106,35 @@ TensorJob SmallJob(AsyncWriter& w, int64_t step, int i, size_t bytes) {
 
 // The budget bounds what the writer holds in memory, encoded or not: small tensors are copied into
 // their records when encoded, and those copies count until they are written.
+// What is in flight, what is held (an S3 step's files waiting for their upload) and the idle
+// blocks kept for reuse stay within the budget together: holding bytes gives back idle blocks
+// beyond what is left (on S3 the hook's memory reached twice the budget: a budget of idle
+// blocks beside a budget held).
+TEST(BufferPool, IdleBlocksStayWithinWhatTheBudgetLeaves) {
+  const size_t mib = 1u << 20;
+  BufferPool pool(64 * mib);
+  {
+    std::vector<Payload> ps;
+    for (int i = 0; i < 14; ++i) ps.push_back(pool.Acquire(4 * mib));
+    pool.ReleaseAll(&ps);
+  }
+  EXPECT_EQ(pool.pooled(), 56 * mib);  // kept for the next step
+  pool.Hold(56 * mib, false);
+  EXPECT_LE(pool.pooled() + pool.held() + pool.in_flight(), 64 * mib);
+  {
+    std::vector<Payload> ps;
+    ps.push_back(pool.Acquire(4 * mib));  // reuses an idle block
+    EXPECT_LE(pool.pooled() + pool.held() + pool.in_flight(), 64 * mib);
+    pool.ReleaseAll(&ps);
+  }
+  EXPECT_LE(pool.pooled() + pool.held(), 64 * mib);
+  pool.Unhold(56 * mib, false);
+  std::vector<Payload> ps;
+  for (int i = 0; i < 4; ++i) ps.push_back(pool.Acquire(4 * mib));
+  pool.ReleaseAll(&ps);
+  EXPECT_EQ(pool.pooled(), 16 * mib);  // room again once the held bytes are gone
+}
+
 TEST(AsyncWriterBudget, SmallTensorsWaitWhileTheFileSystemStandsStill) {
   const std::string dir = trial::testing::TempDir("budget");
   GatedStorage storage(io::MakeLocalStorage(dir));
