@@ -4,7 +4,9 @@
 #include <curl/curl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
+#include <thread>
 
 #include "impl/core/text.h"
 #include "impl/storage/s3/xml.h"
@@ -81,9 +83,25 @@ Credentials CredentialProvider::Current() const {
   return creds_;
 }
 
-// A plain (unsigned) HTTP exchange with the credential services; one attempt, short timeouts.
+// A plain (unsigned) HTTP exchange with the credential services, short timeouts. A service that
+// answers that it is busy (HTTP 429, 5xx: the instance metadata service throttles) is asked up to
+// twice more; one that cannot be reached is not (off EC2 there is none, and each try costs the
+// connection timeout), as the AWS SDKs' default.
 Status CredentialProvider::Fetch(const std::string& method, const std::string& url,
              const std::vector<std::string>& headers, std::string* body) {
+  Status st;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100 << attempt));
+    long status = 0;
+    st = FetchOnce(method, url, headers, body, &status);
+    if (st.ok() || !(status == 429 || status >= 500)) return st;
+  }
+  return st;
+}
+
+Status CredentialProvider::FetchOnce(const std::string& method, const std::string& url,
+                                     const std::vector<std::string>& headers, std::string* body,
+                                     long* status_out) {
   CURL* h = curl_easy_init();
   curl_slist* hl = nullptr;
   for (const auto& x : headers) hl = curl_slist_append(hl, x.c_str());
@@ -103,6 +121,7 @@ Status CredentialProvider::Fetch(const std::string& method, const std::string& u
   CURLcode rc = curl_easy_perform(h);
   long status = 0;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
+  *status_out = status;
   curl_slist_free_all(hl);
   curl_easy_cleanup(h);
   if (rc != CURLE_OK)

@@ -44,6 +44,8 @@ class CredentialProvider {
  private:
   Status Fetch(const std::string& method, const std::string& url,
                const std::vector<std::string>& headers, std::string* body);
+  Status FetchOnce(const std::string& method, const std::string& url,
+                   const std::vector<std::string>& headers, std::string* body, long* status);
   Status Refresh();
 
   const Config source_;

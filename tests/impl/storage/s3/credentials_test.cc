@@ -76,10 +76,34 @@ TEST(S3Credentials, InstanceMetadataV2AndRefreshBeforeExpiry) {
   EXPECT_NE(reqs[6].find("Credential=AKIDB/"), std::string::npos) << reqs[6];
 }
 
+// The instance metadata service throttles (HTTP 429) or fails for a moment (503): the fetch is
+// tried again (it failed the client's creation at once).
+TEST(S3Credentials, ABusyCredentialServiceIsAskedAgain) {
+  ScriptedServer srv({{Act::kRespond, 429, "Too Many Requests"},
+                      {Act::kRespond, 200, "IMDS-TOKEN"},
+                      {Act::kRespond, 503, "busy"},
+                      {Act::kRespond, 200, "my-role"},
+                      {Act::kRespond, 200, CredsJson("AKIDA", "TA", 7200)},
+                      {Act::kRespond, 200, "data"}});
+  Config cfg;
+  cfg.endpoint = srv.endpoint();
+  cfg.credential_source = Config::CredentialSource::kInstanceMetadata;
+  cfg.credentials_url = srv.endpoint();
+  auto c = Client::Create(cfg);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  auto got = (*c)->Get("bucket", "k");
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  auto reqs = srv.requests();
+  ASSERT_EQ(reqs.size(), 6u);
+  EXPECT_NE(reqs[5].find("Credential=AKIDA/"), std::string::npos) << reqs[5];
+}
+
 TEST(S3Credentials, FailedEarlyRefreshKeepsTheValidCredentials) {
   // Credentials valid for 2 more minutes are refreshed early; the credential service fails that
   // refresh, and the request goes out with the credentials in hand instead of failing.
   ScriptedServer srv({{Act::kRespond, 200, CredsJson("AKIDA", "TA", 120)},
+                      {Act::kRespond, 500, "credential service down"},
+                      {Act::kRespond, 500, "credential service down"},  // asked three times
                       {Act::kRespond, 500, "credential service down"},
                       {Act::kRespond, 200, "data"}});
   Config cfg;
@@ -93,9 +117,10 @@ TEST(S3Credentials, FailedEarlyRefreshKeepsTheValidCredentials) {
   ASSERT_TRUE(got.ok()) << got.status().message();
   EXPECT_EQ(*got, "data");
   auto reqs = srv.requests();
-  ASSERT_EQ(reqs.size(), 3u);
+  ASSERT_EQ(reqs.size(), 5u);
   EXPECT_NE(reqs[1].find("GET /creds "), std::string::npos) << reqs[1];
-  EXPECT_NE(reqs[2].find("Credential=AKIDA/"), std::string::npos) << reqs[2];
+  EXPECT_NE(reqs[3].find("GET /creds "), std::string::npos) << reqs[3];
+  EXPECT_NE(reqs[4].find("Credential=AKIDA/"), std::string::npos) << reqs[4];
 }
 
 // An early refresh (the credentials still valid for 2 minutes) against a credential service that
