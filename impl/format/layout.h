@@ -17,7 +17,7 @@ constexpr const char* kTmpSuffix = ".tmp";
 constexpr const char* kStopTrainingFile = "stop_training.smd";
 // smd only: in a job whose workers all write (include_workers all, num_workers > 1), each worker
 // leaves "workers_ended/<worker>" at its close, and the one that finds every worker's there
-// writes training_job_end.ts (readers stop listing once they see it).
+// writes training_job_end.ts (readers stop listing once they see it), then removes the marks.
 constexpr const char* kWorkersEndedDir = "workers_ended";
 
 // Python floor division by 1000 (negative steps round down).

@@ -495,14 +495,21 @@ Status Hook::EndSharedJob() {
   SMD_RETURN_IF_ERROR(fsync_ ? storage_->WriteDurably(mine, "") : storage_->WriteAtomic(mine, ""));
   if (!write_end_marker_) return Status::Ok();
   SMD_ASSIGN_OR_RETURN(std::vector<std::string> ended, storage_->ListDir(io::kWorkersEndedDir));
-  size_t marks = 0;
+  std::vector<std::string> marks;
   for (const std::string& name : ended) {
     const std::string_view tmp = io::kTmpSuffix;  // a mark being written
-    if (name.size() < tmp.size() || name.compare(name.size() - tmp.size(), tmp.size(), tmp) != 0) ++marks;
+    if (name.size() < tmp.size() || name.compare(name.size() - tmp.size(), tmp.size(), tmp) != 0) {
+      marks.push_back(name);
+    }
   }
-  if (static_cast<int64_t>(marks) < num_workers_) return Status::Ok();
-  return fsync_ ? storage_->WriteDurably(io::kEndOfJobFile, "")
-                : storage_->WriteAtomic(io::kEndOfJobFile, "");
+  if (static_cast<int64_t>(marks.size()) < num_workers_) return Status::Ok();
+  SMD_RETURN_IF_ERROR(fsync_ ? storage_->WriteDurably(io::kEndOfJobFile, "")
+                             : storage_->WriteAtomic(io::kEndOfJobFile, ""));
+  // The job has ended: the marks have served (the folder then holds smdebug's files only).
+  for (const std::string& name : marks) {
+    SMD_RETURN_IF_ERROR(storage_->Remove(std::string(io::kWorkersEndedDir) + "/" + name));
+  }
+  return Status::Ok();
 }
 
 double Hook::WallTime() const {

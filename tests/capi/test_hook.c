@@ -388,6 +388,7 @@ static void test_include_workers(void) {
   CHECK_OK(smd_hook_save_tensor(hooks[0], "x", SMD_DTYPE_FLOAT32, NULL, 0, &v, sizeof v, NULL, 0));
   CHECK_OK(smd_hook_close(hooks[0]));
   CHECK(file_exists(dir3, "training_job_end.ts"));
+  CHECK(!file_exists(dir3, "workers_ended/worker_0") && !file_exists(dir3, "workers_ended/worker_1"));
   CHECK(file_exists(dir3, "index/000000000/000000000001_worker_0.json"));
   for (int w = 0; w < 2; ++w) smd_hook_free(hooks[w]);
   smd_hook_options_free(opts);
