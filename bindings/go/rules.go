@@ -732,7 +732,7 @@ func (o *InvokeOptions) build(h cgo.Handle, cancellable bool) (*C.smd_rule_invok
 				return C.smd_rule_invoke_options_set_wait_timeout_ms(p, 0)
 			}
 			if o.WaitTimeout > 0 {
-				return C.smd_rule_invoke_options_set_wait_timeout_ms(p, C.int64_t(max(1, o.WaitTimeout.Milliseconds())))
+				return C.smd_rule_invoke_options_set_wait_timeout_ms(p, C.int64_t(max(1, millis(o.WaitTimeout))))
 			}
 			return nil
 		},

@@ -59,7 +59,7 @@ func (o *TrialOptions) build() (*C.smd_trial_options, error) {
 			}
 		}
 		if o.CollectionWait != 0 {
-			if err := takeErr(C.smd_trial_options_set_collection_wait_ms(p, C.int64_t(o.CollectionWait.Milliseconds()))); err != nil {
+			if err := takeErr(C.smd_trial_options_set_collection_wait_ms(p, C.int64_t(millis(o.CollectionWait)))); err != nil {
 				return err
 			}
 		}
@@ -352,7 +352,7 @@ func (t *Trial) WaitForSteps(ctx context.Context, steps []int64, mode Mode) erro
 			slice = 0
 		}
 		err := t.call(func(p *C.smd_trial) *C.smd_error {
-			return C.smd_trial_wait_for_steps(p, int64Ptr(steps), C.size_t(len(steps)), C.smd_mode(mode), C.int64_t(slice.Milliseconds()))
+			return C.smd_trial_wait_for_steps(p, int64Ptr(steps), C.size_t(len(steps)), C.smd_mode(mode), C.int64_t(millis(slice)))
 		})
 		if err == nil || !errorsIs(err, ErrStepNotYetAvailable) {
 			return err
