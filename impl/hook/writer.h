@@ -99,7 +99,8 @@ class BufferPool {
   void WaitForBudgetLocked(std::unique_lock<std::mutex>& lock, size_t n);
   void Return(char* block, size_t cap, size_t charged);
   size_t PoolRoomLocked() const;
-  void TrimLocked(std::vector<char*>* to_free);  // frees idle blocks beyond PoolRoomLocked
+  // Takes the idle blocks beyond PoolRoomLocked (block, capacity) for the caller to free.
+  void TrimLocked(std::vector<std::pair<char*, size_t>>* to_free);
 
   const size_t budget_;
   std::function<void()> on_wait_;

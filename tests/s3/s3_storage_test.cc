@@ -87,6 +87,38 @@ TEST_F(S3StorageTest, LargeFileGoesMultipartAndReadsBackByRange) {
   EXPECT_EQ(past.code(), Code::kCorrupt) << past.message();
 }
 
+// A file appended to in many pieces of odd sizes (a step's records) is kept in blocks of the part
+// size, each uploaded as one part: the object holds exactly the bytes appended, in order, and the
+// memory held is about the bytes appended (no contiguous buffer growing by doubling).
+TEST_F(S3StorageTest, ManyAppendsAreUploadedAsTheirPartsExactly) {
+  std::string data;
+  auto sink = storage_->Create("pieces/events");
+  ASSERT_TRUE(sink.ok());
+  uint64_t seed = 7;
+  while (data.size() < (12u << 20) + 3) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    std::string piece((seed >> 33) % (700u << 10) + 1, '\0');
+    for (size_t i = 0; i < piece.size(); ++i) piece[i] = static_cast<char>((data.size() + i) * 131 >> 3);
+    ASSERT_TRUE((*sink)->Append(piece).ok());
+    data += piece;
+    EXPECT_EQ((*sink)->size(), data.size());
+  }
+  Status st = (*sink)->Commit();
+  ASSERT_TRUE(st.ok()) << st.message();
+  auto back = storage_->ReadAll("pieces/events");
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_TRUE(*back == data) << back->size() << " bytes back of " << data.size();
+  // Appends across a block's end.
+  auto small = storage_->Create("pieces/small");
+  ASSERT_TRUE(small.ok());
+  const std::string a(3u << 20, 'a'), b(2u << 20, 'b'), c(100, 'c');
+  ASSERT_TRUE((*small)->Append(a).ok());
+  ASSERT_TRUE((*small)->Append(b).ok());  // crosses the 5 MiB block
+  ASSERT_TRUE((*small)->Append(c).ok());
+  ASSERT_TRUE((*small)->Commit().ok());
+  EXPECT_TRUE(V(storage_->ReadAll("pieces/small")) == a + b + c);
+}
+
 TEST_F(S3StorageTest, WriteAtomicRemoveAndMissingFiles) {
   ASSERT_TRUE(storage_->WriteAtomic("training_job_end.ts", "").ok());
   EXPECT_TRUE(V(storage_->Exists("training_job_end.ts")));

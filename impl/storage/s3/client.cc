@@ -80,6 +80,21 @@ Status Client::PutMultipart(const std::string& bucket, const std::string& key,
   return s3::PutMultipart(*impl_->transport, bucket, key, body);
 }
 
+Status Client::PutParts(const std::string& bucket, const std::string& key,
+                        const std::vector<std::string_view>& parts) {
+  SMD_RETURN_IF_ERROR(ValidateBucketName(bucket));
+  uint64_t total = 0;
+  for (std::string_view p : parts) total += p.size();
+  if (parts.size() <= 1) return Put(bucket, key, parts.empty() ? std::string_view() : parts[0]);
+  if (total < impl_->transport->config().multipart_threshold) {
+    std::string joined;
+    joined.reserve(total);
+    for (std::string_view p : parts) joined.append(p.data(), p.size());
+    return PutSingle(*impl_->transport, bucket, key, joined, PutOptions());
+  }
+  return s3::PutMultipartParts(*impl_->transport, bucket, key, parts);
+}
+
 Result<std::string> Client::Get(const std::string& bucket, const std::string& key) {
   SMD_RETURN_IF_ERROR(ValidateBucketName(bucket));
   SMD_ASSIGN_OR_RETURN(Response r, impl_->transport->Execute(Request{"GET", bucket, key, {}, {}, {}}, "GET"));

@@ -107,6 +107,11 @@ class Client {
 
   // Multipart upload, also usable on its own (Put uses it above the threshold).
   Status PutMultipart(const std::string& bucket, const std::string& key, std::string_view body);
+  // An object made of `parts` in order (no copy of them into one body): one PUT of their bytes
+  // joined below the multipart threshold, else a multipart upload of these parts (each at least
+  // 5 MiB for AWS, but the last).
+  Status PutParts(const std::string& bucket, const std::string& key,
+                  const std::vector<std::string_view>& parts);
 
   // The multipart uploads in progress (created, neither completed nor aborted) whose keys start
   // with `prefix`, every page, in S3's order (key, then initiation).

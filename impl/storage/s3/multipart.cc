@@ -101,6 +101,16 @@ Result<std::vector<UploadInfo>> ListUploads(Transport& t, const std::string& buc
 
 Status PutMultipart(Transport& t, const std::string& bucket, const std::string& key,
                     std::string_view body) {
+  const uint64_t part = std::max<uint64_t>(t.config().part_size, 1);
+  std::vector<std::string_view> parts;
+  for (uint64_t at = 0; at < body.size() || parts.empty(); at += part) parts.push_back(body.substr(at, part));
+  return PutMultipartParts(t, bucket, key, parts);
+}
+
+Status PutMultipartParts(Transport& t, const std::string& bucket, const std::string& key,
+                         const std::vector<std::string_view>& parts) {
+  uint64_t total = 0;
+  for (std::string_view p : parts) total += p.size();
   Request create{"POST", bucket, key, {{"uploads", ""}}, {}, {}};
   create.check_body = [](const std::string& b) {
     return xml::FirstText(b, "UploadId").empty() ? std::string("no UploadId") : std::string();
@@ -114,15 +124,14 @@ Status PutMultipart(Transport& t, const std::string& bucket, const std::string& 
   if (upload_id.empty())
     return Status(Code::kHttp, "S3 CreateMultipartUpload s3://" + bucket + "/" + key +
                                    ": no UploadId in the response");
-  const uint64_t part = std::max<uint64_t>(t.config().part_size, 1);
-  const size_t nparts = std::max<size_t>(1, (body.size() + part - 1) / part);
+  const size_t nparts = parts.size();
   std::vector<std::string> etags(nparts);
   std::vector<Status> errors(nparts);
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
   auto worker = [&] {
     for (size_t i; (i = next.fetch_add(1)) < nparts && !failed.load();) {
-      std::string_view piece = body.substr(i * part, part);
+      std::string_view piece = parts[i];
       Request up{"PUT", bucket, key,
                  {{"partNumber", std::to_string(i + 1)}, {"uploadId", upload_id}}, {}, piece};
       auto res = t.Execute(up, "UploadPart");
@@ -159,7 +168,7 @@ Status PutMultipart(Transport& t, const std::string& bucket, const std::string& 
     auto res = t.Execute(complete, "CompleteMultipartUpload");
     if (!res.ok()) st = res.status();
     if (!st.ok() && st.message().find("NoSuchUpload") != std::string::npos &&
-        CompletedAlready(t, bucket, key, body.size(), etags)) {
+        CompletedAlready(t, bucket, key, total, etags)) {
       // An earlier attempt completed the upload and its answer was lost: the retry finds the
       // upload gone. The object there now is ours (its size and multipart ETag say so).
       return Status::Ok();

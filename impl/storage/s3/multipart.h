@@ -16,6 +16,9 @@ namespace smd::s3 {
 // Uploads `body` to `key` in parts of config().part_size, config().max_parallel_parts at a time.
 Status PutMultipart(Transport& t, const std::string& bucket, const std::string& key,
                     std::string_view body);
+// The same with the parts given (each at least 5 MiB for AWS, but the last), in order.
+Status PutMultipartParts(Transport& t, const std::string& bucket, const std::string& key,
+                         const std::vector<std::string_view>& parts);
 // The uploads in progress whose keys start with `prefix`, every page.
 Result<std::vector<UploadInfo>> ListUploads(Transport& t, const std::string& bucket,
                                             const std::string& prefix);
