@@ -57,7 +57,10 @@ std::string AmzDate(std::time_t t) {
 bool RetryableS3Code(const std::string& code) {
   return code == "SlowDown" || code == "InternalError" || code == "ServiceUnavailable" ||
          code == "RequestTimeout" || code == "RequestTimeTooSkewed" || code == "Throttling" ||
-         code == "ThrottlingException";
+         code == "ThrottlingException" ||
+         // 409 to a conditional PUT racing another request on the key: S3 says to retry (the
+         // retry then finds the object, 412, or writes it).
+         code == "ConditionalRequestConflict";
 }
 
 bool AuthS3Code(const std::string& code) {

@@ -40,6 +40,19 @@ TEST(S3Retry, ServerErrorsAndSlowDownAreRetriedThenSucceed) {
   EXPECT_NE(req.find("x-amz-content-sha256: "), std::string::npos);
 }
 
+// A conditional PUT that raced another request on the key: 409 ConditionalRequestConflict, which
+// S3 says to retry (it was a plain HTTP error, and a claim failed with it).
+TEST(S3Retry, ConditionalRequestConflictIsRetried) {
+  ScriptedServer srv({{Act::kRespond, 409, ErrorXml("ConditionalRequestConflict")},
+                      {Act::kRespond, 200, ""}});
+  auto c = MakeClient(srv.endpoint());
+  PutOptions o;
+  o.if_none_match = true;
+  Status st = c->Put("bucket", "claim.smd", "token", o);
+  ASSERT_TRUE(st.ok()) << st.message();
+  EXPECT_EQ(srv.served(), 2);
+}
+
 TEST(S3Retry, ResetTruncationAndStallAreRetried) {
   ScriptedServer srv({{Act::kReset},
                       {Act::kTruncate, 200, "partial"},
