@@ -109,6 +109,11 @@ static void smd_java_throw_iae(JNIEnv *jenv, const char *what) {
   if (c) (*jenv)->ThrowNew(jenv, c, what);
 }
 
+static void smd_java_throw_oom(JNIEnv *jenv, const char *what) {
+  jclass c = (*jenv)->FindClass(jenv, "java/lang/OutOfMemoryError");
+  if (c) (*jenv)->ThrowNew(jenv, c, what);
+}
+
 /* UTF-8 (possibly invalid) to a Java String: invalid bytes become U+FFFD. */
 static jstring smd_java_string_n(JNIEnv *jenv, const char *s, size_t n) {
   jchar stackbuf[256];
@@ -546,18 +551,40 @@ static smd_error *smd_java_save_buffer(JNIEnv *jenv_, smd_hook *hook, const char
 }
 
 /* save_tensor from a primitive Java array (float[], double[], long[], int[], short[], byte[],
- * boolean[]): the array is pinned, not copied by the binding, for the duration of the call. */
+ * boolean[]). A save that may be due is given a copy of the array: the save can wait for the
+ * writer (a full memory budget, a slow S3), and while an array is pinned (a JNI critical region)
+ * the JVM cannot collect garbage, which would stall every other thread of the program meanwhile.
+ * One that is not due (it returns at once) reads the pinned array. */
 static smd_error *smd_java_save_array(JNIEnv *jenv_, smd_hook *hook, const char *name_utf8, int dtype,
                                       const int64_t *shape, size_t ndim, jarray array, int elem_size,
                                       const char *const *collections, size_t n_collections) {
   JNIEnv *jenv = jenv_;
   if (!array) return smd_java_throw_npe(jenv, "tensor data array is null"), (smd_error *)NULL;
   jsize n = (*jenv)->GetArrayLength(jenv, array);
+  const size_t nbytes = (size_t)n * (size_t)elem_size;
+  const bool may_be_due = n_collections > 0 || (hook && name_utf8 && smd_hook_is_due(hook, name_utf8));
+  void *copy = NULL;
+  if (may_be_due) {
+    copy = malloc(nbytes > 0 ? nbytes : 1);
+    if (!copy) return smd_java_throw_oom(jenv, "cannot copy the tensor data"), (smd_error *)NULL;
+  }
   void *p = (*jenv)->GetPrimitiveArrayCritical(jenv, array, NULL);
-  if (!p) return (smd_error *)NULL; /* OutOfMemoryError pending */
-  smd_error *err = smd_hook_save_tensor(hook, name_utf8, (smd_dtype)dtype, shape, ndim, p,
-                                        (size_t)n * (size_t)elem_size, collections, n_collections);
-  (*jenv)->ReleasePrimitiveArrayCritical(jenv, array, p, JNI_ABORT);
+  if (!p) {
+    free(copy);
+    return (smd_error *)NULL; /* OutOfMemoryError pending */
+  }
+  smd_error *err = NULL;
+  if (copy) {
+    memcpy(copy, p, nbytes);
+    (*jenv)->ReleasePrimitiveArrayCritical(jenv, array, p, JNI_ABORT);
+    err = smd_hook_save_tensor(hook, name_utf8, (smd_dtype)dtype, shape, ndim, copy, nbytes,
+                               collections, n_collections);
+    free(copy);
+  } else {
+    err = smd_hook_save_tensor(hook, name_utf8, (smd_dtype)dtype, shape, ndim, p, nbytes,
+                               collections, n_collections);
+    (*jenv)->ReleasePrimitiveArrayCritical(jenv, array, p, JNI_ABORT);
+  }
   return err;
 }
 

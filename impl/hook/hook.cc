@@ -592,7 +592,9 @@ bool Hook::IsDue(const std::string& name) {
   if (!writes_ || !any_due_.load(std::memory_order_relaxed)) return false;
   std::shared_lock<std::shared_mutex> g(gate_);
   std::lock_guard<std::mutex> lock(mu_);
-  if (closed_ || !IsValidUtf8(name)) return false;
+  // (a name that cannot be saved is not remembered: saving it must still be refused, and only the
+  // first save of a name checks it)
+  if (closed_ || name.empty() || !IsValidUtf8(name)) return false;
   NameInfo& info = names_[name];
   for (uint32_t i : MembersLocked(name, info)) {
     if (due_[i]) return true;

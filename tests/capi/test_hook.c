@@ -174,6 +174,11 @@ static void test_what_is_written(void) {
     CHECK(smd_hook_any_due(hook));
     CHECK(smd_hook_is_due(hook, "fc.weight"));
     CHECK(!smd_hook_is_due(hook, "act/relu")); /* matches no saved collection */
+    /* asking about an empty name does not make it a name a save accepts (it did: only a name's
+     * first save checks it, and asking had remembered it) */
+    CHECK(!smd_hook_is_due(hook, ""));
+    CHECK_ERR(smd_hook_save_tensor(hook, "", SMD_DTYPE_FLOAT32, shape, 2, w, sizeof w, NULL, 0),
+              SMD_E_INVALID_ARGUMENT, "tensor name is empty");
     CHECK_OK(smd_hook_save_tensor(hook, "fc.weight", SMD_DTYPE_FLOAT32, shape, 2, w, sizeof w, NULL, 0));
     CHECK_OK(smd_hook_save_tensor(hook, "act/relu", SMD_DTYPE_FLOAT32, shape, 2, w, sizeof w, NULL, 0));
     double loss = 1.0 / (step + 1);

@@ -9,8 +9,9 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Writes one smdebug trial (smdebug's hook): call {@link #beginStep()} at each step boundary and
  * offer tensors with {@code saveTensor}; the hook decides from its collections and save
- * configurations whether anything is due, copies what is (the binding itself copies nothing:
- * arrays are pinned and direct buffers passed by address for the duration of the call), and a
+ * configurations whether anything is due, copies what is (direct buffers are passed by address for
+ * the duration of the call; an array that may be due is copied once by the binding first, so that
+ * the JVM's garbage collection is never held up while the save waits for the writer), and a
  * writer thread encodes and writes it. {@link #close()} drains everything, writes the collections
  * file and training_job_end.ts, and throws the first error met anywhere on the way. A hook still
  * open when the JVM exits is closed then (a shutdown hook; an error it meets is printed on stderr).
@@ -222,7 +223,7 @@ public final class Hook extends NativeObject<smd_hook> implements AutoCloseable 
     saveArray(name, shape, data, data == null ? 0 : data.length, DType.BOOL, "boolean[]", collections);
   }
 
-  // The primitive-array overloads: checks, then the array pinned (not copied) for the call.
+  // The primitive-array overloads: checks, then the native save (which copies a due array first).
   private void saveArray(String name, long[] shape, Object data, int length, DType dtype, String what,
                          String[] collections) throws SmdException {
     requireNonNull(name, "tensor name");
