@@ -505,6 +505,8 @@ class Parser {
           int64_t d;
           if (!Int(&d)) return false;
           if (d < 0) return Fail("negative dimension in a shape");
+          // As for a record's shape (R13): no tensor has more.
+          if (s.ndim == 255) return Fail("a shape of more than 255 dimensions");
           out_->dims.push_back(d);
           ++s.ndim;
           return true;

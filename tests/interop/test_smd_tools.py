@@ -278,6 +278,11 @@ def test_cat_errors_and_exit_codes(smd_bin, tmp_path):
     ev.write_bytes(bytes(data))
     rc, out, err = run_smd(smd_bin, "cat", tmp_path / "t2", "fc.weight", "--step", "9")
     assert rc == 1 and "SMD_E_CORRUPT" in err and "000000000009_worker_0.tfevents" in err
+    # "--": what follows is PATH and TENSOR, even a name starting with '-'.
+    rc, out, err = run_smd(smd_bin, "cat", "--no-header", "--", t, "-x")
+    assert rc == 7 and "no tensor '-x'" in err, err
+    rc, out, err = run_smd(smd_bin, "cat", "--no-header", "--", t, "loss")
+    assert rc == 0, err
     # An empty PATH is bad usage, as in smd ls.
     assert run_smd(smd_bin, "cat", "", "loss")[0] == 2
     assert run_smd(smd_bin, "ls", "")[0] == 2

@@ -197,10 +197,12 @@ void HelpCat() {
       "  --full          print every element (no \"...\")\n"
       "  --no-header     print only the value\n"
       "  -h, --help      show this help\n"
+      "  --              the arguments after it are PATH and TENSOR (a name starting with '-')\n"
       "\n"
       "exit status: 0 ok; 1 the trial or the value could not be read; 2 bad usage (also an\n"
       "unknown reduction); 3 no collections file (MissingCollectionFiles); 4 the output could not\n"
-      "be written; 7 no such tensor, or nothing of it at that step, mode or worker.\n",
+      "be written; 5 written, but the trial skipped files (warnings on stderr); 7 no such tensor,\n"
+      "or nothing of it at that step, mode or worker.\n",
       ReductionHelp().c_str());
 }
 
@@ -217,7 +219,10 @@ int RunCat(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string o = argv[i];
     const char* v = nullptr;
-    if (o == "-h" || o == "--help") {
+    if (o == "--") {  // the rest are PATH and TENSOR, even when they start with '-'
+      for (++i; i < argc; ++i) positional.push_back(argv[i]);
+      break;
+    } else if (o == "-h" || o == "--help") {
       HelpCat();
       return kExitOk;
     } else if (o == "--step") {

@@ -255,6 +255,23 @@ TEST(HostileInput, TooManyDimensionsAreRefused) {
     EXPECT_NE(v.status().message().find("more than 255 dimensions"), std::string::npos)
         << v.status().message();
   }
+  // The same limit for the shapes index files give (save_shape): an index file holding a deeper
+  // one is skipped as malformed, with a warning (it was loaded, dimensions and all).
+  const std::string dir2 = TempDir("t2");
+  TrialBuilder s(dir2);
+  s.WriteCollections({"worker_0"}, 1);
+  s.AddShape(0, "worker_0", Mode::kTrain, 0, "ok", std::vector<int64_t>(255, 1));
+  s.FinishStep(0);
+  s.AddShape(1, "worker_0", Mode::kTrain, 1, "deep", std::vector<int64_t>(30000, 1));
+  s.FinishStep(1);
+  s.End();
+  TrialPtr t2 = OpenOk(dir2);
+  ASSERT_TRUE(t2);
+  EXPECT_TRUE(t2->TensorId("ok").ok());
+  EXPECT_FALSE(t2->TensorId("deep").ok());
+  const std::vector<std::string> warnings = t2->Warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("more than 255 dimensions"), std::string::npos) << warnings[0];
 }
 
 // PCRE2's match limit is an error naming the regex, never "no match" (Python's re finds a match
