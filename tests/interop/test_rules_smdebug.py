@@ -368,6 +368,31 @@ def test_follow_a_running_job(tmp_path):
         job.finish()
 
 
+def test_follow_started_before_the_training_waits_for_its_folder(tmp_path):
+    """The natural order: the watcher first, then the training. --follow waits for the folder to
+    appear (it exited at once, 'trial folder ... does not exist'), then for the collections file,
+    within one limit."""
+    from conftest import SMD_BIN
+    out = tmp_path / "run"
+    proc = subprocess.Popen([str(SMD_BIN), "rules", str(out), "--follow", "--timeout", "60000",
+                             "--rule", "VanishingGradient"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.5)
+        assert proc.poll() is None, proc.communicate()
+        write_trial(out, steps=8, vanish_at=5)
+        stdout, stderr = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 6, (stdout, stderr)
+    assert "VanishingGradient: step 5: gradient/fc1.weight" in stdout
+    # A folder that never appears: the limit, then the open's own error.
+    r = smd("rules", tmp_path / "never", "--follow", "--timeout", "300", "--rule", "VanishingGradient")
+    assert r.returncode == 1 and "does not exist" in r.stderr, r.stderr
+
+
 def test_without_follow_stops_at_the_live_edge(tmp_path):
     out = tmp_path / "job"
     job = LiveJob(out)

@@ -1,8 +1,10 @@
 // smd rules PATH --rule NAME[:key=value,...] ...: runs built-in rules over a trial, on the public
 // C API only (smd/rules.h).
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
@@ -211,7 +213,9 @@ void HelpRules() {
       "  --rule SPEC          a built-in rule (smd rules --list shows them and their parameters)\n"
       "  --other PATH         another trial, for rules that compare runs (SimilarAcrossRuns)\n"
       "  --follow             watch a running job until it ends (training_job_end.ts); without it\n"
-      "                       the steps written so far are evaluated and smd rules stops there\n"
+      "                       the steps written so far are evaluated and smd rules stops there.\n"
+      "                       It may start before the training: it waits up to 10 minutes (or\n"
+      "                       --timeout) for the folder and its collections file\n"
       "  --timeout MS         with --follow: stop waiting when no new step came for MS\n"
       "                       milliseconds (a writer that died without training_job_end.ts);\n"
       "                       the summary says so and the exit status is 8 (default: wait\n"
@@ -343,7 +347,22 @@ int RunRules(int argc, char** argv) {
     return kExitTrialError;
   }
   if (follow) {
-    const int64_t wait = timeout_ms >= 0 && timeout_ms < 600000 ? timeout_ms : 600000;
+    int64_t wait = timeout_ms >= 0 && timeout_ms < 600000 ? timeout_ms : 600000;
+    // Started before the training, the watcher finds no folder yet: it waits for it too, within
+    // the same limit (it refused at once, "trial folder ... does not exist").
+    if (path.find("://") == std::string::npos) {
+      const auto t0 = std::chrono::steady_clock::now();
+      struct stat st;
+      while (::stat(path.c_str(), &st) != 0 && errno == ENOENT) {
+        const int64_t spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                  std::chrono::steady_clock::now() - t0).count();
+        if (spent >= wait) break;  // the open below says what is missing
+        ::usleep(100 * 1000);
+      }
+      const int64_t spent = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::steady_clock::now() - t0).count();
+      wait = std::max<int64_t>(0, wait - spent);
+    }
     smd_error_free(smd_trial_options_set_collection_wait_ms(topts, wait));
   }
   std::vector<smd_trial*> trials;
