@@ -124,9 +124,8 @@ Status Hook::Init(std::shared_ptr<io::Storage> storage, const HookOptions& opts)
     }
     // This worker's end mark of an earlier run that never ended must not count for this one.
     if (writes_ && SharesEndOfJob()) {
-      const std::string mine = std::string(io::kWorkersEndedDir) + "/" + worker_;
-      SMD_ASSIGN_OR_RETURN(bool left, storage_->Exists(mine));
-      if (left) SMD_RETURN_IF_ERROR(storage_->Remove(mine));
+      SMD_ASSIGN_OR_RETURN(bool left, storage_->Exists(EndMark(worker_)));
+      if (left) SMD_RETURN_IF_ERROR(storage_->Remove(EndMark(worker_)));
     }
   }
 
@@ -480,8 +479,7 @@ Status Hook::Close() {
   lock.unlock();
   // A worker that writes nothing (only the chief writes) does not end the chief's job.
   if (write_end_marker_ && !dry_run_ && num_workers_ == 1) {
-    Status st = fsync_ ? storage_->WriteDurably(io::kEndOfJobFile, "")
-                       : storage_->WriteAtomic(io::kEndOfJobFile, "");
+    Status st = WriteWhole(io::kEndOfJobFile);
     if (first.ok()) first = st;
   }
   return first;
@@ -490,9 +488,16 @@ Status Hook::Close() {
 // Each worker leaves its mark; the one that then finds every worker's writes the end marker (two
 // that finish together may both write it, which is harmless). A worker that died before its close
 // leaves none: the job then has no end marker, as a single worker that died.
+std::string Hook::EndMark(const std::string& worker) {
+  return std::string(io::kWorkersEndedDir) + "/" + worker;
+}
+
+Status Hook::WriteWhole(const std::string& rel) {
+  return fsync_ ? storage_->WriteDurably(rel, "") : storage_->WriteAtomic(rel, "");
+}
+
 Status Hook::EndSharedJob() {
-  const std::string mine = std::string(io::kWorkersEndedDir) + "/" + worker_;
-  SMD_RETURN_IF_ERROR(fsync_ ? storage_->WriteDurably(mine, "") : storage_->WriteAtomic(mine, ""));
+  SMD_RETURN_IF_ERROR(WriteWhole(EndMark(worker_)));
   if (!write_end_marker_) return Status::Ok();
   SMD_ASSIGN_OR_RETURN(std::vector<std::string> ended, storage_->ListDir(io::kWorkersEndedDir));
   std::vector<std::string> marks;
@@ -503,12 +508,9 @@ Status Hook::EndSharedJob() {
     }
   }
   if (static_cast<int64_t>(marks.size()) < num_workers_) return Status::Ok();
-  SMD_RETURN_IF_ERROR(fsync_ ? storage_->WriteDurably(io::kEndOfJobFile, "")
-                             : storage_->WriteAtomic(io::kEndOfJobFile, ""));
+  SMD_RETURN_IF_ERROR(WriteWhole(io::kEndOfJobFile));
   // The job has ended: the marks have served (the folder then holds smdebug's files only).
-  for (const std::string& name : marks) {
-    SMD_RETURN_IF_ERROR(storage_->Remove(std::string(io::kWorkersEndedDir) + "/" + name));
-  }
+  for (const std::string& name : marks) SMD_RETURN_IF_ERROR(storage_->Remove(EndMark(name)));
   return Status::Ok();
 }
 

@@ -219,6 +219,8 @@ class Hook : public std::enable_shared_from_this<Hook> {
   // A job whose workers all write: whether it is one, and its end (workers_ended/, layout.h).
   bool SharesEndOfJob() const { return num_workers_ > 1 && include_all_workers_; }
   Status EndSharedJob();
+  static std::string EndMark(const std::string& worker);  // workers_ended/<worker>
+  Status WriteWhole(const std::string& rel);  // an empty file, fsync'ed with the fsync option
   // Hands the open step's scalars and end to the writer (mu_ held, writer_ set).
   void EndStepLocked();
   // The step boundary's first half, shared by BeginStep and EndStep: ends the open step and

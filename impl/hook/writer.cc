@@ -1,6 +1,5 @@
 #include "impl/hook/writer.h"
 
-#include <sys/mman.h>
 #include <sys/uio.h>
 
 #include <algorithm>
@@ -11,6 +10,7 @@
 #include <new>
 #include <utility>
 
+#include "impl/core/pages.h"
 #include "impl/format/event.h"
 #include "impl/format/layout.h"
 
@@ -23,24 +23,19 @@ namespace {
 
 constexpr size_t kMinBlock = 64;                // smallest block class
 constexpr size_t kMaxPooledBytes = 256u << 20;  // idle blocks kept for reuse, at most
-// Blocks of this size and more are mapped from the system and given back to it when freed, past
-// malloc: malloc's threshold for mapping grows with the blocks freed, and then keeps freed tensor
-// buffers in its heaps (an S3 run with a 64 MiB budget peaked at 162 MiB resident, 86 MiB with
-// mapped blocks).
+// Blocks of this size and more are mapped (MapPages), past malloc, which kept freed tensor
+// buffers in its heaps (an S3 run with a 64 MiB budget peaked at 162 MiB resident).
 constexpr size_t kMappedBlock = 1u << 20;
 
 char* AllocBlock(size_t cap) {
-  if (cap < kMappedBlock) return static_cast<char*>(std::malloc(cap));
-  void* p = ::mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return p == MAP_FAILED ? nullptr : static_cast<char*>(p);
+  return cap < kMappedBlock ? static_cast<char*>(std::malloc(cap)) : MapPages(cap);
 }
 
 void FreeBlock(char* block, size_t cap) {
-  if (block == nullptr) return;
   if (cap < kMappedBlock) {
     std::free(block);
   } else {
-    ::munmap(block, cap);
+    UnmapPages(block, cap);
   }
 }
 

@@ -142,9 +142,13 @@ class Invoker {
     }
     return Status::Ok();
   }
+  // Ends an active rule for `why`; one already ended keeps its reason (a rule that asks for no
+  // more steps at the step its condition stopped it stays "condition met").
   void Deactivate(Rule* r, EndReason why) {
+    auto it = std::find(active_.begin(), active_.end(), r);
+    if (it == active_.end()) return;
     r->state().end = why;
-    active_.erase(std::remove(active_.begin(), active_.end(), r), active_.end());
+    active_.erase(it);
   }
   void EndAll(EndReason why) {
     for (Rule* r : active_) r->state().end = why;
@@ -320,9 +324,7 @@ Status Invoker::Wait(Trial& t, const std::vector<int64_t>& steps, bool main_loop
           return e;
         }
       }
-      if (ctx.end_rule_ && std::find(active_.begin(), active_.end(), r) != active_.end()) {
-        Deactivate(r, EndReason::kEndOfRule);
-      }
+      if (ctx.end_rule_) Deactivate(r, EndReason::kEndOfRule);
     }
     if (active_.empty()) return Status::Ok();
   }
@@ -388,10 +390,7 @@ Status Invoker::Evaluate(Rule* r, int64_t step) {
   } else {
     SMD_RETURN_IF_ERROR(Progress(r, step, Outcome::kNotMet));
   }
-  // A rule that asked for no more steps at the step its condition stopped it keeps that reason.
-  if (ctx.end_rule_ && std::find(active_.begin(), active_.end(), r) != active_.end()) {
-    Deactivate(r, EndReason::kEndOfRule);
-  }
+  if (ctx.end_rule_) Deactivate(r, EndReason::kEndOfRule);
   return Status::Ok();
 }
 

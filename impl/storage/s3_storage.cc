@@ -1,6 +1,5 @@
 #include "impl/storage/s3_storage.h"
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +9,8 @@
 #include <random>
 #include <string_view>
 #include <utility>
+
+#include "impl/core/pages.h"
 
 namespace smd::io {
 
@@ -45,14 +46,10 @@ class S3Storage;
 // written take memory (no copy as it fills, and given back to the system whole when freed).
 class PartBlock {
  public:
-  explicit PartBlock(size_t cap) : cap_(cap) {
-    void* p = ::mmap(nullptr, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED) throw std::bad_alloc();
-    data_ = static_cast<char*>(p);
+  explicit PartBlock(size_t cap) : data_(MapPages(cap)), cap_(cap) {
+    if (data_ == nullptr) throw std::bad_alloc();
   }
-  ~PartBlock() {
-    if (data_ != nullptr) ::munmap(data_, cap_);
-  }
+  ~PartBlock() { UnmapPages(data_, cap_); }
   PartBlock(PartBlock&& o) noexcept : data_(o.data_), size_(o.size_), cap_(o.cap_) { o.data_ = nullptr; }
   PartBlock(const PartBlock&) = delete;
   PartBlock& operator=(const PartBlock&) = delete;

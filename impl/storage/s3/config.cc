@@ -64,8 +64,8 @@ Result<Config> ConfigFromEnvironment() { return ConfigFromEnvironment("", nullpt
 Result<Config> ConfigFromEnvironment(const std::string& given_profile, const Credentials* given) {
   Config c;
   std::string profile = given_profile.empty() ? Env("AWS_PROFILE") : given_profile;
-  // A profile named by the caller or AWS_PROFILE must give the credentials; only the implicit
-  // default profile may leave them to the container or the instance metadata.
+  // A profile named by the caller or AWS_PROFILE must exist: a missing one never leaves the
+  // credentials to the container or the instance metadata (another identity).
   const char* const named_by =
       !given_profile.empty() ? "the profile option" : (profile.empty() ? nullptr : "AWS_PROFILE");
   if (profile.empty()) profile = "default";

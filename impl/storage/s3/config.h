@@ -53,12 +53,12 @@ struct Config {
 // The configuration the AWS CLI would use (docs/s3.md "Configuration"):
 // credentials from AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY[/AWS_SESSION_TOKEN], else the profile
 // AWS_PROFILE (default "default") of AWS_SHARED_CREDENTIALS_FILE (~/.aws/credentials) then
-// AWS_CONFIG_FILE (~/.aws/config), else (the implicit default profile only) container then
-// instance-metadata credentials. A profile named by AWS_PROFILE or the caller must exist and
-// hold static keys: a missing one, one without keys, or one whose credentials come from a
-// source smd does not implement (role_arn/source_profile, credential_process, sso_*,
-// web_identity_token_file) is kAuth naming the profile (and the source), never a fall-back to
-// another identity; region from AWS_REGION, AWS_DEFAULT_REGION, the profile, else
+// AWS_CONFIG_FILE (~/.aws/config), else container then instance-metadata credentials. A profile
+// named by AWS_PROFILE or the caller that is in neither file, or one whose credentials come from
+// a source smd does not implement (role_arn/source_profile, credential_process, sso_*,
+// web_identity_token_file), is kAuth naming the profile (and the source), never a fall-back to
+// another identity (a profile with no credentials of any kind falls back, as the SDKs do);
+// region from AWS_REGION, AWS_DEFAULT_REGION, the profile, else
 // us-east-1; endpoint from AWS_ENDPOINT_URL_S3, AWS_ENDPOINT_URL, the profile's endpoint_url,
 // else https://s3.<region>.amazonaws.com; addressing from the profile's addressing_style
 // (path|virtual), else virtual-hosted on AWS (path style for a bucket with '.' over https) and
