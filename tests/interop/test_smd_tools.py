@@ -2,6 +2,7 @@
 exactly as numpy prints them, .npy files equal to what the real smdebug reads, exit codes."""
 import os
 import shutil
+import subprocess
 import sys
 
 import numpy as np
@@ -289,6 +290,32 @@ def test_cat_errors_and_exit_codes(smd_bin, tmp_path):
     rc, out, _ = run_smd(smd_bin, "cat", "--help")
     assert rc == 0 and out.startswith("usage: smd cat PATH TENSOR")
     assert "bfloat16" in out
+
+
+def test_double_dash_ends_the_options_of_every_command(smd_bin, tmp_path):
+    """After "--" every argument is a path, even one starting with '-' (a trial folder named
+    "-t" in the working folder); before it such a name is an unknown option (exit 2). Only
+    smd cat took "--"; ls, dump, rules and export-tensorboard refused the folder."""
+    shutil.copytree(FIXTURES / "modes_reentry", tmp_path / "-t")
+
+    def smd(*args):
+        r = subprocess.run([str(smd_bin), *args], capture_output=True, cwd=tmp_path, timeout=600)
+        return r.returncode, r.stdout.decode(), r.stderr.decode("utf-8", "replace")
+
+    rc, out, err = smd("ls", "--", "-t")
+    assert rc == 0 and "fc.weight" in out, err
+    assert smd("ls", "-t")[0] == 2
+    rc, out, err = smd("dump", "--", "-t")
+    assert rc == 0 and '"fc.weight"' in out, err
+    assert smd("dump", "-t")[0] == 2
+    rc, out, err = smd("rules", "--rule", "AllZero:tensor_regex=fc.*", "--no-progress", "--", "-t")
+    assert rc in (0, 6) and "AllZero" in out, (rc, out, err)
+    assert smd("rules", "--rule", "AllZero:tensor_regex=fc.*", "-t")[0] == 2
+    rc, out, err = smd("export-tensorboard", "--quiet", "--", "-t", "-tb")
+    assert rc == 0 and list((tmp_path / "-tb").rglob("*.tfevents")), err
+    assert smd("export-tensorboard", "-t", "tb")[0] == 2
+    # "--" ends the options only once: a second one is a path.
+    assert "more than one PATH" in smd("ls", "--", "-t", "--")[2]
 
 
 def test_cat_says_the_files_the_trial_skipped(smd_bin, tmp_path):

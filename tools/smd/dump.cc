@@ -398,6 +398,7 @@ void HelpDump() {
       "  --wait-collections MS    wait up to MS milliseconds for the collections file of a\n"
       "                           job that has not written it yet (default 0)\n"
       "  -h, --help               show this help\n"
+      "  --                       the argument after it is PATH (a path starting with '-')\n"
       "\n"
       "exit status: 0 ok; 1 the trial could not be read; 2 bad usage; 3 no collections file\n"
       "(MissingCollectionFiles); 4 the output could not be written; 5 the document was written\n"
@@ -414,9 +415,21 @@ int RunDump(int argc, char** argv) {
   std::string path, output;
   int64_t wait_ms = 0;
   bool have_path = false;
+  bool options_ended = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
+    const bool option = !options_ended && a.size() > 1 && a[0] == '-';
+    if (option && a == "--") {  // the rest are PATH, even when it starts with '-'
+      options_ended = true;
+    } else if (!option) {
+      if (have_path) {
+        std::fprintf(stderr, "smd dump: more than one PATH given ('%s' and '%s')\n", path.c_str(),
+                     a.c_str());
+        return kExitUsage;
+      }
+      path = a;
+      have_path = true;
+    } else if (a == "-h" || a == "--help") {
       HelpDump();
       return kExitOk;
     } else if (a == "-o" || a == "--output") {
@@ -438,15 +451,8 @@ int RunDump(int argc, char** argv) {
         return kExitUsage;
       }
       wait_ms = v;
-    } else if (!a.empty() && a[0] == '-' && a != "-") {
-      std::fprintf(stderr, "smd dump: unknown option '%s' (see smd dump --help)\n", a.c_str());
-      return kExitUsage;
-    } else if (!have_path) {
-      path = a;
-      have_path = true;
     } else {
-      std::fprintf(stderr, "smd dump: more than one PATH given ('%s' and '%s')\n", path.c_str(),
-                   a.c_str());
+      std::fprintf(stderr, "smd dump: unknown option '%s' (see smd dump --help)\n", a.c_str());
       return kExitUsage;
     }
   }

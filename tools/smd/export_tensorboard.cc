@@ -392,6 +392,7 @@ void HelpExportTensorBoard() {
       "  --worker NAME  export this worker's values (default: at each step, the first worker\n"
       "                 by name that saved the tensor)\n"
       "  --quiet        no summary line on stderr\n"
+      "  --             the arguments after it are PATH and OUT (paths starting with '-')\n"
       "\n"
       "OUT must not hold TensorBoard event files already (an earlier export: TensorBoard would\n"
       "show every point twice).\n"
@@ -404,9 +405,15 @@ void HelpExportTensorBoard() {
 int RunExportTensorBoard(int argc, char** argv) {
   Options o;
   std::vector<std::string> pos;
+  bool options_ended = false;
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
-    if (std::strcmp(a, "--help") == 0 || std::strcmp(a, "-h") == 0) {
+    const bool option = !options_ended && a[0] == '-' && a[1] != '\0';
+    if (!option) {
+      pos.emplace_back(a);
+    } else if (std::strcmp(a, "--") == 0) {  // the rest are PATH and OUT, even when they start with '-'
+      options_ended = true;
+    } else if (std::strcmp(a, "--help") == 0 || std::strcmp(a, "-h") == 0) {
       HelpExportTensorBoard();
       return kExitOk;
     } else if (std::strcmp(a, "--quiet") == 0 || std::strcmp(a, "-q") == 0) {
@@ -419,11 +426,9 @@ int RunExportTensorBoard(int argc, char** argv) {
       o.worker = argv[++i];
     } else if (std::strncmp(a, "--worker=", 9) == 0) {
       o.worker = a + 9;
-    } else if (a[0] == '-' && a[1] != '\0') {
+    } else {
       std::fprintf(stderr, "smd export-tensorboard: unknown option '%s'\n", a);
       return kExitUsage;
-    } else {
-      pos.emplace_back(a);
     }
   }
   if (pos.size() != 2) {

@@ -397,6 +397,7 @@ void HelpLs() {
       "  --wait-collections MS    wait up to MS milliseconds for the collections file of a\n"
       "                           job that has not written it yet (default 0)\n"
       "  -h, --help               show this help\n"
+      "  --                       the argument after it is PATH (a path starting with '-')\n"
       "\n"
       "exit status: 0 ok; 1 the trial could not be read; 2 bad usage; 3 no collections file\n"
       "(MissingCollectionFiles); 4 the output could not be written; 5 the summary was written\n"
@@ -407,9 +408,20 @@ int RunLs(int argc, char** argv) {
   std::string path;
   bool have_path = false;
   int64_t wait_ms = 0;
+  bool options_ended = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
+    const bool option = !options_ended && a.size() > 1 && a[0] == '-';
+    if (option && a == "--") {  // the rest are PATH, even when it starts with '-'
+      options_ended = true;
+    } else if (!option) {
+      if (have_path) {
+        std::fprintf(stderr, "smd ls: more than one PATH given ('%s' and '%s')\n", path.c_str(), a.c_str());
+        return kExitUsage;
+      }
+      path = a;
+      have_path = true;
+    } else if (a == "-h" || a == "--help") {
       HelpLs();
       return kExitOk;
     } else if (a == "--wait-collections") {
@@ -417,14 +429,8 @@ int RunLs(int argc, char** argv) {
         std::fprintf(stderr, "smd ls: --wait-collections needs a number of milliseconds >= 0\n");
         return kExitUsage;
       }
-    } else if (a.size() > 1 && a[0] == '-') {
-      std::fprintf(stderr, "smd ls: unknown option '%s' (see smd ls --help)\n", a.c_str());
-      return kExitUsage;
-    } else if (!have_path) {
-      path = a;
-      have_path = true;
     } else {
-      std::fprintf(stderr, "smd ls: more than one PATH given ('%s' and '%s')\n", path.c_str(), a.c_str());
+      std::fprintf(stderr, "smd ls: unknown option '%s' (see smd ls --help)\n", a.c_str());
       return kExitUsage;
     }
   }

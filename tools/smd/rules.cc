@@ -230,6 +230,7 @@ void HelpRules() {
       "  --no-progress        no progress line (shown on a terminal by default)\n"
       "  --list               list the built-in rules and their parameters\n"
       "  -h, --help           show this help\n"
+      "  --                   the argument after it is PATH (a path starting with '-')\n"
       "\n"
       "After the findings, one summary line per rule gives its status: IssuesFound or\n"
       "NoIssuesFound when it ran to its end (or to the last step a running job has written);\n"
@@ -258,9 +259,20 @@ int RunRules(int argc, char** argv) {
     }
     return argv[++i];
   };
+  bool options_ended = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
+    const bool option = !options_ended && !a.empty() && a[0] == '-';
+    if (option && a == "--") {  // the rest are PATH, even when it starts with '-'
+      options_ended = true;
+    } else if (!option) {
+      if (!path.empty()) {
+        std::fprintf(stderr, "smd rules: more than one PATH given ('%s' and '%s')\n", path.c_str(),
+                     a.c_str());
+        return kExitUsage;
+      }
+      path = a;
+    } else if (a == "-h" || a == "--help") {
       HelpRules();
       return kExitOk;
     } else if (a == "--list") {
@@ -311,14 +323,8 @@ int RunRules(int argc, char** argv) {
       progress = false;
     } else if (a == "--progress") {
       progress = true;
-    } else if (!a.empty() && a[0] == '-') {
-      std::fprintf(stderr, "smd rules: unknown option '%s' (see smd rules --help)\n", a.c_str());
-      return kExitUsage;
-    } else if (path.empty()) {
-      path = a;
     } else {
-      std::fprintf(stderr, "smd rules: more than one PATH given ('%s' and '%s')\n", path.c_str(),
-                   a.c_str());
+      std::fprintf(stderr, "smd rules: unknown option '%s' (see smd rules --help)\n", a.c_str());
       return kExitUsage;
     }
   }
