@@ -67,7 +67,7 @@ func wallSeconds(t time.Time) C.double {
 }
 
 // AddScalar writes a scalar summary at (step, mode); a zero wallTime means now. Write each
-// mode's steps in ascending order.
+// mode's steps (>= 0) in ascending order.
 func (w *TensorBoardWriter) AddScalar(step int64, mode Mode, wallTime time.Time, tag string, value float64) error {
 	cs, err := cstr("tag", tag)
 	if err != nil {

@@ -21,9 +21,13 @@ double WallTimeOrNow(double wall_time) {
   return duration_cast<duration<double>>(system_clock::now().time_since_epoch()).count();
 }
 
-smd_error* CheckCommon(const smd_tensorboard_writer* w, smd_mode mode, const char* tag,
+smd_error* CheckCommon(const smd_tensorboard_writer* w, int64_t step, smd_mode mode, const char* tag,
                        double wall_time, std::string* clean) {
   if (w == nullptr) return MakeError(SMD_E_INVALID_ARGUMENT, "writer is NULL");
+  // The file names carry the step zero-padded: a negative one would sort out of order.
+  if (step < 0) {
+    return MakeError(SMD_E_INVALID_ARGUMENT, "step " + std::to_string(step) + " is negative");
+  }
   if (tag == nullptr) return MakeError(SMD_E_INVALID_ARGUMENT, "tag is NULL");
   if (!smd::IsValidMode(static_cast<int>(mode))) {
     return MakeError(SMD_E_INVALID_ARGUMENT, "invalid mode " + std::to_string(static_cast<int>(mode)));
@@ -71,7 +75,7 @@ smd_error* smd_tensorboard_writer_add_scalar(smd_tensorboard_writer* writer, int
                                              double value) noexcept {
   SMD_CAPI_BEGIN
   std::string clean;
-  if (smd_error* e = CheckCommon(writer, mode, tag, wall_time, &clean)) return e;
+  if (smd_error* e = CheckCommon(writer, step, mode, tag, wall_time, &clean)) return e;
   const double wt = WallTimeOrNow(wall_time);
   std::string rec;
   smd::tensorboard::AppendScalarRecord(&rec, wt, step, clean, static_cast<float>(value));
@@ -86,7 +90,7 @@ smd_error* smd_tensorboard_writer_add_histogram(smd_tensorboard_writer* writer, 
                                                 bool* written_out) noexcept {
   SMD_CAPI_BEGIN
   std::string clean;
-  if (smd_error* e = CheckCommon(writer, mode, tag, wall_time, &clean)) return e;
+  if (smd_error* e = CheckCommon(writer, step, mode, tag, wall_time, &clean)) return e;
   const smd::DTypeInfo* info = smd::GetDTypeInfo(static_cast<int>(dtype));
   SMD_CHECK_ARG(info != nullptr && info->size > 0,
                 "dtype " + std::to_string(static_cast<int>(dtype)) + " is not a numeric dtype");

@@ -325,6 +325,12 @@ static void test_writer_argument_errors(void) {
             "tag");
   CHECK_ERR(smd_tensorboard_writer_add_scalar(w, 0, (smd_mode)9, 0, "t", 1), SMD_E_INVALID_ARGUMENT,
             "mode");
+  /* Files are named by the zero-padded step: -1 would sort before -2. */
+  CHECK_ERR(smd_tensorboard_writer_add_scalar(w, -1, SMD_MODE_TRAIN, 0, "t", 1), SMD_E_INVALID_ARGUMENT,
+            "step -1 is negative");
+  CHECK_ERR(smd_tensorboard_writer_add_histogram(w, -2, SMD_MODE_TRAIN, 0, "t", SMD_DTYPE_FLOAT32, x,
+                                                 sizeof x, NULL),
+            SMD_E_INVALID_ARGUMENT, "step -2 is negative");
   CHECK_ERR(smd_tensorboard_writer_add_scalar(w, 0, SMD_MODE_TRAIN, -1, "t", 1), SMD_E_INVALID_ARGUMENT,
             "wall time");
   CHECK_ERR(smd_tensorboard_writer_add_scalar(w, 0, SMD_MODE_TRAIN, 0, "///", 1), SMD_E_INVALID_ARGUMENT,

@@ -48,8 +48,8 @@ SMD_API void smd_tensorboard_writer_free(smd_tensorboard_writer *writer) SMD_NOE
  * Each mode has one open file: writing at a step other than the mode's current one completes
  * that file first, so write each mode's steps in ascending order (TensorBoard reads a folder's
  * files in name order).
- * Errors: SMD_E_INVALID_ARGUMENT (NULL writer or tag, an unknown mode, a tag that sanitizes to
- * nothing), SMD_E_IO (the file cannot be created or written, naming it; the writer then keeps
+ * Errors: SMD_E_INVALID_ARGUMENT (NULL writer or tag, a negative step, an unknown mode, a tag that
+ * sanitizes to nothing), SMD_E_IO (the file cannot be created or written, naming it; the writer then keeps
  * failing), SMD_E_INVALID_STATE (closed). */
 SMD_API SMD_MUST_USE smd_error *smd_tensorboard_writer_add_scalar(smd_tensorboard_writer *writer,
                                                                   int64_t step, smd_mode mode,

@@ -36,7 +36,7 @@ impl TensorBoardWriter {
         Ok(TensorBoardWriter { raw: create(|o| unsafe { sys::smd_tensorboard_writer_create(c.as_ptr(), sp, o) })? })
     }
 
-    /// A scalar summary tagged `tag` at `step` of `mode`.
+    /// A scalar summary tagged `tag` at `step` (>= 0) of `mode`.
     pub fn add_scalar(&mut self, step: i64, mode: Mode, wall_time: f64, tag: &str, value: f64) -> Result<()> {
         let t = cstring(tag, "tag")?;
         check(unsafe { sys::smd_tensorboard_writer_add_scalar(self.raw, step, mode.raw(), wall_time, t.as_ptr(), value) })

@@ -4,7 +4,7 @@ import java.nio.ByteBuffer;
 
 /**
  * Writes TensorBoard logs (scalars and histograms) the way smdebug exports them:
- * {@code <dir>/<MODE>/<step>_<pid>_<host>.tfevents}. Write each mode's steps in ascending order.
+ * {@code <dir>/<MODE>/<step>_<pid>_<host>.tfevents}. Write each mode's steps (>= 0) in ascending order.
  * One thread at a time. A writer still open when the JVM exits is closed then (a shutdown hook; an
  * error it meets is printed on stderr).
  */
