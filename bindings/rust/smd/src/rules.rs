@@ -198,9 +198,12 @@ fn fail(ctx: *mut sys::smd_rule_context, e: &Error) -> c_int {
     unsafe { sys::smd_rule_context_fail_with(ctx, e.kind().code(), msg.as_ptr()) }
 }
 
+fn panic_message(p: Box<dyn std::any::Any + Send>) -> String {
+    p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_default()
+}
+
 fn panic_error(p: Box<dyn std::any::Any + Send>) -> Error {
-    let what = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned());
-    Error::new(ErrorKind::Internal, format!("rule callback panicked: {}", what.unwrap_or_default()))
+    Error::new(ErrorKind::Internal, format!("rule callback panicked: {}", panic_message(p)))
 }
 
 unsafe extern "C" fn invoke_tramp(ctx: *mut sys::smd_rule_context, step: i64, met: *mut bool, payload: *mut c_void) -> c_int {
@@ -325,8 +328,9 @@ impl Rule {
     /// is then [`RuleEnd::Error`] and [`failed_step`](Rule::failed_step) says where; a
     /// cancellation or a wait that timed out leaves it [`RuleEnd::Stopped`].
     pub fn invoke(&mut self, start_step: i64, end_step: i64, raise_eval_cond: bool, options: Option<&mut InvokeOptions>) -> Result<()> {
-        let o = options.map_or(ptr::null(), |o| o.raw as *const _);
-        check(unsafe { sys::smd_rule_invoke(self.raw, start_step, end_step, raise_eval_cond, o) })
+        let o = options.as_ref().map_or(ptr::null(), |o| o.raw as *const _);
+        let r = check(unsafe { sys::smd_rule_invoke(self.raw, start_step, end_step, raise_eval_cond, o) });
+        InvokeOptions::panicked(options, r)
     }
 
     /// The same for several rules sharing one base trial, step by step together. The first
@@ -334,8 +338,9 @@ impl Rule {
     /// returned is its own), the others still running with [`RuleEnd::Stopped`].
     pub fn invoke_many(rules: &mut [&mut Rule], start_step: i64, end_step: i64, raise_eval_cond: bool, options: Option<&mut InvokeOptions>) -> Result<()> {
         let raws: Vec<*mut sys::smd_rule> = rules.iter().map(|r| r.raw).collect();
-        let o = options.map_or(ptr::null(), |o| o.raw as *const _);
-        check(unsafe { sys::smd_rule_invoke_many(raws.as_ptr(), raws.len(), start_step, end_step, raise_eval_cond, o) })
+        let o = options.as_ref().map_or(ptr::null(), |o| o.raw as *const _);
+        let r = check(unsafe { sys::smd_rule_invoke_many(raws.as_ptr(), raws.len(), start_step, end_step, raise_eval_cond, o) });
+        InvokeOptions::panicked(options, r)
     }
 
     /// The findings collected so far.
@@ -400,8 +405,26 @@ type ProgressFn = dyn FnMut(Option<&str>, i64, Outcome) -> bool;
 /// message file, waits. A plain value.
 pub struct InvokeOptions {
     raw: *mut sys::smd_rule_invoke_options,
-    finding: Option<Box<Box<FindingFn>>>,
-    progress: Option<Box<Box<ProgressFn>>>,
+    callbacks: Box<InvokeCallbacks>, // the callbacks' payload: its address must not change
+}
+
+#[derive(Default)]
+struct InvokeCallbacks {
+    finding: Option<Box<FindingFn>>,
+    progress: Option<Box<ProgressFn>>,
+    panicked: Option<String>, // the first panic of a callback in the current invocation
+}
+
+impl InvokeCallbacks {
+    unsafe fn from_payload<'a>(payload: *mut c_void) -> &'a mut InvokeCallbacks {
+        &mut *(payload as *mut InvokeCallbacks)
+    }
+
+    fn note_panic(&mut self, which: &str, p: Box<dyn std::any::Any + Send>) {
+        if self.panicked.is_none() {
+            self.panicked = Some(format!("{} callback panicked: {}", which, panic_message(p)));
+        }
+    }
 }
 
 impl std::fmt::Debug for InvokeOptions {
@@ -417,17 +440,23 @@ impl Drop for InvokeOptions {
 }
 
 unsafe extern "C" fn finding_tramp(rule: *const sys::smd_rule, f: *const sys::smd_rule_finding, payload: *mut c_void) -> c_int {
-    let cb = &mut *(payload as *mut Box<FindingFn>);
+    let cbs = InvokeCallbacks::from_payload(payload);
+    let Some(cb) = cbs.finding.as_mut() else { return 0 };
     let finding = Finding::from_raw(f);
     let name = borrowed_str(sys::smd_rule_name(rule));
     match catch_unwind(AssertUnwindSafe(|| cb(name, &finding))) {
         Ok(true) => 0,
-        _ => 1,
+        Ok(false) => 1,
+        Err(p) => {
+            cbs.note_panic("on_finding", p);
+            1
+        }
     }
 }
 
 unsafe extern "C" fn progress_tramp(rule: *const sys::smd_rule, step: i64, outcome: sys::smd_rule_outcome, payload: *mut c_void) -> c_int {
-    let cb = &mut *(payload as *mut Box<ProgressFn>);
+    let cbs = InvokeCallbacks::from_payload(payload);
+    let Some(cb) = cbs.progress.as_mut() else { return 0 };
     let name = if rule.is_null() { None } else { Some(borrowed_str(sys::smd_rule_name(rule))) };
     let outcome = match outcome {
         sys::SMD_RULE_CONDITION_MET => Outcome::ConditionMet,
@@ -437,33 +466,49 @@ unsafe extern "C" fn progress_tramp(rule: *const sys::smd_rule, step: i64, outco
     };
     match catch_unwind(AssertUnwindSafe(|| cb(name, step, outcome))) {
         Ok(true) => 0,
-        _ => 1,
+        Ok(false) => 1,
+        Err(p) => {
+            cbs.note_panic("on_progress", p);
+            1
+        }
     }
 }
 
 impl InvokeOptions {
     /// The defaults: no callbacks, no message file, no stop signal, findings collected.
     pub fn new() -> Result<InvokeOptions> {
-        Ok(InvokeOptions { raw: create(|o| unsafe { sys::smd_rule_invoke_options_create(o) })?, finding: None, progress: None })
+        Ok(InvokeOptions { raw: create(|o| unsafe { sys::smd_rule_invoke_options_create(o) })?, callbacks: Box::default() })
+    }
+
+    fn payload(&mut self) -> *mut c_void {
+        (&mut *self.callbacks as *mut InvokeCallbacks).cast()
+    }
+
+    /// The result of an invocation with these options: a callback's panic, which cancelled it,
+    /// replaces the `Cancelled` error with an `Internal` one carrying the panic's message.
+    fn panicked(options: Option<&mut InvokeOptions>, r: Result<()>) -> Result<()> {
+        match options.and_then(|o| o.callbacks.panicked.take()) {
+            Some(msg) => Err(Error::new(ErrorKind::Internal, msg)),
+            None => r,
+        }
     }
 
     /// Called with the rule's name for each finding; returning false cancels the invocation
-    /// (`ErrorKind::Cancelled`). A panic cancels it too.
+    /// (`ErrorKind::Cancelled`). A panic cancels it too: the invocation then returns an
+    /// `ErrorKind::Internal` error with the panic's message.
     pub fn on_finding(&mut self, f: impl FnMut(&str, &Finding) -> bool + 'static) -> Result<&mut Self> {
-        let mut b: Box<Box<FindingFn>> = Box::new(Box::new(f));
-        let p = (&mut *b as *mut Box<FindingFn>).cast();
+        let p = self.payload();
         check(unsafe { sys::smd_rule_invoke_options_set_finding_callback(self.raw, Some(finding_tramp), p) })?;
-        self.finding = Some(b);
+        self.callbacks.finding = Some(Box::new(f));
         Ok(self)
     }
 
     /// Called after each step of each rule (rule name, step, outcome) and while waiting (no
-    /// rule); returning false cancels the invocation.
+    /// rule); returning false cancels the invocation, and a panic cancels it as on_finding's.
     pub fn on_progress(&mut self, f: impl FnMut(Option<&str>, i64, Outcome) -> bool + 'static) -> Result<&mut Self> {
-        let mut b: Box<Box<ProgressFn>> = Box::new(Box::new(f));
-        let p = (&mut *b as *mut Box<ProgressFn>).cast();
+        let p = self.payload();
         check(unsafe { sys::smd_rule_invoke_options_set_progress_callback(self.raw, Some(progress_tramp), p) })?;
-        self.progress = Some(b);
+        self.callbacks.progress = Some(Box::new(f));
         Ok(self)
     }
 

@@ -257,6 +257,22 @@ fn invoke_options_callbacks_and_invoke_many() {
     let mut r = Rule::builtin("VanishingGradient", &trial, &[], &[]).unwrap();
     assert_eq!(r.invoke(0, -1, false, Some(&mut cancel)).unwrap_err().kind(), ErrorKind::Cancelled);
     assert_eq!((r.end_reason(), r.failed_step()), (RuleEnd::Stopped, None));
+    // A panicking callback cancels it too, and the error carries the panic's message (it was a
+    // bare Cancelled); the options can be used again afterwards.
+    let mut panics = InvokeOptions::new().unwrap();
+    panics.on_finding(|_, f| if f.step >= 2 { panic!("finding at {}", f.step) } else { true }).unwrap();
+    let mut r = Rule::builtin("VanishingGradient", &trial, &[], &[]).unwrap();
+    let e = r.invoke(0, -1, false, Some(&mut panics)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Internal);
+    assert_eq!(e.message(), "on_finding callback panicked: finding at 2");
+    assert_eq!(r.end_reason(), RuleEnd::Stopped);
+    let mut r = Rule::builtin("VanishingGradient", &trial, &[], &[]).unwrap();
+    assert_eq!(r.invoke(0, 1, false, Some(&mut panics)).map_err(|e| e.kind()), Ok(()));
+    let mut panics = InvokeOptions::new().unwrap();
+    panics.on_progress(|_, _, _| panic!("progress")).unwrap();
+    let mut r = Rule::builtin("VanishingGradient", &trial, &[], &[]).unwrap();
+    let e = Rule::invoke_many(&mut [&mut r], 0, -1, false, Some(&mut panics)).unwrap_err();
+    assert_eq!((e.kind(), e.message()), (ErrorKind::Internal, "on_progress callback panicked: progress"));
     let mut stop_first = InvokeOptions::new().unwrap();
     stop_first.set_stop_at_first(true).unwrap();
     let mut r = Rule::builtin("VanishingGradient", &trial, &[], &[]).unwrap();
