@@ -266,7 +266,9 @@ func cTrialArray(ps []*C.smd_trial) (**C.smd_trial, func()) {
 }
 
 // NewRule creates a custom rule named name on base and others (which may be closed afterwards:
-// the rule keeps its own references). required may be nil.
+// the rule keeps its own references). required may be nil. Close the rule when done with it:
+// smd holds invoke and required until then, so a rule whose functions refer to the rule itself
+// stays reachable and is never finalized.
 func NewRule(name string, base *Trial, others []*Trial, invoke RuleFunc, required RequiredFunc) (*Rule, error) {
 	if invoke == nil {
 		return nil, argErr("rule %q: invoke function is nil", name)
