@@ -197,7 +197,7 @@ TEST(S3Uri, ParsesAndRejectsMalformedUris) {
   EXPECT_EQ(ok->bucket, "my-bucket");
   EXPECT_EQ(ok->prefix, "a/b/c");
   for (const char* bad : {"s3://", "s3:///prefix", "s3://bucket", "s3://bucket/", "s3://bucket//",
-                          "s3://Bad_Bucket/p", "s3://ab/p", "http://bucket/p", "/local/path"}) {
+                          "s3://Bad Bucket/p", "s3://ab/p", "http://bucket/p", "/local/path"}) {
     auto r = ParseS3Uri(bad);
     ASSERT_FALSE(r.ok()) << bad;
     EXPECT_EQ(r.status().code(), Code::kInvalidArgument) << bad;

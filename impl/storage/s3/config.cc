@@ -236,17 +236,28 @@ Status ValidateEndpoint(std::string_view endpoint) {
   return Status::Ok();
 }
 
+bool IsDnsCompatibleBucketName(std::string_view b) {
+  if (b.size() < 3 || b.size() > 63) return false;
+  for (char c : b)
+    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-')) return false;
+  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
+  return alnum(b.front()) && alnum(b.back()) && b.find("..") == std::string_view::npos;
+}
+
 Status ValidateBucketName(std::string_view b) {
+  if (IsDnsCompatibleBucketName(b)) return Status::Ok();
+  // The legacy rules of us-east-1 (buckets made before March 2018), which S3 still serves.
   auto bad = [&](const char* why) {
     return InvalidArgument("bad S3 bucket name '" + std::string(b) + "': " + why);
   };
-  if (b.size() < 3 || b.size() > 63) return bad("must be 3 to 63 characters long");
+  if (b.size() < 3 || b.size() > 255) return bad("must be 3 to 63 characters long (255 for a legacy name)");
   for (char c : b)
-    if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '-'))
-      return bad("only lower-case letters, digits, '.' and '-' are allowed");
-  auto alnum = [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); };
-  if (!alnum(b.front()) || !alnum(b.back())) return bad("must start and end with a letter or digit");
-  if (b.find("..") != std::string_view::npos) return bad("must not contain '..'");
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+          c == '-' || c == '_'))
+      return bad("only letters, digits, '.', '-' and '_' are allowed");
+  const char c = b.front();
+  if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+    return bad("must start with a letter or digit");
   return Status::Ok();
 }
 

@@ -76,8 +76,12 @@ Result<Config> ConfigFromEnvironment(const std::string& profile, const Credentia
 Status ValidateEndpoint(std::string_view endpoint);
 // The endpoint with any user information replaced by "***" (for messages).
 std::string RedactEndpoint(std::string_view endpoint);
-// Validates a bucket name (S3 rules: 3-63 characters of a-z 0-9 . -, starting and ending with a
-// letter or digit). kInvalidArgument naming the bucket otherwise.
+// Validates a bucket name: S3's rules (3-63 characters of a-z 0-9 . -, starting and ending with a
+// letter or digit, no "..") or, for buckets made in us-east-1 before March 2018, the legacy ones
+// (3-255 characters of A-Z a-z 0-9 . _ -). kInvalidArgument naming the bucket otherwise.
 Status ValidateBucketName(std::string_view bucket);
+// Whether a valid bucket name can be a host name label (S3's current rules): a legacy name cannot,
+// and is always addressed in the path.
+bool IsDnsCompatibleBucketName(std::string_view bucket);
 
 }  // namespace smd::s3

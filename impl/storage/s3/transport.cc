@@ -116,6 +116,8 @@ int Transport::BackoffMs(int attempt) {
 
 bool Transport::PathStyleFor(const std::string& bucket) const {
   if (cfg_.path_style) return true;
+  // A legacy name (upper case, '_', over 63 characters) is no host name label.
+  if (!IsDnsCompatibleBucketName(bucket)) return true;
   // bucket.with.dots.s3.amazonaws.com does not match the certificate *.s3.amazonaws.com (a
   // wildcard covers one label): over https such a bucket goes in the path, as the AWS SDKs do,
   // unless virtual-hosted addressing was asked for by name.

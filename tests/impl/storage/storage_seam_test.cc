@@ -176,8 +176,8 @@ TEST(StorageSeam, TensorBoardFilesOfAHomeRelativeOutDirAreUnderHome) {
 
 TEST(OpenStorage, IsTheOnePlaceThatRefusesRootsAndExpandsHome) {
   // s3://: a prefix is required (a trial is never a whole bucket); bucket names are checked.
-  for (const char* bad : {"s3://", "s3:///x", "s3://bucket", "s3://bucket/", "s3://Bad_Bucket/x",
-                          "s3://ab/x"}) {
+  for (const char* bad : {"s3://", "s3:///x", "s3://bucket", "s3://bucket/", "s3://Bad Bucket/x",
+                          "s3://ab/x", "s3://_legacy/x"}) {
     auto r = OpenStorage(bad);
     EXPECT_EQ(r.status().code(), Code::kInvalidArgument) << bad;
     EXPECT_NE(r.status().message().find(std::string("'") + bad + "'"), std::string::npos)
@@ -192,6 +192,10 @@ TEST(OpenStorage, IsTheOnePlaceThatRefusesRootsAndExpandsHome) {
   EXPECT_EQ((*s3)->root(), "s3://bucket/prefix");
   EXPECT_EQ((*s3)->WatchChanges(), nullptr) << "an object store cannot notify: readers poll";
   EXPECT_TRUE((*s3)->RootAppearsWithFirstFile()) << "a prefix exists once an object is under it";
+  // A legacy us-east-1 name (upper case, '_') is a bucket S3 still serves.
+  auto legacy = OpenStorage("s3://Legacy_Bucket/prefix", so);
+  ASSERT_TRUE(legacy.ok()) << legacy.status().message();
+  EXPECT_EQ((*legacy)->root(), "s3://Legacy_Bucket/prefix");
   StorageOptions half = so;
   half.s3_secret_access_key.clear();
   auto h1 = OpenStorage("s3://bucket/prefix", half);

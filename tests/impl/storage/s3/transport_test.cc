@@ -141,6 +141,34 @@ TEST(S3Addressing, VirtualHostedPutsTheBucketInTheHost) {
   EXPECT_NE(req.find("Host: my-bucket.localhost:"), std::string::npos) << req;
 }
 
+// A legacy bucket name (us-east-1 before March 2018: upper case, '_', up to 255 characters) is no
+// host name label: it always goes in the path, even when virtual-hosted addressing is asked for.
+TEST(S3Addressing, LegacyBucketNameGoesInThePath) {
+  ScriptedServer srv({{Act::kRespond, 200, "v"}});
+  Config cfg;
+  cfg.endpoint = "http://localhost:" + srv.endpoint().substr(srv.endpoint().rfind(':') + 1);
+  cfg.path_style = false;
+  cfg.virtual_style_explicit = true;
+  cfg.credentials = {"AK", "SK", ""};
+  auto c = Client::Create(cfg);
+  ASSERT_TRUE(c.ok());
+  auto got = (*c)->Get("My_Legacy.Bucket", "k");
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  const std::string req = srv.last_request();
+  EXPECT_NE(req.find("GET /My_Legacy.Bucket/k HTTP/1.1"), std::string::npos) << req;
+  EXPECT_NE(req.find("Host: localhost:"), std::string::npos) << req;
+  EXPECT_EQ(ValidateBucketName(std::string(255, 'B')).code(), Code::kOk);
+  for (const std::string bad : {std::string(256, 'B'), std::string("ab"), std::string("_x_bucket"),
+                                std::string("a bucket"), std::string("bucket/x")}) {
+    auto st = ValidateBucketName(bad);
+    EXPECT_EQ(st.code(), Code::kInvalidArgument) << bad;
+    EXPECT_NE(st.message().find("'" + bad + "'"), std::string::npos) << st.message();
+  }
+  EXPECT_TRUE(IsDnsCompatibleBucketName("my.bucket-1"));
+  EXPECT_FALSE(IsDnsCompatibleBucketName("My_Legacy.Bucket"));
+  EXPECT_FALSE(IsDnsCompatibleBucketName("a..b"));
+}
+
 // Over https, a bucket whose name holds '.' goes in the path: bucket.with.dots.s3.amazonaws.com
 // fails the check of the wildcard certificate *.s3.amazonaws.com. The scripted server does not
 // speak TLS: it records the ClientHello, whose server name (SNI) is the host curl contacted, and
