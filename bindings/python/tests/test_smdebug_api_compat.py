@@ -488,3 +488,50 @@ def test_hook_mode_steps_and_pickling_as_smdebug(tmp_path):
         h.close()
     assert got["smd"] == got["smdebug"]
     assert "after_pickling" in smd.trials.create_trial(str(tmp_path / "smd")).tensor_names()
+
+
+def test_reduction_of_a_string_tensor_raises_in_both(tmp_path):
+    """A reduction of a text tensor cannot be computed: smdebug raises numpy's error (a TypeError
+    or ValueError from the ufunc), smd SMDebugNotImplementedError naming the reduction and the
+    tensor (docs/compatibility.md R15). Neither answers a number."""
+    hook = smd.Hook(str(tmp_path / "t"), save_all=True)
+    hook.save_tensor("words", np.array(["a", "bc"]))
+    hook.close()
+    for reduction in ("min", "max", "mean", "l2"):
+        with pytest.raises((TypeError, ValueError)):
+            smdebug.trials.create_trial(str(tmp_path / "t")).tensor("words").reduction_value(0, reduction)
+        with pytest.raises(smd.exceptions.SMDebugNotImplementedError, match=f"{reduction} of string tensor words"):
+            smd.trials.create_trial(str(tmp_path / "t")).tensor("words").reduction_value(0, reduction)
+
+
+def test_has_passed_step_of_a_mode_step_not_all_workers_wrote(tmp_path):
+    """An ended two-worker job whose EVAL mode step 5 (global step 15) only worker_0 wrote:
+    smdebug's has_passed_step raises KeyError (its log line looks the *mode* step up among the
+    global steps, and no global step 5 was saved); smd answers AVAILABLE, as smdebug's own rule
+    says: the job is complete (docs/compatibility.md S9)."""
+    from smd.modes import ModeKeys as M
+    import smdebug.core.modes as smdebug_modes
+    out = str(tmp_path / "t")
+    config = smd.SaveConfig(mode_save_configs={M.TRAIN: smd.SaveConfigMode(save_interval=10),
+                                               M.EVAL: smd.SaveConfigMode(save_steps=[5])})
+    hooks = [smd.Hook(out, save_all=True, worker=w, num_workers=2, include_workers="all",
+                      save_config=config) for w in ("worker_0", "worker_1")]
+    for i, h in enumerate(hooks):
+        h.set_mode(M.TRAIN)
+        for _ in range(10):
+            h.begin_step()
+            h.save_tensor("x", np.ones(2, np.float32))
+        h.set_mode(M.EVAL)
+        for _ in range(6 if i == 0 else 0):
+            h.begin_step()
+            h.save_tensor("x", np.ones(2, np.float32))
+    for h in hooks:
+        h.close()
+    ref = smdebug.trials.create_trial(out)
+    assert ref.steps(mode=smdebug_modes.ModeKeys.EVAL) == [0, 5] and ref.loaded_all_steps
+    with pytest.raises(KeyError):
+        ref.has_passed_step(5, mode=smdebug_modes.ModeKeys.EVAL)
+    trial = smd.trials.create_trial(out)
+    assert trial.steps(mode=M.EVAL) == [0, 5]
+    assert trial.has_passed_step(5, mode=M.EVAL) == smd.trials.StepState.AVAILABLE
+    assert trial.tensor("x").workers(15) == ["worker_0"]
