@@ -352,8 +352,15 @@ def test_follow_a_running_job(tmp_path):
         # loss = step: baseline at 0, first comparison at 3 (3 vs 0: the loss went up).
         assert json.loads(got[0])["step"] == 3, got
         assert json.loads(got[0])["tensor"] == "loss"
-        assert (out / "stop_training.smd").is_file()
-        assert json.loads((out / "stop_training.smd").read_text())["step"] == 3
+        # The finding is printed before the stop signal is written (findings first, so that a
+        # signal that cannot be written loses none): wait for the file.
+        signal = out / "stop_training.smd"
+        for _ in range(500):
+            if signal.is_file():
+                break
+            time.sleep(0.01)
+        assert signal.is_file()
+        assert json.loads(signal.read_text())["step"] == 3
         for _ in range(3):
             job.send("step")
         job.send("close")  # the end: smd rules finishes
