@@ -86,6 +86,9 @@ class LossNotDecreasing : public Rule {
       const int64_t p = *(it - 1);
       SMD_ASSIGN_OR_RETURN(std::optional<double> prev, ScalarAt(base(), cur.first, p, mode));
       if (!prev) continue;
+      // No decrease can be measured from a NaN or infinite earlier loss: no decision, unless
+      // the loss is not finite now either (that fires by itself).
+      if (!std::isfinite(*prev) && std::isfinite(cur.second)) continue;
       std::string why;
       if (Fires(*prev, cur.second, &why)) {
         ctx.Report(cur.first, why + " (" + ModeName(mode) + " step " + std::to_string(p) + ": " +
@@ -99,7 +102,18 @@ class LossNotDecreasing : public Rule {
   }
 
  private:
+  // Whether the loss `now` fires against the earlier `before` (both finite, or `now` not finite).
   bool Fires(double before, double now, std::string* why) const {
+    // A loss that became NaN or infinite is not decreasing, whatever diff_percent says (every
+    // comparison with NaN is false: it used to pass as fine).
+    if (std::isnan(now)) {
+      *why = "loss is NaN";
+      return true;
+    }
+    if (std::isinf(now)) {
+      *why = "loss is infinite";
+      return true;
+    }
     if (legacy_) {
       // 2019 behaviour: diff_percent is the largest tolerated increase (A.10 (b)).
       const double inc = before == 0 ? (now >= 0 ? INFINITY : -INFINITY)
@@ -201,10 +215,13 @@ class SeriesCache {
   std::map<std::pair<std::string, int>, Entry> entries_;
 };
 
+// The mean of the finite values at steps in [lo, hi]: a NaN or infinite loss would make every
+// later mean NaN (or infinite) and silence the comparison for the rest of the run.
 double MeanIn(const std::map<int64_t, double>& m, int64_t lo, int64_t hi, size_t* n) {
   double sum = 0;
   *n = 0;
   for (auto it = m.lower_bound(lo); it != m.end() && it->first <= hi; ++it) {
+    if (!std::isfinite(it->second)) continue;
     sum += it->second;
     ++*n;
   }
@@ -244,7 +261,7 @@ class Overfit : public Rule {
     bool fired = false;
     for (const Pair& pr : pairs) {
       SMD_ASSIGN_OR_RETURN(std::optional<double> v, ScalarAt(base(), pr.valid, step, Mode::kGlobal));
-      if (!v) continue;
+      if (!v || !std::isfinite(*v)) continue;  // a non-finite validation loss: not judged here
       SMD_ASSIGN_OR_RETURN(const SeriesCache::Values* tr,
                            cache_.Get(base(), pr.train, pr.train_mode, step));
       size_t nt = 0, nv = 0;
@@ -301,26 +318,31 @@ class Overtraining : public Rule {
         continue;  // PREDICT
       }
       SMD_ASSIGN_OR_RETURN(std::optional<double> v, ScalarAt(base(), n, step, Mode::kGlobal));
-      if (!v || std::isnan(*v)) continue;
+      if (!v) continue;
       Series& s = series_[{n, is_train}];
-      if (!s.seen) {
-        s.seen = true;
-        s.best = *v;
-        continue;
-      }
-      if (*v < s.best - delta_) {
-        s.best = *v;
-        s.waited = 0;
-        continue;
+      // A NaN is no improvement: it counts as a step without one (it was skipped, so a loss
+      // that turned NaN for good never fired). The first number is the first optimum.
+      if (!std::isnan(*v)) {
+        if (!s.best) {
+          s.best = *v;
+          s.waited = 0;
+          continue;
+        }
+        if (*v < *s.best - delta_) {
+          s.best = *v;
+          s.waited = 0;
+          continue;
+        }
       }
       ++s.waited;
       const int64_t patience = is_train ? patience_train_ : patience_valid_;
       if (s.waited >= patience) {
         ctx.Report(n, std::string(is_train ? "training" : "validation") +
                           " loss has not improved by more than delta " + Num(delta_) + " for " +
-                          std::to_string(s.waited) + " saved steps (best " + Num(s.best) +
-                          ", patience_" + (is_train ? "train " : "validation ") +
-                          std::to_string(patience) + ")");
+                          std::to_string(s.waited) + " saved steps (best " +
+                          (s.best ? Num(*s.best) : std::string("none yet")) + ", patience_" +
+                          (is_train ? "train " : "validation ") + std::to_string(patience) + ")" +
+                          (std::isnan(*v) ? "; the loss is NaN" : ""));
         fired = true;
       }
     }
@@ -329,9 +351,8 @@ class Overtraining : public Rule {
 
  private:
   struct Series {
-    bool seen = false;
-    double best = 0;
-    int64_t waited = 0;
+    std::optional<double> best;  // the lowest number so far (NaN values never are)
+    int64_t waited = 0;          // saved steps since the last improvement (or the start)
   };
   std::vector<std::string> regexes_;
   int64_t patience_train_, patience_valid_;

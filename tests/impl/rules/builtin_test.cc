@@ -10,6 +10,7 @@
 
 #include "gtest/gtest.h"
 #include "impl/format/layout.h"
+#include "impl/rules/util.h"
 #include "tests/impl/rules/rules_test_util.h"
 
 namespace smd::rules {
@@ -424,6 +425,32 @@ TEST(LossNotDecreasing, PrefersEvalStepsUnlessModeIsGiven) {
   EXPECT_EQ(FirstFire(*Builtin("LossNotDecreasing", t, {{"mode", "eval"}})), 43);
 }
 
+// A loss that became NaN or infinite is the clearest sign it is not decreasing: it fires at the
+// comparison, under both readings of diff_percent (every comparison with NaN was false, so it was
+// reported as fine). A comparison with a non-finite earlier loss gives no decision.
+TEST(LossNotDecreasing, FiresOnANaNOrInfiniteLoss) {
+  int k = 0;
+  for (double bad : {std::nan(""), double(INFINITY), -double(INFINITY)}) {
+    // Steps 0, 4, ..., 24: baseline 0, comparisons at 12 (vs 0) and 24 (vs 12).
+    TrialPtr t = Losses("lndnan" + std::to_string(k++), {1.0, 0.9, 0.8, bad, 0.6, 0.5, 0.4});
+    for (ParamList p : {ParamList{}, ParamList{{"legacy_diff_percent", "True"}}}) {
+      RunResult r = Invoke(*Builtin("LossNotDecreasing", t, p));
+      ASSERT_TRUE(r.status.ok()) << r.status.message();
+      // Step 24 compares 0.4 with the non-finite loss of step 12: no decision there.
+      EXPECT_EQ(r.met_steps, (std::vector<int64_t>{12})) << Num(bad);
+      ASSERT_FALSE(r.findings.empty());
+      const std::string& m = r.findings.front().message;
+      EXPECT_NE(m.find(std::isnan(bad) ? "loss is NaN" : "loss is infinite"), std::string::npos) << m;
+      EXPECT_NE(m.find("(GLOBAL step 0: 1.0, step 12: " + Num(bad) + ")"), std::string::npos) << m;
+    }
+  }
+  // A NaN at the baseline: the first comparison (0.7 at 12 vs NaN at 0) decides nothing; the
+  // next (0.4 at 24 vs 0.7 at 12) sees a decrease.
+  TrialPtr first = Losses("lndnanfirst", {std::nan(""), 0.9, 0.8, 0.7, 0.6, 0.5, 0.4});
+  EXPECT_EQ(FirstFire(*Builtin("LossNotDecreasing", first)), -1);
+  EXPECT_EQ(FirstFire(*Builtin("LossNotDecreasing", first, {{"legacy_diff_percent", "True"}})), -1);
+}
+
 // ---- DeadRelu -------------------------------------------------------------------------------
 
 TrialPtr Relus(const std::string& name, int dead_from) {
@@ -646,6 +673,41 @@ TEST(Overtraining, QuietWhileBothImprove) {
   EXPECT_EQ(FirstFire(*Builtin("Overtraining", t)), -1);
   // A delta larger than the improvements makes every step "no improvement".
   EXPECT_EQ(FirstFire(*Builtin("Overtraining", t, {{"delta", "0.5"}})), 6);
+}
+
+// A NaN loss made every later mean NaN, and Overfit skipped every step from then on. Non-finite
+// losses are left out of the means; a step whose validation loss is not finite is not judged.
+TEST(Overfit, NonFiniteLossesAreLeftOutOfTheMeans) {
+  TrialPtr t = TrainEval(
+      "ofnan", [](int i) { return i == 1 ? std::nan("") : 1.0; },
+      [](int k) { return k == 0 ? double(INFINITY) : k < 2 ? 1.0 : 2.0; });
+  // Step 3 (validation inf) not judged; step 7: 1.0 vs 1.0; step 11: (1+2)/2 = 1.5 vs 1.0.
+  RunResult r = Invoke(*Builtin("Overfit", t));
+  ASSERT_TRUE(r.status.ok());
+  ASSERT_FALSE(r.met_steps.empty());
+  EXPECT_EQ(r.met_steps.front(), 11);
+  EXPECT_NE(r.findings.front().message.find("mean validation loss 1.5 exceeds mean training loss 1.0"),
+            std::string::npos)
+      << r.findings.front().message;
+}
+
+// A NaN loss is no improvement (it was skipped, so a loss that turned NaN for good never fired).
+TEST(Overtraining, ANaNLossIsNoImprovement) {
+  // TRAIN losses 1.0, 0.9, 0.8, then NaN from TRAIN step 3 (global 4) on.
+  TrialPtr t = TrainEval(
+      "otnan", [](int i) { return i < 3 ? 1.0 - 0.1 * i : std::nan(""); },
+      [](int k) { return 1.0 - 0.1 * k; });
+  RunResult r = Invoke(*Builtin("Overtraining", t, {{"patience_train", "3"}}));
+  ASSERT_FALSE(r.met_steps.empty());
+  EXPECT_EQ(r.met_steps.front(), 6);  // TRAIN steps 3, 4, 5 = global 4, 5, 6
+  EXPECT_NE(r.findings.front().message.find("training loss"), std::string::npos);
+  EXPECT_NE(r.findings.front().message.find("NaN"), std::string::npos) << r.findings.front().message;
+  // NaN before the first number: the first number is the first optimum; the NaN steps count.
+  TrialPtr late = TrainEval(
+      "otnan2", [](int i) { return i < 2 ? std::nan("") : 2.0 - 0.1 * i; },
+      [](int k) { return 1.0 - 0.1 * k; });
+  EXPECT_EQ(FirstFire(*Builtin("Overtraining", late, {{"patience_train", "3"}})), -1);
+  EXPECT_EQ(FirstFire(*Builtin("Overtraining", late, {{"patience_train", "2"}})), 1);
 }
 
 // ---- Confusion (deleted test_confusion.py) --------------------------------------------------
