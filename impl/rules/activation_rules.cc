@@ -34,22 +34,48 @@ Layer AsLayer(const trial::Value& value) {
   return l;
 }
 
-// Percentage of the layer's units whose activity (percentage of the batch for which `active`
-// holds) is below threshold_inactivity.
-template <typename Pred>
-double InactivePercent(const Layer& l, double threshold_inactivity, Pred active, size_t* inactive) {
-  std::vector<size_t> counts(l.units, 0);
+// How many of a layer's units are inactive: a unit's activity is the percentage of its batch
+// for which `active` holds, over the elements `counts` accepts (the others, e.g. NaN, say nothing
+// about the unit and leave its batch); a unit with no such element is not judged.
+struct Inactivity {
+  size_t inactive = 0;  // judged units whose activity is below threshold_inactivity
+  size_t judged = 0;    // units with at least one counted element
+  size_t skipped = 0;   // units with none
+  // Percentage of the judged units that are inactive (0 when none is judged).
+  double percent() const {
+    return judged ? 100.0 * static_cast<double>(inactive) / static_cast<double>(judged) : 0.0;
+  }
+};
+
+template <typename Counts, typename Pred>
+Inactivity InactiveUnits(const Layer& l, double threshold_inactivity, Counts counts, Pred active) {
+  std::vector<size_t> n_active(l.units, 0), n_counted(l.units, 0);
   for (size_t b = 0; b < l.batch; ++b) {
     const double* row = l.v.data() + b * l.units;
-    for (size_t u = 0; u < l.units; ++u) counts[u] += active(row[u]) ? 1 : 0;
+    for (size_t u = 0; u < l.units; ++u) {
+      if (!counts(row[u])) continue;
+      ++n_counted[u];
+      n_active[u] += active(row[u]) ? 1 : 0;
+    }
   }
-  size_t n = 0;
+  Inactivity out;
   for (size_t u = 0; u < l.units; ++u) {
-    const double activity = 100.0 * static_cast<double>(counts[u]) / static_cast<double>(l.batch);
-    if (activity < threshold_inactivity) ++n;
+    if (n_counted[u] == 0) {
+      ++out.skipped;
+      continue;
+    }
+    ++out.judged;
+    const double activity =
+        100.0 * static_cast<double>(n_active[u]) / static_cast<double>(n_counted[u]);
+    if (activity < threshold_inactivity) ++out.inactive;
   }
-  *inactive = n;
-  return 100.0 * static_cast<double>(n) / static_cast<double>(l.units);
+  return out;
+}
+
+// " (N units without a finite value not judged)", or "" when every unit was judged.
+std::string SkippedNote(const Inactivity& in, const char* what) {
+  if (in.skipped == 0) return std::string();
+  return " (" + std::to_string(in.skipped) + " units without " + what + " not judged)";
 }
 
 bool ContainsNoCase(const std::string& s, const char* needle) {
@@ -74,13 +100,18 @@ class DeadRelu : public Rule {
       if (!v || !IsNumeric(*v) || v->count() == 0) continue;
       const Layer l = AsLayer(*v);
       if (l.units == 0) continue;
-      size_t dead = 0;
-      const double pct = InactivePercent(l, inactivity_, [](double x) { return x > 0; }, &dead);
+      // A NaN or infinite activation is no evidence of a dead (or live) unit: it leaves the
+      // unit's batch; a unit with no finite value, or a layer with no such unit, is not judged.
+      const Inactivity in = InactiveUnits(
+          l, inactivity_, [](double x) { return std::isfinite(x); }, [](double x) { return x > 0; });
+      if (in.judged == 0) continue;
+      const double pct = in.percent();
       if (pct > layer_) {
-        ctx.Report(name, std::to_string(dead) + " of " + std::to_string(l.units) +
+        ctx.Report(name, std::to_string(in.inactive) + " of " + std::to_string(in.judged) +
                              " ReLUs are dead (active for less than " + Num(inactivity_) +
                              "% of a batch of " + std::to_string(l.batch) + "): " + Num(pct) +
-                             "% > threshold_layer " + Num(layer_) + "%");
+                             "% > threshold_layer " + Num(layer_) + "%" +
+                             SkippedNote(in, "a finite value"));
         fired = true;
       }
     }
@@ -126,14 +157,20 @@ class SaturatedActivation : public Rule {
       if (!v || !IsNumeric(*v) || v->count() == 0) continue;
       const Layer l = AsLayer(*v);
       if (l.units == 0) continue;
-      size_t saturated = 0;
-      const double pct = InactivePercent(
-          l, inactivity_, [lo, hi](double x) { return lo < x && x < hi; }, &saturated);
+      // A NaN input says nothing about saturation: it leaves the node's batch (a node with only
+      // NaN inputs, or a layer of such nodes, is not judged). An infinite input is in the flat
+      // tail of the activation: it counts, as saturated.
+      const Inactivity in = InactiveUnits(
+          l, inactivity_, [](double x) { return !std::isnan(x); },
+          [lo, hi](double x) { return lo < x && x < hi; });
+      if (in.judged == 0) continue;
+      const double pct = in.percent();
       if (pct > layer_) {
-        ctx.Report(name, std::to_string(saturated) + " of " + std::to_string(l.units) + " " + fn +
-                             " inputs are saturated (outside (" + Num(lo) + ", " + Num(hi) +
+        ctx.Report(name, std::to_string(in.inactive) + " of " + std::to_string(in.judged) + " " +
+                             fn + " inputs are saturated (outside (" + Num(lo) + ", " + Num(hi) +
                              ") for more than " + Num(100 - inactivity_) + "% of the batch): " +
-                             Num(pct) + "% > threshold_layer " + Num(layer_) + "%");
+                             Num(pct) + "% > threshold_layer " + Num(layer_) + "%" +
+                             SkippedNote(in, "a value other than NaN"));
         fired = true;
       }
     }
@@ -213,17 +250,17 @@ class PoorWeightInitialization : public Rule {
       if (!v || !IsNumeric(*v) || v->count() != 1) continue;
       any = true;
       const double x = ElementAt(*v, 0);
-      auto it = best_.find(name);
-      if (it == best_.end()) {
-        best_.emplace(name, std::make_pair(x, int64_t(0)));
-        continue;
-      }
-      if (x < it->second.first) {
-        it->second = {x, 0};
-      } else if (++it->second.second >= patience_) {
-        ctx.Report(name, "loss did not reach a new low for " + std::to_string(it->second.second) +
-                             " evaluated steps (best " + Num(it->second.first) + ", patience " +
-                             std::to_string(patience_) + ")");
+      // A NaN loss is no new low (and never the best: a NaN first loss made every later one
+      // "not lower", a decreasing loss included); the first number is the first low.
+      auto& best = best_.try_emplace(name, std::nan(""), int64_t(0)).first->second;
+      if (!std::isnan(x) && (std::isnan(best.first) || x < best.first)) {
+        best = {x, 0};
+      } else if (++best.second >= patience_) {
+        ctx.Report(name, "loss did not reach a new low for " + std::to_string(best.second) +
+                             " evaluated steps (best " +
+                             (std::isnan(best.first) ? std::string("none yet") : Num(best.first)) +
+                             ", patience " + std::to_string(patience_) + ")" +
+                             (std::isnan(x) ? "; the loss is NaN" : ""));
         fired = true;
       }
     }
@@ -236,7 +273,8 @@ class PoorWeightInitialization : public Rule {
   double threshold_, range_;
   int64_t patience_, steps_;
   int64_t evaluated_ = 0;
-  std::map<std::string, std::pair<double, int64_t>> best_;  // loss -> (best, steps without one)
+  // loss -> (lowest number, NaN while none; evaluated steps without a new low)
+  std::map<std::string, std::pair<double, int64_t>> best_;
 };
 
 // "(-9.4999, 9.4999)" or "-9.4999, 9.4999" (the 2020 tuple-valued parameters).

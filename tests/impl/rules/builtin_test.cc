@@ -485,6 +485,42 @@ TEST(DeadRelu, QuietOnLiveUnitsAndBelowThresholdLayer) {
   EXPECT_EQ(FirstFire(*Builtin("DeadRelu", Relus("dr2", 2), {{"threshold_layer", "80"}})), -1);
 }
 
+// One step of a layer "block0_relu_output" of 8 samples x 16 units, element (b, u) = f(b, u).
+TrialPtr ReluLayer(const std::string& name, const std::function<float(size_t, size_t)>& f) {
+  return Make(name, [&](Writer& w) {
+    w.Step();
+    std::vector<float> v(8 * 16);
+    for (size_t b = 0; b < 8; ++b) {
+      for (size_t u = 0; u < 16; ++u) v[b * 16 + u] = f(b, u);
+    }
+    w.Save<float>("block0_relu_output", v, {8, 16});
+  });
+}
+
+// A NaN (or infinite) activation is no evidence that a unit is dead: such elements leave the
+// unit's batch, a unit with none left is not judged, nor is a layer with no unit left (NaN was
+// "not > 0", so NaN units counted as dead).
+TEST(DeadRelu, NonFiniteActivationsAreLeftOut) {
+  const float nan = std::nanf(""), inf = INFINITY;
+  // Units 0-3 dead, 4-7 NaN, 8-11 infinite, 12-15 alive: 4 of the 8 judged units are dead.
+  auto mixed = [=](size_t, size_t u) { return u < 4 ? 0.0f : u < 8 ? nan : u < 12 ? inf : 1.0f; };
+  EXPECT_EQ(FirstFire(*Builtin("DeadRelu", ReluLayer("drnan", mixed))), -1);  // 50%, not > 50%
+  RunResult r = Invoke(*Builtin("DeadRelu", ReluLayer("drnan2", mixed), {{"threshold_layer", "40"}}));
+  EXPECT_EQ(r.met_steps, (std::vector<int64_t>{0}));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_NE(r.findings.front().message.find("4 of 8 ReLUs are dead"), std::string::npos)
+      << r.findings.front().message;
+  EXPECT_NE(r.findings.front().message.find("8 units without a finite value not judged"),
+            std::string::npos)
+      << r.findings.front().message;
+  // Every value NaN: the layer is not judged.
+  EXPECT_EQ(FirstFire(*Builtin("DeadRelu", ReluLayer("drallnan", [=](size_t, size_t) { return nan; }))), -1);
+  // NaN samples leave the batch: 3 positive of 3 finite samples is an active unit (it was 3 of 8,
+  // 37.5% < threshold_inactivity 50).
+  TrialPtr part = ReluLayer("drpart", [=](size_t b, size_t) { return b < 3 ? 1.0f : nan; });
+  EXPECT_EQ(FirstFire(*Builtin("DeadRelu", part, {{"threshold_inactivity", "50"}})), -1);
+}
+
 // ---- PoorWeightInitialization ---------------------------------------------------------------
 
 TEST(PoorWeightInitialization, FiresOnVarianceSpreadGradientWidthAndStalledLoss) {
@@ -543,6 +579,30 @@ TEST(PoorWeightInitialization, QuietOnAGoodStartAndStopsAfterSteps) {
   EXPECT_EQ(few->state().last_step, 2);
 }
 
+// A NaN loss is no new low and never the lowest: a NaN first loss made every later loss "not
+// lower", so a falling loss fired at step 5.
+TEST(PoorWeightInitialization, ANaNLossIsNoNewLow) {
+  TrialPtr first = Make("pwinan", [](Writer& w) {
+    for (int s = 0; s < 10; ++s) {
+      w.Step();
+      w.Scalar("loss", s == 0 ? std::nan("") : 1.0 - 0.05 * s);
+    }
+  });
+  EXPECT_EQ(FirstFire(*Builtin("PoorWeightInitialization", first)), -1);
+  TrialPtr later = Make("pwinan2", [](Writer& w) {
+    for (int s = 0; s < 10; ++s) {
+      w.Step();
+      w.Scalar("loss", s < 2 ? 1.0 - 0.1 * s : std::nan(""));
+    }
+  });
+  RunResult r = Invoke(*Builtin("PoorWeightInitialization", later));
+  ASSERT_FALSE(r.met_steps.empty());
+  EXPECT_EQ(r.met_steps.front(), 6);  // steps 2..6 without a new low
+  EXPECT_NE(r.findings.front().message.find("(best 0.9, patience 5); the loss is NaN"),
+            std::string::npos)
+      << r.findings.front().message;
+}
+
 // ---- SaturatedActivation --------------------------------------------------------------------
 
 TEST(SaturatedActivation, FiresOnSaturatedTanhAndSigmoidInputs) {
@@ -572,6 +632,23 @@ TEST(SaturatedActivation, QuietInTheActiveRange) {
     }
   });
   EXPECT_EQ(FirstFire(*Builtin("SaturatedActivation", t, {{"tensor_regex", ".*input"}})), -1);
+}
+
+// A NaN input says nothing about saturation and leaves the node's batch (it was "outside the
+// range", so saturated); an infinite input is in the flat tail and counts as saturated.
+TEST(SaturatedActivation, NaNInputsAreLeftOutInfiniteOnesSaturate) {
+  const float nan = std::nanf(""), inf = INFINITY;
+  TrialPtr t = Make("sanan", [=](Writer& w) {
+    w.Step();  // nodes 0-2 NaN, node 3 active
+    w.Save<float>("l1_tanh_input", {nan, nan, nan, 0.5f, nan, nan, nan, 0.1f}, {2, 4});
+    w.Step();  // nodes 0-1 infinite, node 2 NaN, node 3 active: 2 of 3 saturated
+    w.Save<float>("l1_tanh_input", {inf, -inf, nan, 0.5f, inf, -inf, nan, 0.1f}, {2, 4});
+  });
+  RunResult r = Invoke(*Builtin("SaturatedActivation", t));
+  EXPECT_EQ(r.met_steps, (std::vector<int64_t>{1}));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_NE(r.findings.front().message.find("2 of 3 tanh inputs are saturated"), std::string::npos)
+      << r.findings.front().message;
 }
 
 // ---- TensorVariance -------------------------------------------------------------------------
