@@ -31,19 +31,23 @@ class LossNotDecreasing : public Rule {
         diff_percent_(p.Float("diff_percent")),
         increase_percent_(p.Float("increase_threshold_percent")),
         legacy_(p.Bool("legacy_diff_percent")) {
-    if (p.Has("mode")) mode_ = static_cast<Mode>(p.Mode("mode"));
+    if (p.Has("mode")) given_mode_ = static_cast<Mode>(p.Mode("mode"));
   }
 
   Result<bool> InvokeAtStep(RuleContext& ctx, int64_t step) override {
-    // The mode: given, else the first of EVAL, TRAIN, GLOBAL with steps; fixed once the
-    // baseline is taken.
+    // The mode: given, else the first of EVAL, TRAIN, GLOBAL with steps. A running job may
+    // write its first EVAL (or TRAIN) steps after the baseline was taken in a later-preferred
+    // mode: the rule then moves to the preferred mode and takes a new baseline there (the
+    // earlier mode's state is dropped), so from then on it judges what a run over the ended job
+    // judges. Modes only appear, never go, so this happens at most twice.
     Mode mode = Mode::kGlobal;
-    if (mode_) {
-      mode = *mode_;
+    if (given_mode_) {
+      mode = *given_mode_;
     } else {
       const std::vector<Mode> modes = base().Modes();
       auto has = [&](Mode m) { return std::find(modes.begin(), modes.end(), m) != modes.end(); };
       mode = has(Mode::kEval) ? Mode::kEval : has(Mode::kTrain) ? Mode::kTrain : Mode::kGlobal;
+      if (mode != baseline_mode_) last_.reset();
     }
     int64_t ms = step;
     if (mode != Mode::kGlobal) {
@@ -73,7 +77,7 @@ class LossNotDecreasing : public Rule {
     if (now.empty()) return false;
     if (!last_) {
       last_ = ms;
-      mode_ = mode;
+      baseline_mode_ = mode;
       return false;
     }
     if (ms < *last_ + num_steps_) return false;
@@ -153,7 +157,8 @@ class LossNotDecreasing : public Rule {
   int64_t num_steps_;
   double diff_percent_, increase_percent_;
   bool legacy_;
-  std::optional<Mode> mode_;
+  std::optional<Mode> given_mode_;  // the mode parameter
+  Mode baseline_mode_ = Mode::kGlobal;  // the mode of last_
   std::optional<int64_t> last_;  // mode step of the last comparison (or the baseline)
 };
 

@@ -451,6 +451,43 @@ TEST(LossNotDecreasing, FiresOnANaNOrInfiniteLoss) {
   EXPECT_EQ(FirstFire(*Builtin("LossNotDecreasing", first, {{"legacy_diff_percent", "True"}})), -1);
 }
 
+// Under `smd rules --follow` the baseline may be taken while only TRAIN steps exist. When EVAL
+// steps appear the rule moves to EVAL (a new baseline there), so from then on the live run judges
+// what a run after the job ends judges (it stayed on TRAIN for good).
+TEST(LossNotDecreasing, MovesToEvalStepsThatAppearWhileTheJobRuns) {
+  std::string dir = TempDir("lndlive");
+  Writer w(dir);
+  // Global steps 0-11 TRAIN; from 12 on every 4th step (15, 19, ..., 59) is EVAL. The TRAIN
+  // loss falls 10% a step; the EVAL loss is flat.
+  int64_t train_step = 0;
+  auto write = [&](int64_t s) {
+    const bool eval = s >= 12 && (s - 12) % 4 == 3;
+    w.Step(eval ? Mode::kEval : Mode::kTrain);
+    w.Scalar("loss", eval ? 0.5 : std::pow(0.9, static_cast<double>(train_step++)));
+  };
+  for (int64_t s = 0; s <= 12; ++s) write(s);
+  w.Flush();  // steps 0-11 complete, TRAIN only
+  TrialPtr t = Open(dir);
+  auto live = Builtin("LossNotDecreasing", t);
+  auto live_train = Builtin("LossNotDecreasing", t, {{"mode", "TRAIN"}});
+  RunResult r = Invoke(*live, 0, 12);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  EXPECT_TRUE(r.met_steps.empty());  // baseline on TRAIN step 0, the TRAIN loss falls
+  EXPECT_EQ(FirstFire(*live_train, 0, 12), -1);
+  for (int64_t s = 13; s < 60; ++s) write(s);
+  w.Close();
+  r = Invoke(*live, 12);
+  ASSERT_TRUE(r.status.ok()) << r.status.message();
+  // EVAL baseline at EVAL step 0 (global 15), first comparison at EVAL step 10 (global 55).
+  EXPECT_EQ(r.met_steps, (std::vector<int64_t>{55}));
+  ASSERT_FALSE(r.findings.empty());
+  EXPECT_NE(r.findings.front().message.find("(EVAL step 0: 0.5, step 10: 0.5)"), std::string::npos)
+      << r.findings.front().message;
+  // The same as a run over the ended job; a given mode stays.
+  EXPECT_EQ(FirstFire(*Builtin("LossNotDecreasing", Open(dir))), 55);
+  EXPECT_EQ(FirstFire(*live_train, 12), -1);
+}
+
 // ---- DeadRelu -------------------------------------------------------------------------------
 
 TrialPtr Relus(const std::string& name, int dead_from) {
