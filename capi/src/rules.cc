@@ -272,7 +272,10 @@ smd_error* smd_rule_create_builtin(const char* name, smd_trial* base, smd_trial*
   if (smd_error* e = CollectTrials(base, others, n_others, &trials, r.get())) return e;
   TrialPtr b = trials[0];
   std::vector<TrialPtr> rest(trials.begin() + 1, trials.end());
-  auto rule = smd::rules::CreateBuiltinRule(name, std::move(b), std::move(rest), params);
+  // Trials named by other_trial_N are opened as the base trial was (its S3 settings, collection
+  // wait, cache, range): an s3:// trial beside the base one is reached at the same endpoint.
+  const smd::trial::TrialOptions open_options = b->options();
+  auto rule = smd::rules::CreateBuiltinRule(name, std::move(b), std::move(rest), params, open_options);
   if (!rule.ok()) return FromStatus(rule.status());
   r->rule = std::move(rule).value();
   // Other trials opened from other_trial_N parameters: give callbacks handles on them too.

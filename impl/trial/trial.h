@@ -89,6 +89,8 @@ class Trial : public std::enable_shared_from_this<Trial> {
   Trial& operator=(const Trial&) = delete;
 
   const std::string& path() const { return path_; }
+  // The options the trial was opened with.
+  const TrialOptions& options() const { return options_; }
   // Where the trial lives. Everything read or written under its root (the stop-training signal
   // of a rule too) goes through it.
   io::Storage* storage() const { return storage_.get(); }

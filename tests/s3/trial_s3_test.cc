@@ -170,6 +170,41 @@ TEST_F(S3Trial, HookWritesAndTrialReadsBackEveryValue) {
   smd_trial_options_free(to);
 }
 
+// A built-in rule's other_trial_0 on S3 is opened as the base trial was: with its S3 settings
+// (this process has no AWS variables, so the configuration chain reaches no server: the other
+// trial could not be opened before).
+TEST_F(S3Trial, OtherTrialOfARuleParameterIsOpenedWithTheBaseTrialsSettings) {
+  const std::string a = Uri(UniquePrefix("run-a")), b = Uri(UniquePrefix("run-b"));
+  smd_hook_options* ho = HookOptions();
+  for (const std::string& uri : {a, b}) {
+    smd_hook* h = nullptr;
+    ASSERT_SMD_OK(smd_hook_create(uri.c_str(), ho, &h));
+    for (int s = 0; s < 4; ++s) {
+      ASSERT_SMD_OK(smd_hook_begin_step(h));
+      const float w = (uri == b && s >= 2) ? 100.0f + s : float(s);
+      const int64_t shape[1] = {1};
+      ASSERT_SMD_OK(smd_hook_save_tensor(h, "fc.weight", SMD_DTYPE_FLOAT32, shape, 1, &w, sizeof w,
+                                         nullptr, 0));
+    }
+    ASSERT_SMD_OK(smd_hook_close(h));
+    smd_hook_free(h);
+  }
+  smd_hook_options_free(ho);
+  smd_trial_options* to = TrialOptions();
+  smd_trial* t = nullptr;
+  ASSERT_SMD_OK(smd_trial_open(a.c_str(), to, &t));
+  smd_trial_options_free(to);
+  const char* keys[] = {"other_trial_0"};
+  const char* values[] = {b.c_str()};
+  smd_rule* rule = nullptr;
+  ASSERT_SMD_OK(smd_rule_create_builtin("SimilarAcrossRuns", t, nullptr, 0, keys, values, 1, &rule));
+  Err fired = Take(smd_rule_invoke(rule, 0, -1, true, nullptr));
+  EXPECT_EQ(fired.code, SMD_E_RULE_CONDITION_MET) << fired.message;
+  EXPECT_NE(fired.message.find("at step 2"), std::string::npos) << fired.message;
+  smd_rule_free(rule);
+  smd_trial_free(t);
+}
+
 TEST_F(S3Trial, OneStorageOptionsObjectServesTheTensorBoardWriterAndTheUploadListing) {
   smd_storage_options* st = Storage();
   const std::string uri = Uri(UniquePrefix("tb"));

@@ -127,7 +127,8 @@ SMD_API bool smd_code_skips_rule_step(smd_code code) SMD_NOEXCEPT;
  * parameters take their documented defaults. SageMaker's other keys are accepted too:
  * rule_to_invoke (must name this rule), action_json (a "stoptraining" action raises the stop
  * signal when the rule fires; email and sms actions are accepted and not performed),
- * other_trial_0, other_trial_1, ... (trial folders to open, when n_others is 0). The rule keeps
+ * other_trial_0, other_trial_1, ... (trial folders to open, when n_others is 0, with the options
+ * `base` was opened with: its S3 settings, collection wait, range and cache). The rule keeps
  * its own references to the trials. *out is the caller's (smd_rule_free).
  * Errors: SMD_E_INVALID_ARGUMENT with a message naming the rule, the parameter and the value (an
  * unknown rule or parameter, a value that does not parse, a missing required parameter or other
