@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "impl/core/status.h"
+#include "impl/hook/config.h"
 #include "impl/storage/open.h"
 #include "smd/smd.h"
 
@@ -31,6 +32,11 @@ void FillStrArray(const std::vector<std::string>& in, smd_strarray* out);
 int64_t* DupInt64s(const std::vector<int64_t>& v);
 
 }  // namespace smd::capi
+
+// What smd_save_config holds (made by the hook's glue, and by the trial's for a collection's).
+struct smd_save_config {
+  smd::hook::SaveConfig cfg;
+};
 
 // What smd_storage_options holds: the settings every storage the library opens takes.
 struct smd_storage_options {

@@ -14,9 +14,6 @@
 #include "impl/tensorboard/summary.h"
 #include "impl/core/environment.h"
 
-struct smd_save_config {
-  smd::hook::SaveConfig cfg;
-};
 struct smd_reduction_config {
   smd::hook::ReductionConfig cfg;
 };
@@ -34,6 +31,7 @@ struct smd_collection {
 
 namespace {
 
+using smd::capi::DupInt64s;
 using smd::capi::DupString;
 using smd::capi::FillStrArray;
 using smd::capi::FromStatus;
@@ -145,6 +143,30 @@ smd_error* smd_save_config_should_save(const smd_save_config* config, int64_t mo
   SMD_CHECK_ARG(out != nullptr, "out is NULL");
   SMD_CHECK_ARG(smd::IsValidMode(mode), "invalid mode " + std::to_string(static_cast<int>(mode)));
   *out = config->cfg.Effective(static_cast<smd::Mode>(mode), nullptr).ShouldSave(mode_step);
+  return nullptr;
+  SMD_CAPI_END
+}
+
+smd_error* smd_save_config_settings(const smd_save_config* config, smd_mode mode, bool* is_set_out,
+                                    int64_t* save_interval_out, int64_t* start_step_out,
+                                    int64_t* end_step_out, int64_t** save_steps_out,
+                                    size_t* n_out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(config != nullptr, "config is NULL");
+  SMD_CHECK_ARG(is_set_out != nullptr && save_interval_out != nullptr && start_step_out != nullptr &&
+                    end_step_out != nullptr && save_steps_out != nullptr && n_out != nullptr,
+                "an output pointer is NULL");
+  SMD_CHECK_ARG(smd::IsValidMode(mode), "invalid mode " + std::to_string(static_cast<int>(mode)) +
+                                            " (expected one of SMD_MODE_TRAIN ... SMD_MODE_GLOBAL)");
+  const std::optional<smd::hook::SaveConfigMode>& m = config->cfg.mode(static_cast<smd::Mode>(mode));
+  const smd::hook::SaveConfigMode settings = m.value_or(smd::hook::SaveConfigMode());
+  int64_t* steps = DupInt64s(settings.save_steps);  // before any output is written
+  *is_set_out = m.has_value();
+  *save_interval_out = settings.save_interval;
+  *start_step_out = settings.start_step;
+  *end_step_out = settings.end_step.value_or(-1);
+  *save_steps_out = steps;
+  *n_out = settings.save_steps.size();
   return nullptr;
   SMD_CAPI_END
 }

@@ -1,6 +1,8 @@
 // The C glue for trials: options, opening, refreshing, steps, tensor names, collections.
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <optional>
 
 #include "capi/src/trial_internal.h"
 #include "impl/storage/open.h"
@@ -468,6 +470,28 @@ bool smd_collection_info_save_shape(const smd_collection_info* info) noexcept {
 
 bool smd_collection_info_save_histogram(const smd_collection_info* info) noexcept {
   return info && info->info.save_histogram;
+}
+
+smd_error* smd_collection_info_save_config(const smd_collection_info* info,
+                                           smd_save_config** out) noexcept {
+  SMD_CAPI_BEGIN
+  SMD_CHECK_ARG(info != nullptr, "info is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
+  *out = nullptr;
+  if (!info->info.save_config) return nullptr;
+  auto config = std::make_unique<smd_save_config>();
+  for (int i = 0; i < smd::kNumModes; ++i) {
+    const std::optional<smd::trial::SaveConfigModeInfo>& m = (*info->info.save_config)[i];
+    if (!m) continue;
+    smd::hook::SaveConfigMode& mode = config->cfg.mode(smd::kAllModesInOrder[i]).emplace();
+    mode.save_interval = m->save_interval;
+    mode.start_step = m->start_step;
+    mode.end_step = m->end_step;
+    mode.save_steps = m->save_steps;
+  }
+  *out = config.release();
+  return nullptr;
+  SMD_CAPI_END
 }
 
 }  // extern "C"

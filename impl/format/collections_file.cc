@@ -3,7 +3,9 @@
 #include <cjson/cJSON.h>
 
 #include <cmath>
+#include <cstring>
 #include <memory>
+#include <optional>
 
 #include "impl/core/text.h"
 
@@ -30,6 +32,106 @@ Result<std::vector<std::string>> StringList(const cJSON* item, const std::string
     out.emplace_back(e->valuestring);
   }
   return out;
+}
+
+// The last item named `key` of an object (Python's json keeps the last of repeated keys; cJSON's
+// lookup finds the first).
+const cJSON* LastItem(const cJSON* object, const char* key) {
+  const cJSON* found = nullptr;
+  for (const cJSON* e = object->child; e != nullptr; e = e->next) {
+    if (e->string != nullptr && std::strcmp(e->string, key) == 0) found = e;
+  }
+  return found;
+}
+
+// JSON numbers are doubles in cJSON: integers are taken below 2^53 in magnitude, where a double
+// still tells every integer apart (as the hook configuration's parser does).
+constexpr double kMaxExactDouble = 9007199254740992.0;  // 2^53, exclusive
+
+// An integer as Python's int() makes one of a JSON number without a fraction or a decimal string
+// (within int64; no underscores). `what` names the value in messages.
+Result<int64_t> ToInt(const cJSON* v, const std::string& file, const std::string& what) {
+  if (cJSON_IsNumber(v)) {
+    const double d = v->valuedouble;
+    if (!std::isfinite(d) || std::fabs(d) >= kMaxExactDouble) {
+      return BadCollections(file, what + " is out of range (magnitude 2^53 or more)");
+    }
+    if (std::trunc(d) != d) return BadCollections(file, what + " is not an integer");
+    return static_cast<int64_t>(d);
+  }
+  if (cJSON_IsString(v)) {
+    const std::string_view t = StripAscii(v->valuestring);
+    // ParseInt64 drops one leading '+' and lets from_chars read the rest: refuse "+-5".
+    const bool sign_after_plus = t.size() >= 2 && t[0] == '+' && (t[1] == '-' || t[1] == '+');
+    std::optional<int64_t> n;
+    if (!sign_after_plus) n = ParseInt64(t);
+    if (n) return *n;
+    return BadCollections(file, what + " is not an integer (a string that is not one)");
+  }
+  return BadCollections(file, what + " is not an integer");
+}
+
+// One mode of a save_config (smdebug's SaveConfigMode.from_dict); `what` names it in messages.
+Result<SaveConfigModeInfo> ParseSaveConfigMode(const cJSON* m, const std::string& file,
+                                               const std::string& what) {
+  if (!cJSON_IsObject(m)) return BadCollections(file, what + " is not an object or null");
+  SaveConfigModeInfo out;
+  const cJSON* v = LastItem(m, "save_interval");
+  if (v != nullptr && !cJSON_IsNull(v)) {
+    SMD_ASSIGN_OR_RETURN(out.save_interval, ToInt(v, file, "save_interval of " + what));
+    if (out.save_interval < 1) {
+      return BadCollections(file, "save_interval of " + what + " is " +
+                                      std::to_string(out.save_interval) + " (it must be at least 1)");
+    }
+  }
+  v = LastItem(m, "start_step");
+  if (v != nullptr && !cJSON_IsNull(v)) {
+    SMD_ASSIGN_OR_RETURN(out.start_step, ToInt(v, file, "start_step of " + what));
+  }
+  v = LastItem(m, "end_step");
+  if (v != nullptr && !cJSON_IsNull(v)) {
+    SMD_ASSIGN_OR_RETURN(int64_t end, ToInt(v, file, "end_step of " + what));
+    out.end_step = end < 0 ? 0 : end;  // smdebug: an end before step 0 (no mode step is below it)
+  }
+  v = LastItem(m, "save_steps");
+  if (v != nullptr && !cJSON_IsNull(v)) {
+    if (!cJSON_IsArray(v)) return BadCollections(file, "save_steps of " + what + " is not a list");
+    for (const cJSON* e = v->child; e != nullptr; e = e->next) {
+      if (!cJSON_IsNumber(e)) {
+        return BadCollections(file, "save_steps of " + what + " holds a non-integer");
+      }
+      SMD_ASSIGN_OR_RETURN(int64_t step, ToInt(e, file, "a step of save_steps of " + what));
+      out.save_steps.push_back(step);
+    }
+  }
+  return out;
+}
+
+// A collection's save_config (smdebug's SaveConfig.from_dict): none for null or missing.
+Result<std::optional<SaveConfigInfo>> ParseSaveConfig(const cJSON* sc, const std::string& file,
+                                                      const std::string& collection) {
+  if (sc == nullptr || cJSON_IsNull(sc)) return std::optional<SaveConfigInfo>();
+  const std::string what = "the save_config of '" + collection + "'";
+  if (!cJSON_IsObject(sc)) return BadCollections(file, what + " is not an object or null");
+  SaveConfigInfo out;
+  for (const cJSON* e = sc->child; e != nullptr; e = e->next) {
+    const std::string key = e->string ? e->string : "";
+    int index = -1;
+    for (int m = 0; m < kNumModes; ++m) {
+      if (key == ModeName(kAllModesInOrder[m])) index = m;
+    }
+    if (index < 0) {
+      if (!IsValidUtf8(key)) return BadCollections(file, what + " has a mode name that is not UTF-8");
+      return BadCollections(file, what + " has an unknown mode '" + key +
+                                      "' (expected TRAIN, EVAL, PREDICT or GLOBAL)");
+    }
+    if (cJSON_IsNull(e)) {
+      out[index].reset();  // a repeated key: the last wins
+      continue;
+    }
+    SMD_ASSIGN_OR_RETURN(out[index], ParseSaveConfigMode(e, file, what + " for " + key));
+  }
+  return std::optional<SaveConfigInfo>(std::move(out));
 }
 
 }  // namespace
@@ -72,6 +174,8 @@ Result<CollectionsFile> ParseCollectionsFile(std::string_view text, const std::s
     }
     const cJSON* sh = cJSON_GetObjectItemCaseSensitive(c, "save_histogram");
     info.save_histogram = sh == nullptr || cJSON_IsNull(sh) || cJSON_IsTrue(sh);
+    SMD_ASSIGN_OR_RETURN(info.save_config,
+                         ParseSaveConfig(LastItem(c, "save_config"), file, info.name));
     std::string n = info.name;
     out.collections[n] = std::move(info);  // the last of a repeated name wins, as in smdebug
   }

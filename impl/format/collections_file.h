@@ -2,6 +2,7 @@
 // from it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -14,6 +15,17 @@
 
 namespace smd::trial {
 
+// One mode's save configuration as the collections file holds it (smdebug's SaveConfigMode).
+struct SaveConfigModeInfo {
+  int64_t save_interval = 500;      // >= 1
+  int64_t start_step = 0;
+  std::optional<int64_t> end_step;  // exclusive; none: no end
+  std::vector<int64_t> save_steps;
+};
+
+// Per mode, by kAllModesInOrder (TRAIN, EVAL, PREDICT, GLOBAL); none: the mode is null or missing.
+using SaveConfigInfo = std::array<std::optional<SaveConfigModeInfo>, kNumModes>;
+
 struct CollectionInfo {
   std::string name;
   std::vector<std::string> include_regex;  // as stored (order and duplicates kept)
@@ -23,6 +35,7 @@ struct CollectionInfo {
   bool save_raw_tensor = false;
   bool save_shape = false;
   bool save_histogram = true;
+  std::optional<SaveConfigInfo> save_config;  // none: "save_config" null or missing
 };
 
 struct CollectionsFile {
@@ -33,6 +46,15 @@ struct CollectionsFile {
 // Parses the text of a collections file, leniently where smdebug's loader is (null or missing
 // keys, other top-level keys) and strictly where smd needs to be (the "collections" object, lists
 // of UTF-8 strings). `file` names the file in messages.
+// A "save_config" is read as smdebug's SaveConfig.from_dict reads it: an object of mode names
+// (TRAIN, EVAL, PREDICT, GLOBAL; another name is malformed) whose values are null (the mode is
+// unset) or objects whose null or missing keys take SaveConfigMode's defaults (save_interval 500,
+// start_step 0, end_step none, save_steps none) and whose other keys are ignored. save_interval,
+// start_step and end_step are integers as Python's int() makes them of a JSON number, boolean or
+// decimal string; save_steps a list of integers. smd refuses what smdebug's loader refuses (a
+// save_config or mode that is not an object, a value int() cannot convert) and a save_interval
+// below 1 (smdebug loads it, then divides by it); a negative end_step, which smdebug reads as an
+// end before step 0, reads as 0 (the same steps are saved: none by the interval).
 // Errors: kCorrupt "malformed collections file '<file>': <what>".
 Result<CollectionsFile> ParseCollectionsFile(std::string_view text, const std::string& file);
 

@@ -122,6 +122,15 @@ static void test_null_safety(void) {
   CHECK(smd_collection_info_name(NULL) == NULL);
   CHECK(smd_collection_info_reductions(NULL) == NULL);
   CHECK(!smd_collection_info_save_histogram(NULL));
+  {
+    smd_save_config *sc = (smd_save_config *)1;
+    bool set = true;
+    int64_t iv = 0, st = 0, en = 0, *steps = NULL;
+    size_t n = 0;
+    CHECK_CODE(smd_collection_info_save_config(NULL, &sc), SMD_E_INVALID_ARGUMENT);
+    CHECK_CODE(smd_save_config_settings(NULL, SMD_MODE_TRAIN, &set, &iv, &st, &en, &steps, &n),
+               SMD_E_INVALID_ARGUMENT);
+  }
 
   CHECK_OK(smd_trial_options_create(&o));
   CHECK_CODE(smd_trial_options_set_range_steps(o, 5, 5), SMD_E_INVALID_ARGUMENT);
@@ -509,6 +518,239 @@ static void test_refresh_scopes(void) {
   smd_trial_free(t);
 }
 
+/* Writes `text` as the collections file of a new trial folder `name` under the scratch folder
+ * (with the end marker: nothing more will come); returns the folder. */
+static const char *collections_trial(const char *name, const char *text) {
+  static char dir[2048];
+  char path[2100];
+  snprintf(dir, sizeof dir, "%s/%s", scratch, name);
+  snprintf(path, sizeof path, "%s/collections/000000000/worker_0_collections.json", dir);
+  {
+    char d[2100];
+    snprintf(d, sizeof d, "%s/collections/000000000", dir);
+    mkdirs(d);
+  }
+  FILE *f = fopen(path, "wb");
+  CHECK(f != NULL);
+  if (f == NULL) return dir;
+  fputs(text, f);
+  fclose(f);
+  snprintf(path, sizeof path, "%s/training_job_end.ts", dir);
+  f = fopen(path, "wb");
+  if (f != NULL) fclose(f);
+  return dir;
+}
+
+/* Checks one mode of a save configuration: unset (interval < 0 here), or these settings. */
+static void check_mode(const smd_save_config *sc, smd_mode mode, int64_t interval, int64_t start,
+                       int64_t end, const int64_t *want_steps, size_t n_want, int line) {
+  bool set = false;
+  int64_t iv = 0, st = 0, en = 0, *steps = NULL;
+  size_t n = 7;
+  smd_error *e = smd_save_config_settings(sc, mode, &set, &iv, &st, &en, &steps, &n);
+  CHECK(e == NULL);
+  smd_error_free(e);
+  int same;
+  if (interval < 0) {
+    /* unset: the defaults */
+    same = !set && iv == 500 && st == 0 && en == -1 && steps == NULL && n == 0;
+  } else {
+    same = set && iv == interval && st == start && en == end && n == n_want;
+    for (size_t i = 0; same && i < n; ++i) same = steps[i] == want_steps[i];
+  }
+  if (!same) fprintf(stderr, "test_trial.c:%d: mode %d: set %d interval %lld start %lld end %lld n %zu\n",
+                     line, (int)mode, (int)set, (long long)iv, (long long)st, (long long)en, n);
+  CHECK(same);
+  smd_free(steps);
+}
+#define CHECK_MODE(sc, mode, interval, start, end) \
+  check_mode((sc), (mode), (interval), (start), (end), NULL, 0, __LINE__)
+#define CHECK_MODE_STEPS(sc, mode, interval, start, end, ...)                                   \
+  do {                                                                                          \
+    const int64_t want_[] = {__VA_ARGS__};                                                      \
+    check_mode((sc), (mode), (interval), (start), (end), want_, sizeof want_ / sizeof want_[0], \
+               __LINE__);                                                                       \
+  } while (0)
+
+/* The save configuration of a named collection of the trial in `dir` (NULL: none, or no trial). */
+static smd_save_config *collection_save_config(const char *dir, const char *name) {
+  smd_trial *t = NULL;
+  smd_collection_info *c = NULL;
+  smd_save_config *sc = (smd_save_config *)1;
+  CHECK_OK(smd_trial_open(dir, NULL, &t));
+  if (t == NULL) return NULL;
+  CHECK_OK(smd_trial_collection(t, name, &c));
+  smd_trial_free(t); /* the collection outlives the trial */
+  if (c == NULL) return NULL;
+  CHECK_OK(smd_collection_info_save_config(c, &sc));
+  smd_collection_info_free(c); /* and the configuration the collection */
+  return sc;
+}
+
+/* smdebug's Collection.save_config: a hook's per-collection configurations come back. */
+static void test_collection_save_config_round_trip(void) {
+  char dir[2048];
+  snprintf(dir, sizeof dir, "%s/save_config_round_trip", scratch);
+  smd_hook_options *opts = NULL;
+  smd_save_config *sc = NULL;
+  CHECK_OK(smd_hook_options_create(&opts));
+  CHECK_OK(smd_save_config_create(&sc));
+  CHECK_OK(smd_save_config_set(sc, SMD_MODE_ALL, 3, 0, -1, NULL, 0));
+  CHECK_OK(smd_save_config_set_interval(sc, SMD_MODE_EVAL, 7));
+  CHECK_OK(smd_hook_options_set_save_config(opts, sc));
+  smd_save_config_free(sc);
+  smd_hook *hook = NULL;
+  CHECK_OK(smd_hook_create(dir, opts, &hook));
+  smd_hook_options_free(opts);
+  if (hook == NULL) return;
+  smd_collection *c = NULL;
+  CHECK_OK(smd_hook_get_collection(hook, "mine", &c));
+  CHECK_OK(smd_collection_add_include_regex(c, "^mine/"));
+  CHECK_OK(smd_save_config_create(&sc));
+  {
+    const int64_t steps[] = {4, 11, 2};
+    CHECK_OK(smd_save_config_set(sc, SMD_MODE_TRAIN, 2, 1, 9, steps, 3));
+  }
+  CHECK_OK(smd_save_config_set(sc, SMD_MODE_PREDICT, 5, 10, -1, NULL, 0));
+  CHECK_OK(smd_collection_set_save_config(c, sc)); /* EVAL, GLOBAL: the hook's */
+  smd_save_config_free(sc);
+  smd_collection_free(c);
+  CHECK_OK(smd_hook_include_collection(hook, "mine"));
+  CHECK_OK(smd_hook_begin_step(hook));
+  CHECK_OK(smd_hook_save_scalar(hook, "mine/x", 1.0));
+  CHECK_OK(smd_hook_close(hook));
+  smd_hook_free(hook);
+
+  sc = collection_save_config(dir, "mine");
+  CHECK(sc != NULL);
+  if (sc != NULL) {
+    /* the collections file holds every mode, as smdebug's hook writes it */
+    CHECK_MODE_STEPS(sc, SMD_MODE_TRAIN, 2, 1, 9, 4, 11, 2);
+    CHECK_MODE(sc, SMD_MODE_EVAL, 7, 0, -1);
+    CHECK_MODE(sc, SMD_MODE_PREDICT, 5, 10, -1);
+    CHECK_MODE(sc, SMD_MODE_GLOBAL, 3, 0, -1);
+    bool b = false;
+    CHECK_OK(smd_save_config_should_save(sc, 4, SMD_MODE_TRAIN, &b));
+    CHECK(b);
+    CHECK_OK(smd_save_config_should_save(sc, 6, SMD_MODE_TRAIN, &b));
+    CHECK(b);
+    CHECK_OK(smd_save_config_should_save(sc, 10, SMD_MODE_TRAIN, &b));
+    CHECK(!b);
+    {
+      bool set;
+      int64_t iv, st, en, *steps = NULL;
+      size_t n;
+      CHECK_CODE(smd_save_config_settings(sc, SMD_MODE_ALL, &set, &iv, &st, &en, &steps, &n),
+                 SMD_E_INVALID_ARGUMENT);
+      CHECK_CODE(smd_save_config_settings(sc, (smd_mode)9, &set, &iv, &st, &en, &steps, &n),
+                 SMD_E_INVALID_ARGUMENT);
+      CHECK_CODE(smd_save_config_settings(sc, SMD_MODE_TRAIN, &set, &iv, &st, &en, NULL, &n),
+                 SMD_E_INVALID_ARGUMENT);
+    }
+    smd_save_config_free(sc);
+  }
+  /* the hook's own collections have its configuration */
+  sc = collection_save_config(dir, "losses");
+  CHECK(sc != NULL);
+  if (sc != NULL) {
+    CHECK_MODE(sc, SMD_MODE_TRAIN, 3, 0, -1);
+    CHECK_MODE(sc, SMD_MODE_EVAL, 7, 0, -1);
+    smd_save_config_free(sc);
+  }
+  /* a trial smdebug wrote: every mode saved at every step */
+  sc = collection_save_config(capi_fixture("modes_reentry"), "weights");
+  CHECK(sc != NULL);
+  if (sc != NULL) {
+    CHECK_MODE(sc, SMD_MODE_TRAIN, 1, 0, -1);
+    CHECK_MODE(sc, SMD_MODE_EVAL, 1, 0, -1);
+    CHECK_MODE(sc, SMD_MODE_PREDICT, 1, 0, -1);
+    CHECK_MODE(sc, SMD_MODE_GLOBAL, 1, 0, -1);
+    smd_save_config_free(sc);
+  }
+}
+
+/* Collections files written by hand: null and missing values as smdebug's loader reads them, and
+ * malformed save configurations refused with the file's name. */
+static void test_collection_save_config_by_hand(void) {
+  const char *dir = collections_trial(
+      "save_config_lenient",
+      "{\"collections\": {"
+      "\"none\": {\"name\": \"none\", \"include_regex\": [], \"save_config\": null},"
+      "\"missing\": {\"name\": \"missing\", \"include_regex\": []},"
+      "\"empty\": {\"name\": \"empty\", \"save_config\": {}},"
+      "\"partial\": {\"name\": \"partial\", \"save_config\": {"
+      "  \"TRAIN\": {\"save_interval\": 4},"
+      "  \"EVAL\": null,"
+      "  \"PREDICT\": {\"save_interval\": null, \"start_step\": \"3\", \"end_step\": 8,"
+      "               \"save_steps\": [5, 1], \"other\": \"ignored\"},"
+      "  \"GLOBAL\": {\"save_interval\": 2.0, \"end_step\": -1, \"save_steps\": null}}},"
+      "\"repeated\": {\"name\": \"repeated\", \"save_config\": {"
+      "  \"TRAIN\": {\"save_interval\": 4}, \"TRAIN\": {\"save_interval\": 6, \"save_interval\": 8}}}"
+      "}, \"_meta\": {\"num_workers\": 1}}");
+  smd_save_config *sc = collection_save_config(dir, "none");
+  CHECK(sc == NULL);
+  sc = collection_save_config(dir, "missing");
+  CHECK(sc == NULL);
+  sc = collection_save_config(dir, "empty");
+  CHECK(sc != NULL);
+  if (sc != NULL) {
+    for (int m = SMD_MODE_TRAIN; m <= SMD_MODE_GLOBAL; ++m) CHECK_MODE(sc, (smd_mode)m, -1, 0, 0);
+    smd_save_config_free(sc);
+  }
+  sc = collection_save_config(dir, "partial");
+  CHECK(sc != NULL);
+  if (sc != NULL) {
+    CHECK_MODE(sc, SMD_MODE_TRAIN, 4, 0, -1);
+    CHECK_MODE(sc, SMD_MODE_EVAL, -1, 0, 0);
+    CHECK_MODE_STEPS(sc, SMD_MODE_PREDICT, 500, 3, 8, 5, 1);
+    CHECK_MODE(sc, SMD_MODE_GLOBAL, 2, 0, 0); /* an end before step 0 */
+    smd_save_config_free(sc);
+  }
+  sc = collection_save_config(dir, "repeated"); /* as Python's json: the last key wins */
+  CHECK(sc != NULL);
+  if (sc != NULL) {
+    CHECK_MODE(sc, SMD_MODE_TRAIN, 8, 0, -1);
+    CHECK_MODE(sc, SMD_MODE_GLOBAL, -1, 0, 0);
+    smd_save_config_free(sc);
+  }
+
+  static const struct {
+    const char *save_config, *message;
+  } bad[] = {
+      {"[]", "the save_config of 'c' is not an object or null"},
+      {"\"TRAIN\"", "the save_config of 'c' is not an object or null"},
+      {"{\"train\": null}", "unknown mode 'train'"},
+      {"{\"TRAIN\": 5}", "the save_config of 'c' for TRAIN is not an object or null"},
+      {"{\"TRAIN\": {\"save_interval\": \"often\"}}", "save_interval of the save_config of 'c' for TRAIN is not an integer"},
+      {"{\"EVAL\": {\"save_interval\": 0}}", "save_interval of the save_config of 'c' for EVAL is 0"},
+      {"{\"EVAL\": {\"save_interval\": 1.5}}", "is not an integer"},
+      {"{\"EVAL\": {\"start_step\": true}}", "start_step of the save_config of 'c' for EVAL is not an integer"},
+      {"{\"EVAL\": {\"end_step\": [1]}}", "end_step of the save_config of 'c' for EVAL is not an integer"},
+      {"{\"GLOBAL\": {\"save_steps\": 3}}", "save_steps of the save_config of 'c' for GLOBAL is not a list"},
+      {"{\"GLOBAL\": {\"save_steps\": [1, \"2\"]}}", "holds a non-integer"},
+      {"{\"GLOBAL\": {\"save_steps\": [1e300]}}", "out of range"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    char name[64], text[512];
+    snprintf(name, sizeof name, "save_config_bad_%zu", i);
+    snprintf(text, sizeof text,
+             "{\"collections\": {\"c\": {\"name\": \"c\", \"save_config\": %s}}, "
+             "\"_meta\": {\"num_workers\": 1}}",
+             bad[i].save_config);
+    dir = collections_trial(name, text);
+    smd_trial *t = NULL;
+    smd_error *e = smd_trial_open(dir, NULL, &t);
+    int ok = smd_error_code(e) == SMD_E_CORRUPT &&
+             strstr(smd_error_message(e), "worker_0_collections.json") != NULL &&
+             strstr(smd_error_message(e), bad[i].message) != NULL;
+    if (!ok) fprintf(stderr, "test_trial.c: save_config %s: %s: %s\n", bad[i].save_config,
+                     smd_code_name(smd_error_code(e)), e ? smd_error_message(e) : "no error");
+    CHECK(ok);
+    smd_error_free(e);
+    smd_trial_free(t);
+  }
+}
+
 int main(int argc, char **argv) {
   scratch = argc > 1 ? argv[1] : "/tmp/smd_capi_test_trial";
   {
@@ -523,5 +765,7 @@ int main(int argc, char **argv) {
   test_running_multiworker();
   test_live_copies();
   test_refresh_scopes();
+  test_collection_save_config_round_trip();
+  test_collection_save_config_by_hand();
   return capi_finish("test_trial");
 }

@@ -60,6 +60,17 @@ SMD_API SMD_MUST_USE smd_error *smd_save_config_unset(smd_save_config *config,
 SMD_API SMD_MUST_USE smd_error *smd_save_config_should_save(const smd_save_config *config,
                                                             int64_t mode_step, smd_mode mode,
                                                             bool *out) SMD_NOEXCEPT;
+/* The settings of one mode: *is_set_out tells whether the mode is set; an unset mode gives the
+ * defaults (save_interval 500, start_step 0, end_step -1, no save_steps). *end_step_out is
+ * negative for "no end". The save steps come back in a new array the caller frees with smd_free()
+ * (NULL when there are none), *n_out of them. Nothing is written on an error.
+ * Errors: SMD_E_INVALID_ARGUMENT for a NULL pointer or a mode other than SMD_MODE_TRAIN ...
+ * SMD_MODE_GLOBAL (SMD_MODE_ALL included). */
+SMD_API SMD_MUST_USE smd_error *smd_save_config_settings(const smd_save_config *config, smd_mode mode,
+                                                         bool *is_set_out, int64_t *save_interval_out,
+                                                         int64_t *start_step_out, int64_t *end_step_out,
+                                                         int64_t **save_steps_out,
+                                                         size_t *n_out) SMD_NOEXCEPT;
 
 /* ---------------------------------------------------------------------------------------------
  * Reduction configuration: what to save of a tensor (smdebug's ReductionConfig).

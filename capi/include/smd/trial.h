@@ -28,6 +28,7 @@
 
 #include "smd/common.h"
 #include "smd/storage.h"
+#include "smd/hook.h" /* smd_save_config, which a collection's save configuration comes back as */
 
 #ifdef __cplusplus
 extern "C" {
@@ -296,6 +297,15 @@ SMD_API const char *smd_collection_info_reductions(const smd_collection_info *in
 SMD_API bool smd_collection_info_save_raw_tensor(const smd_collection_info *info) SMD_NOEXCEPT;
 SMD_API bool smd_collection_info_save_shape(const smd_collection_info *info) SMD_NOEXCEPT;
 SMD_API bool smd_collection_info_save_histogram(const smd_collection_info *info) SMD_NOEXCEPT;
+/* The save configuration (smdebug's Collection.save_config), the caller's, freed with
+ * smd_save_config_free(); *out is NULL when the collections file gives the collection none (its
+ * "save_config" null or missing). A mode the file leaves null or missing is unset there
+ * (smd_save_config_settings tells); a mode's missing or null keys take smdebug's defaults, and an
+ * end_step of null is "no end" (negative). The file's values were checked when the trial read it
+ * (a malformed save_config makes smd_trial_open fail with SMD_E_CORRUPT naming the file).
+ * Errors: SMD_E_INVALID_ARGUMENT (NULL info or out). */
+SMD_API SMD_MUST_USE smd_error *smd_collection_info_save_config(const smd_collection_info *info,
+                                                                smd_save_config **out) SMD_NOEXCEPT;
 
 #ifdef __cplusplus
 }

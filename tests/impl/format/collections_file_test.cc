@@ -118,6 +118,55 @@ TEST(CollectionsFile, BuildWritesSmdebugsLayoutAndReadsBack) {
   EXPECT_FALSE(o.has_reduction_config);
   EXPECT_FALSE(o.save_histogram);
   EXPECT_EQ(back->num_workers, 3);
+  // save_config: every mode of "biases" as written; "odd" has the object, every mode null
+  ASSERT_TRUE(b.save_config.has_value());
+  for (const auto& m : *b.save_config) {
+    ASSERT_TRUE(m.has_value());
+    EXPECT_EQ(m->save_interval, 1);
+    EXPECT_EQ(m->start_step, 0);
+    EXPECT_FALSE(m->end_step.has_value());
+    EXPECT_TRUE(m->save_steps.empty());
+  }
+  ASSERT_TRUE(o.save_config.has_value());
+  for (const auto& m : *o.save_config) EXPECT_FALSE(m.has_value());
+}
+
+TEST(CollectionsFile, SaveConfigAsSmdebugReadsIt) {
+  auto f = ParseCollectionsFile(
+      File("{\"none\": {\"save_config\": null}, \"missing\": {}, "
+           "\"c\": {\"save_config\": {\"TRAIN\": {\"save_interval\": \" 4 \", \"end_step\": -2}, "
+           "\"GLOBAL\": {\"start_step\": 3, \"end_step\": 10, \"save_steps\": [7, 2], \"x\": 1}, "
+           "\"EVAL\": {\"save_interval\": 2}, \"EVAL\": null}}}"),
+      "c.json");
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_FALSE(f->collections.at("none").save_config.has_value());
+  EXPECT_FALSE(f->collections.at("missing").save_config.has_value());
+  const SaveConfigInfo& sc = *f->collections.at("c").save_config;
+  ASSERT_TRUE(sc[0].has_value());  // TRAIN
+  EXPECT_EQ(sc[0]->save_interval, 4);
+  EXPECT_EQ(sc[0]->end_step, 0);  // an end before step 0
+  EXPECT_FALSE(sc[1].has_value());  // EVAL: the last key, null
+  EXPECT_FALSE(sc[2].has_value());  // PREDICT: missing
+  ASSERT_TRUE(sc[3].has_value());  // GLOBAL
+  EXPECT_EQ(sc[3]->save_interval, 500);
+  EXPECT_EQ(sc[3]->start_step, 3);
+  EXPECT_EQ(sc[3]->end_step, 10);
+  EXPECT_EQ(sc[3]->save_steps, (std::vector<int64_t>{7, 2}));
+
+  for (const char* bad : {"[]", "{\"Train\": {}}", "{\"TRAIN\": []}",
+                          "{\"TRAIN\": {\"save_interval\": 0}}",
+                          "{\"TRAIN\": {\"save_interval\": \"+-5\"}}",
+                          "{\"TRAIN\": {\"start_step\": 1.5}}",
+                          "{\"TRAIN\": {\"end_step\": false}}",
+                          "{\"TRAIN\": {\"save_steps\": [true]}}",
+                          "{\"TRAIN\": {\"save_steps\": [9007199254740992]}}"}) {
+    auto g = ParseCollectionsFile(File(std::string("{\"c\": {\"save_config\": ") + bad + "}}"),
+                                  "dir/worker_0_collections.json");
+    EXPECT_EQ(g.status().code(), Code::kCorrupt) << bad;
+    EXPECT_NE(g.status().message().find("'dir/worker_0_collections.json': "), std::string::npos)
+        << g.status().message();
+    EXPECT_NE(g.status().message().find("'c'"), std::string::npos) << g.status().message();
+  }
 }
 
 }  // namespace

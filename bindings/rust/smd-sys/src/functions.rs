@@ -27,6 +27,7 @@ extern "C" {
     pub fn smd_save_config_set_interval(config: *mut smd_save_config, mode: smd_mode, save_interval: i64) -> *mut smd_error;
     pub fn smd_save_config_unset(config: *mut smd_save_config, mode: smd_mode) -> *mut smd_error;
     pub fn smd_save_config_should_save(config: *const smd_save_config, mode_step: i64, mode: smd_mode, out: *mut bool) -> *mut smd_error;
+    pub fn smd_save_config_settings(config: *const smd_save_config, mode: smd_mode, is_set_out: *mut bool, save_interval_out: *mut i64, start_step_out: *mut i64, end_step_out: *mut i64, save_steps_out: *mut *mut i64, n_out: *mut usize) -> *mut smd_error;
     pub fn smd_reduction_config_create(out: *mut *mut smd_reduction_config) -> *mut smd_error;
     pub fn smd_reduction_config_parse(reductions: *const c_char, out: *mut *mut smd_reduction_config) -> *mut smd_error;
     pub fn smd_reduction_config_clone(config: *const smd_reduction_config, out: *mut *mut smd_reduction_config) -> *mut smd_error;
@@ -240,4 +241,5 @@ extern "C" {
     pub fn smd_collection_info_save_raw_tensor(info: *const smd_collection_info) -> bool;
     pub fn smd_collection_info_save_shape(info: *const smd_collection_info) -> bool;
     pub fn smd_collection_info_save_histogram(info: *const smd_collection_info) -> bool;
+    pub fn smd_collection_info_save_config(info: *const smd_collection_info, out: *mut *mut smd_save_config) -> *mut smd_error;
 }
