@@ -88,6 +88,11 @@ SMD_OUT_SCALAR(double, out, DOUBLE)
 SMD_OUT_SCALAR(smd_mode, out, ENUM)
 SMD_OUT_SCALAR(smd_step_state, out, ENUM)
 SMD_OUT_SCALAR(smd_dtype, out, ENUM)
+/* A mode's save configuration (smd_save_config_settings). */
+SMD_OUT_SCALAR(bool, is_set_out, BOOL)
+SMD_OUT_SCALAR(int64_t, save_interval_out, INT64)
+SMD_OUT_SCALAR(int64_t, start_step_out, INT64)
+SMD_OUT_SCALAR(int64_t, end_step_out, INT64)
 
 /* ---- String arrays (freed with smd_strarray_free). */
 %typemap(in, numinputs=SMD_OUT_NUMINPUTS) smd_strarray *out (smd_strarray tmp) {
@@ -121,6 +126,7 @@ SMD_OUT_SCALAR(smd_dtype, out, ENUM)
 SMD_OUT_NUMBERS(int64_t, steps_out, n_out, SMD_LANG_INT64S)
 SMD_OUT_NUMBERS(int64_t, dims_out, ndim_out, SMD_LANG_DIMS)
 SMD_OUT_NUMBERS(smd_mode, modes_out, n_out, SMD_LANG_MODES)
+SMD_OUT_NUMBERS(int64_t, save_steps_out, n_out, SMD_LANG_INT64S)
 
 /* ---- A dtype and dimensions (smd_tensor_value_info). */
 %typemap(in, numinputs=SMD_OUT_NUMINPUTS) (smd_dtype *dtype_out, int64_t **dims_out, size_t *ndim_out)

@@ -535,3 +535,118 @@ def test_has_passed_step_of_a_mode_step_not_all_workers_wrote(tmp_path):
     assert trial.steps(mode=M.EVAL) == [0, 5]
     assert trial.has_passed_step(5, mode=M.EVAL) == smd.trials.StepState.AVAILABLE
     assert trial.tensor("x").workers(15) == ["worker_0"]
+
+
+def _collection_configs(lib, path):
+    """{collection: (reduction_config, save_config)} of one library's trial, each as its
+    to_json_dict() (None for none)."""
+    t = _lib(lib)["trials"].create_trial(str(path))
+    out = {}
+    for name in t.collections():
+        c = t.collection(name)
+        rc, sc = c.reduction_config, c.save_config
+        out[name] = (None if rc is None else rc.to_json_dict(), None if sc is None else sc.to_json_dict())
+    return out
+
+
+def _configure_hook(m, hook):
+    """The same per-collection configurations on a hook of either library (module m)."""
+    modes = m.modes
+    acts = hook.get_collection("acts")
+    acts.include("^act")
+    acts.save_config = m.SaveConfig(mode_save_configs={
+        modes.TRAIN: m.SaveConfigMode(save_interval=2, start_step=1, end_step=9, save_steps=[4, 11]),
+        modes.EVAL: m.SaveConfigMode(save_interval=5),
+        modes.PREDICT: m.SaveConfigMode(save_interval=1, end_step=3),
+        modes.GLOBAL: m.SaveConfigMode(save_interval=7, start_step=2)})
+    acts.reduction_config = m.ReductionConfig(reductions=["max"], abs_reductions=["mean"], norms=["l2"],
+                                              abs_norms=["l1"], save_raw_tensor=True)
+    shapes = hook.get_collection("shapes")
+    shapes.include("^shp")
+    shapes.reduction_config = m.ReductionConfig(save_shape=True)
+    return ["weights", "losses", "acts", "shapes"]
+
+
+def test_collection_reduction_and_save_configs_as_smdebug(tmp_path):
+    """trial.collection(name).reduction_config and .save_config equal smdebug's, on trials written
+    by smdebug's hook and by smd's, with per-collection configurations."""
+    import smdebug
+    import smdebug_hook
+    for writer in ("smdebug", "smd"):
+        m = smdebug if writer == "smdebug" else smd
+        make = smdebug_hook.NumpyHook if writer == "smdebug" else smd.Hook
+        hook = make(str(tmp_path / writer), save_config=m.SaveConfig(save_interval=3),
+                    reduction_config=m.ReductionConfig(norms=["l1"], save_raw_tensor=True),
+                    include_collections=["weights", "losses", "acts", "shapes"])
+        _configure_hook(m, hook)
+        hook.set_mode(m.modes.TRAIN)
+        for step in range(4):
+            hook.begin_step()
+            if writer == "smdebug":
+                hook.record("act/relu", np.ones(3, np.float32) * step)
+                hook.record("shp/x", np.ones(2, np.float32))
+            else:
+                hook.save_tensor("act/relu", np.ones(3, np.float32) * step)
+                hook.save_tensor("shp/x", np.ones(2, np.float32))
+        hook.close()
+        ref = _collection_configs("smdebug", tmp_path / writer)
+        got = _collection_configs("smd", tmp_path / writer)
+        assert got == ref, writer
+        acts_rc, acts_sc = got["acts"]
+        assert acts_rc == {"save_raw_tensor": True, "reductions": "max,l2_norm,abs_mean,abs_l1_norm",
+                           "save_shape": False}
+        assert acts_sc["TRAIN"] == {"save_interval": 2, "save_steps": [4, 11], "start_step": 1, "end_step": 9}
+        assert acts_sc["GLOBAL"] == {"save_interval": 7, "save_steps": [], "start_step": 2, "end_step": None}
+        assert got["shapes"][0]["save_shape"] is True
+    # the smd objects compare equal to ones made by hand, and their types are smd's
+    c = smd.trials.create_trial(str(tmp_path / "smd")).collection("acts")
+    assert isinstance(c.reduction_config, smd.ReductionConfig)
+    assert c.reduction_config == smd.ReductionConfig(reductions=["max"], abs_reductions=["mean"], norms=["l2"],
+                                                     abs_norms=["l1"], save_raw_tensor=True)
+    assert isinstance(c.save_config, smd.SaveConfig)
+    assert c.save_config.get_save_config(smd.modes.EVAL) == smd.SaveConfigMode(save_interval=5)
+    assert c.save_config.should_save_step(smd.modes.TRAIN, 4)
+    assert not c.save_config.should_save_step(smd.modes.TRAIN, 10)
+
+
+COLLECTIONS_BY_HAND = {
+    "none": {"name": "none", "include_regex": [], "reduction_config": None, "save_config": None},
+    "missing": {"name": "missing"},
+    "empty": {"name": "empty", "reduction_config": {}, "save_config": {}},
+    "partial": {"name": "partial",
+                "reduction_config": {"reductions": "min,abs_l2_norm"},
+                "save_config": {"TRAIN": {"save_interval": 4}, "EVAL": None,
+                                "PREDICT": {"save_interval": None, "start_step": "3", "end_step": 8,
+                                            "save_steps": [5, 1], "other": "ignored"},
+                                "GLOBAL": {"save_steps": None}}},
+}
+
+
+def test_collection_configs_with_nulls_and_missing_keys_as_smdebug(tmp_path):
+    """A collections file written by hand: null and missing values read as smdebug reads them
+    (no configuration, an unset mode, SaveConfigMode's defaults)."""
+    (tmp_path / "collections" / "000000000").mkdir(parents=True)
+    (tmp_path / "collections" / "000000000" / "worker_0_collections.json").write_text(
+        json.dumps({"collections": COLLECTIONS_BY_HAND, "_meta": {"num_workers": 1}}))
+    (tmp_path / "training_job_end.ts").write_text("")
+    ref = _collection_configs("smdebug", tmp_path)
+    got = _collection_configs("smd", tmp_path)
+    assert got == ref
+    assert got["none"] == got["missing"] == (None, None)
+    assert got["empty"] == ({"save_raw_tensor": False, "reductions": "", "save_shape": False},
+                            {"TRAIN": None, "EVAL": None, "PREDICT": None, "GLOBAL": None})
+    assert got["partial"][1]["PREDICT"] == {"save_interval": 500, "save_steps": [5, 1], "start_step": 3,
+                                            "end_step": 8}
+
+
+def test_collection_save_config_malformed(tmp_path):
+    """A save_config smdebug's loader refuses makes the trial fail to open, naming the file."""
+    (tmp_path / "collections" / "000000000").mkdir(parents=True)
+    (tmp_path / "collections" / "000000000" / "worker_0_collections.json").write_text(json.dumps(
+        {"collections": {"c": {"name": "c", "save_config": {"TRAIN": {"save_interval": "often"}}}},
+         "_meta": {"num_workers": 1}}))
+    (tmp_path / "training_job_end.ts").write_text("")
+    with pytest.raises(ValueError):  # smdebug: int("often")
+        smdebug.trials.create_trial(str(tmp_path))
+    with pytest.raises(smd.exceptions.SMDebugError, match="worker_0_collections.json.*save_interval"):
+        smd.trials.create_trial(str(tmp_path))

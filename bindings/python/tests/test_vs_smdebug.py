@@ -1,9 +1,9 @@
 """smd's Python API answers what the real smdebug's answers, on the same trials.
 
 Each test walks a trial through the Trial and Tensor API of one library (steps, modes, workers,
-collections, tensor names with every filter, and per tensor and step: value, shape, workers,
-reductions, prev_steps) and compares the two walks. Exceptions are part of the walk: where smdebug
-raises, smd must raise the class of the same name.
+collections with their reduction and save configurations, tensor names with every filter, and per
+tensor and step: value, shape, workers, reductions, prev_steps) and compares the two walks.
+Exceptions are part of the walk: where smdebug raises, smd must raise the class of the same name.
 """
 import logging
 
@@ -61,6 +61,8 @@ def walk(lib, path):
     for c in colls:
         coll = t.collection(c)
         out["coll", c] = (sorted(coll.include_regex), sorted(coll.tensor_names))
+        rc, sc = coll.reduction_config, coll.save_config
+        out["coll_config", c] = (rc and rc.to_json_dict(), sc and sc.to_json_dict())
         out["names_coll", c] = sorted(t.tensor_names(collection=c))
     for regex in ["bias", "^fc", ["loss", "weight"], "nothing-matches"]:
         out["regex", str(regex)] = sorted(t.tensor_names(regex=regex))

@@ -62,6 +62,7 @@ class SaveConfig:
 
     def _set_all(self, key, value):
         for mode, m in list(self.mode_save_configs.items()):
+            m = m or SaveConfigMode()  # a mode a trial's collections file left null
             fields = {"save_interval": m.save_interval, "start_step": m.start_step, "end_step": m.end_step,
                       "save_steps": m.save_steps}
             fields[key] = value
@@ -70,8 +71,8 @@ class SaveConfig:
             listener(self)
 
     def _get_all(self, key):
-        values = {repr(getattr(m, key)) for m in self.mode_save_configs.values()}
-        return getattr(self.mode_save_configs[ModeKeys.GLOBAL], key) if len(values) == 1 else None
+        values = {repr(getattr(m, key, None)) for m in self.mode_save_configs.values()}
+        return getattr(self.mode_save_configs[ModeKeys.GLOBAL], key, None) if len(values) == 1 else None
 
     save_interval = property(lambda self: self._get_all("save_interval"),
                              lambda self, v: self._set_all("save_interval", v),
@@ -90,6 +91,8 @@ class SaveConfig:
     def _to_c(self):
         cfg = _smd.smd_save_config_create()
         for mode, m in self.mode_save_configs.items():
+            if m is None:
+                continue  # unset: the defaults
             _smd.smd_save_config_set(cfg, mode.value, m.save_interval, m.start_step,
                                      -1 if m.end_step is None else m.end_step, m.save_steps)
         return cfg
@@ -99,8 +102,9 @@ class SaveConfig:
         return _smd.smd_save_config_should_save(self._to_c(), int(step_num), _mode_value(mode))
 
     def to_json_dict(self):
-        """{mode name: SaveConfigMode.to_json_dict()} for TRAIN, EVAL, PREDICT, GLOBAL."""
-        return {m.name: self.mode_save_configs[m].to_json_dict()
+        """{mode name: SaveConfigMode.to_json_dict()} for TRAIN, EVAL, PREDICT, GLOBAL (None for a
+        mode without one: a trial's collection whose file leaves the mode null)."""
+        return {m.name: None if self.mode_save_configs[m] is None else self.mode_save_configs[m].to_json_dict()
                 for m in (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT, ModeKeys.GLOBAL)}
 
     def to_json(self):

@@ -5,6 +5,8 @@ from enum import Enum
 from smd import smdc as _smd
 from smd.exceptions import FileNotFoundSMDebugError, SMDebugError, SMDebugValueError
 from smd.modes import GLOBAL, ModeKeys, _mode_value
+from smd.reduction_config import ReductionConfig
+from smd.save_config import SaveConfig, SaveConfigMode
 from smd.tensor import Tensor, _int
 from smd._storage import storage_options
 
@@ -24,14 +26,47 @@ class Collection:
         self.name = _smd.smd_collection_info_name(info)
         self.include_regex = _smd.smd_collection_info_include_regex(info)
         self.tensor_names = set(_smd.smd_collection_info_tensor_names(info))
-        reductions = _smd.smd_collection_info_reductions(info)
+        reductions = _smd.smd_collection_info_reductions(info)  # None: no reduction_config
         self.reductions = reductions.split(",") if reductions else []
         self.save_raw_tensor = _smd.smd_collection_info_save_raw_tensor(info)
         self.save_shape = _smd.smd_collection_info_save_shape(info)
         self.save_histogram = _smd.smd_collection_info_save_histogram(info)
+        self._reduction_config = None if reductions is None else {
+            "reductions": reductions, "save_raw_tensor": self.save_raw_tensor,
+            "save_shape": self.save_shape}
+        self._save_config = _save_config_of(_smd.smd_collection_info_save_config(info))
+
+    @property
+    def reduction_config(self):
+        """The collection's ReductionConfig as smdebug's ``ReductionConfig.from_dict`` makes it
+        of the file's "reduction_config" (None when that is null or missing). Made when first
+        read: a reduction name smd does not know raises ValueError then."""
+        if isinstance(self._reduction_config, dict):
+            self._reduction_config = ReductionConfig.from_dict(self._reduction_config)
+        return self._reduction_config
+
+    @property
+    def save_config(self):
+        """The collection's SaveConfig, one SaveConfigMode per mode (None for a mode the file
+        leaves null or missing), as smdebug's ``SaveConfig.from_dict`` makes it of the file's
+        "save_config" (None when that is null or missing)."""
+        return self._save_config
 
     def __repr__(self):
         return f"<Collection: name={self.name}, include_regex={self.include_regex}, tensor_names={sorted(self.tensor_names)}>"
+
+
+def _save_config_of(config):
+    """A SaveConfig of an smd_save_config (None for None), its unset modes None."""
+    if config is None:
+        return None
+    modes = {}
+    for mode in (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT, ModeKeys.GLOBAL):
+        is_set, interval, start, end, steps = _smd.smd_save_config_settings(config, mode.value)
+        modes[mode] = SaveConfigMode(interval, start, None if end < 0 else end, steps) if is_set else None
+    out = SaveConfig()
+    out.mode_save_configs = modes
+    return out
 
 
 def _check_int(name, value):

@@ -2,6 +2,8 @@ from enum import Enum
 from typing import Any, Dict, KeysView, List, Optional, Sequence, Set, Tuple, Union
 
 from smd.modes import ModeKeys
+from smd.reduction_config import ReductionConfig
+from smd.save_config import SaveConfig
 from smd.tensor import Tensor
 
 _Mode = Union[ModeKeys, str, int]
@@ -19,6 +21,10 @@ class Collection:
     save_raw_tensor: bool
     save_shape: bool
     save_histogram: bool
+    @property
+    def reduction_config(self) -> Optional[ReductionConfig]: ...
+    @property
+    def save_config(self) -> Optional[SaveConfig]: ...
 
 class Trial:
     path: str
