@@ -106,6 +106,34 @@ func (c *SaveConfig) ShouldSave(modeStep int64, mode Mode) (bool, error) {
 	return bool(out), nil
 }
 
+// SaveConfigMode is one mode's settings (smdebug's SaveConfigMode): every SaveInterval steps
+// from StartStep to EndStep (exclusive; negative: no end), plus the steps in SaveSteps.
+type SaveConfigMode struct {
+	SaveInterval int64
+	StartStep    int64
+	EndStep      int64
+	SaveSteps    []int64
+}
+
+// Settings returns a mode's settings and whether the mode is set (an unset mode gives the
+// defaults: 500, 0, -1, none). Errors: ErrInvalidArgument for ModeAll or an unknown mode.
+func (c *SaveConfig) Settings(mode Mode) (SaveConfigMode, bool, error) {
+	defer runtime.KeepAlive(c)
+	p, err := c.ptr()
+	if err != nil {
+		return SaveConfigMode{}, false, err
+	}
+	var set C.bool
+	var interval, start, end C.int64_t
+	var steps *C.int64_t
+	var n C.size_t
+	if err := takeErr(C.smd_save_config_settings(p, C.smd_mode(mode), &set, &interval, &start, &end, &steps, &n)); err != nil {
+		return SaveConfigMode{}, false, err
+	}
+	return SaveConfigMode{SaveInterval: int64(interval), StartStep: int64(start), EndStep: int64(end),
+		SaveSteps: takeInt64s(steps, n)}, bool(set), nil
+}
+
 // ReductionConfig says what to save of a tensor (smdebug's ReductionConfig). A plain value.
 type ReductionConfig struct{ p *C.smd_reduction_config }
 

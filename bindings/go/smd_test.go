@@ -1936,3 +1936,85 @@ func TestHookOptionsOutliveNewHook(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// A trial's collection carries its save configuration: per mode as the hook wrote it, nil when
+// the collections file has none, unset modes where the file leaves them null.
+func TestCollectionSaveConfig(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	opts, err := NewHookOptions()
+	must(t, err)
+	defer opts.Close()
+	hookSC, err := NewSaveConfig()
+	must(t, err)
+	must(t, hookSC.Set(ModeAll, 3, 0, -1))
+	must(t, opts.SetSaveConfig(hookSC))
+	h, err := NewHook(dir, opts)
+	must(t, err)
+	defer h.Close()
+	c, err := h.Collection("mine")
+	must(t, err)
+	must(t, c.AddIncludeRegex("^mine/"))
+	sc, err := NewSaveConfig()
+	must(t, err)
+	must(t, sc.Set(ModeTrain, 2, 1, 9, 4, 11))
+	must(t, c.SetSaveConfig(sc))
+	must(t, h.IncludeCollection("mine"))
+	must(t, h.BeginStep())
+	must(t, h.SaveScalar("mine/x", 1))
+	must(t, h.Close())
+
+	tr, err := OpenTrial(dir, nil)
+	must(t, err)
+	defer tr.Close()
+	ci, err := tr.Collection("mine")
+	must(t, err)
+	if ci.SaveConfig == nil {
+		t.Fatal("no save configuration")
+	}
+	got, set, err := ci.SaveConfig.Settings(ModeTrain)
+	must(t, err)
+	if want := (SaveConfigMode{2, 1, 9, []int64{4, 11}}); !set || !reflect.DeepEqual(got, want) {
+		t.Fatalf("TRAIN: %+v %v", got, set)
+	}
+	got, set, err = ci.SaveConfig.Settings(ModeEval) // the hook's, as the file holds it
+	must(t, err)
+	if want := (SaveConfigMode{3, 0, -1, []int64{}}); !set || !reflect.DeepEqual(got, want) {
+		t.Fatalf("EVAL: %+v %v", got, set)
+	}
+	due, err := ci.SaveConfig.ShouldSave(4, ModeTrain)
+	must(t, err)
+	if !due {
+		t.Fatal("step 4 of TRAIN not saved")
+	}
+	_, _, err = ci.SaveConfig.Settings(ModeAll)
+	mustCode(t, err, ErrInvalidArgument)
+
+	// A collections file written by hand.
+	byHand := filepath.Join(t.TempDir(), "by_hand")
+	must(t, os.MkdirAll(filepath.Join(byHand, "collections", "000000000"), 0o755))
+	must(t, os.WriteFile(filepath.Join(byHand, "collections", "000000000", "worker_0_collections.json"),
+		[]byte(`{"collections": {"none": {"name": "none", "save_config": null},
+		 "partial": {"name": "partial", "save_config": {"TRAIN": {"save_interval": 4}, "EVAL": null}}},
+		 "_meta": {"num_workers": 1}}`), 0o644))
+	must(t, os.WriteFile(filepath.Join(byHand, "training_job_end.ts"), nil, 0o644))
+	tr2, err := OpenTrial(byHand, nil)
+	must(t, err)
+	defer tr2.Close()
+	ci, err = tr2.Collection("none")
+	must(t, err)
+	if ci.SaveConfig != nil {
+		t.Fatal("a null save_config gave a configuration")
+	}
+	ci, err = tr2.Collection("partial")
+	must(t, err)
+	got, set, err = ci.SaveConfig.Settings(ModeTrain)
+	must(t, err)
+	if want := (SaveConfigMode{4, 0, -1, []int64{}}); !set || !reflect.DeepEqual(got, want) {
+		t.Fatalf("partial TRAIN: %+v %v", got, set)
+	}
+	got, set, err = ci.SaveConfig.Settings(ModeEval)
+	must(t, err)
+	if want := (SaveConfigMode{500, 0, -1, []int64{}}); set || !reflect.DeepEqual(got, want) {
+		t.Fatalf("partial EVAL (unset): %+v %v", got, set)
+	}
+}

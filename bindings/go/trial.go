@@ -459,6 +459,9 @@ type CollectionInfo struct {
 	SaveRawTensor bool
 	SaveShape     bool
 	SaveHistogram bool
+	// SaveConfig is the collection's save configuration (smdebug's Collection.save_config), nil
+	// when the file gives it none; a mode the file leaves null is unset (SaveConfig.Settings).
+	SaveConfig *SaveConfig
 }
 
 // Collection describes one collection. Errors: ErrNotFound.
@@ -488,5 +491,13 @@ func (t *Trial) Collection(name string) (*CollectionInfo, error) {
 		return nil, err
 	}
 	info.TensorNames = takeStrArray(&a)
+	var sc *C.smd_save_config
+	if err := takeErr(C.smd_collection_info_save_config(ip, &sc)); err != nil {
+		return nil, err
+	}
+	if sc != nil {
+		info.SaveConfig = &SaveConfig{p: sc}
+		runtime.SetFinalizer(info.SaveConfig, (*SaveConfig).Close)
+	}
 	return info, nil
 }

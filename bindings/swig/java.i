@@ -474,6 +474,7 @@ typedef smd_java_strs smd_lang_strs;
 SMD_JAVA_HOLDER(smd_strarray *out, jobjectArray, String[][])
 SMD_JAVA_HOLDER(char **out, jobjectArray, String[])
 SMD_JAVA_HOLDER((int64_t **steps_out, size_t *n_out), jobjectArray, long[][])
+SMD_JAVA_HOLDER((int64_t **save_steps_out, size_t *n_out), jobjectArray, long[][])
 SMD_JAVA_HOLDER((int64_t **dims_out, size_t *ndim_out), jobjectArray, long[][])
 SMD_JAVA_HOLDER((smd_mode **modes_out, size_t *n_out), jobjectArray, int[][])
 SMD_JAVA_HOLDER((smd_dtype *dtype_out, int64_t **dims_out, size_t *ndim_out), jobjectArray, long[][])

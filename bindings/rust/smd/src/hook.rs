@@ -1,7 +1,7 @@
 //! Writing trials: save and reduction configurations, hook options, the hook and its collections.
 use crate::error::{check, Error, Result};
 use crate::types::{DType, Element, Mode};
-use crate::util::{borrowed_str, cstring, owned_string, strarray, with_cstr, CStrList};
+use crate::util::{borrowed_str, cstring, owned_string, strarray, take_array, with_cstr, CStrList};
 use smd_sys as sys;
 use std::ffi::c_char;
 use std::path::Path;
@@ -90,6 +90,37 @@ impl SaveConfig {
     pub fn try_clone(&self) -> Result<SaveConfig> {
         Ok(SaveConfig { raw: create(|o| unsafe { sys::smd_save_config_clone(self.raw, o) })? })
     }
+
+    /// The settings of `mode` (not `Mode::All`), or `None` when the mode is unset.
+    pub fn settings(&self, mode: Mode) -> Result<Option<SaveConfigMode>> {
+        let (mut set, mut interval, mut start, mut end) = (false, 0i64, 0i64, 0i64);
+        let mut steps: *mut i64 = ptr::null_mut();
+        let mut n = 0usize;
+        check(unsafe {
+            sys::smd_save_config_settings(self.raw, mode.raw(), &mut set, &mut interval, &mut start, &mut end, &mut steps, &mut n)
+        })?;
+        let save_steps = take_array(steps, n);
+        Ok(set.then(|| SaveConfigMode {
+            save_interval: interval,
+            start_step: start,
+            end_step: (end >= 0).then_some(end),
+            save_steps,
+        }))
+    }
+}
+
+/// One mode's settings in a [`SaveConfig`] (smdebug's SaveConfigMode): every `save_interval`
+/// steps from `start_step` up to `end_step` (exclusive; `None`: no end), plus `save_steps`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SaveConfigMode {
+    /// Save every this many steps (at least 1).
+    pub save_interval: i64,
+    /// The first step the interval counts from.
+    pub start_step: i64,
+    /// The step the interval stops before; `None`: no end.
+    pub end_step: Option<i64>,
+    /// Steps saved whatever the interval says.
+    pub save_steps: Vec<i64>,
 }
 
 owned_handle!(

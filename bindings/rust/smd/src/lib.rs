@@ -34,7 +34,7 @@ mod util;
 pub use error::{Error, ErrorKind, Result};
 pub use hook::{
     histogram_bucket_edges, reduction_names, Collection, DueReductions, Histogram, Hook, HookOptions, HookStats, IncludeWorkers, ReductionConfig,
-    SaveConfig,
+    SaveConfig, SaveConfigMode,
 };
 pub use rules::{builtin_names, builtin_params, builtin_summary, BuiltinParam, Finding, InvokeOptions, Outcome, Rule, RuleContext, RuleEnd, TrialRef};
 pub use s3::{S3Credentials, S3Settings};

@@ -1,6 +1,6 @@
 //! Reading trials: the trial, its tensors and their values.
 use crate::error::{check, Error, ErrorKind, Result};
-use crate::hook::{create, owned_handle, path_str};
+use crate::hook::{create, owned_handle, path_str, SaveConfig};
 use crate::types::{DType, Element, Mode};
 use crate::util::{borrowed_str, cstring, opt_cstring, opt_ptr, owned_string, strarray, take_array};
 use smd_sys as sys;
@@ -389,6 +389,12 @@ impl CollectionInfo {
     /// Whether histograms are saved.
     pub fn save_histogram(&self) -> bool {
         unsafe { sys::smd_collection_info_save_histogram(self.raw) }
+    }
+    /// Its save configuration (smdebug's `Collection.save_config`), `None` when the collections
+    /// file gives it none; a mode the file leaves null is unset ([`SaveConfig::settings`]).
+    pub fn save_config(&self) -> Result<Option<SaveConfig>> {
+        let raw = create(|o| unsafe { sys::smd_collection_info_save_config(self.raw, o) })?;
+        Ok((!raw.is_null()).then_some(SaveConfig { raw }))
     }
 }
 

@@ -1,7 +1,7 @@
 //! Every public function of the safe API, on trials written and read from Rust.
 mod common;
 use common::{every_step_options, TempDir};
-use smd::{DType, ErrorKind, Hook, HookOptions, IncludeWorkers, Mode, ReductionConfig, SaveConfig, StepState, TensorFilter, Trial, TrialOptions};
+use smd::{DType, ErrorKind, Hook, HookOptions, IncludeWorkers, Mode, ReductionConfig, SaveConfig, SaveConfigMode, StepState, TensorFilter, Trial, TrialOptions};
 
 #[test]
 fn error_kinds_round_trip_every_code() {
@@ -775,4 +775,55 @@ fn keep_colon_index_decides_which_tensor_owns_the_reductions() {
             assert!(tensor.reduction_value(0, Mode::Global, None, "max").is_err(), "keep={keep}: {other} has it too");
         }
     }
+}
+
+#[test]
+fn trial_collection_save_config() {
+    let t = TempDir::new("coll-save-config");
+    let dir = t.join("run");
+    let mut opts = HookOptions::new().unwrap();
+    let mut every3 = SaveConfig::new().unwrap();
+    every3.set(Mode::All, 3, 0, -1, &[]).unwrap();
+    opts.set_save_config(&every3).unwrap();
+    let hook = Hook::new(&dir, Some(&opts)).unwrap();
+    let mine = hook.collection("mine").unwrap();
+    mine.add_include_regex("^mine/").unwrap();
+    let mut own = SaveConfig::new().unwrap();
+    own.set(Mode::Train, 2, 1, 9, &[4, 11]).unwrap();
+    mine.set_save_config(Some(&own)).unwrap();
+    hook.include_collection("mine").unwrap();
+    hook.begin_step().unwrap();
+    hook.save_scalar("mine/x", 1.0).unwrap();
+    hook.close().unwrap();
+
+    let trial = Trial::open(&dir, None).unwrap();
+    let info = trial.collection("mine").unwrap();
+    drop(trial);
+    let sc = info.save_config().unwrap().expect("a save configuration");
+    drop(info); // the configuration is the caller's
+    let train = SaveConfigMode { save_interval: 2, start_step: 1, end_step: Some(9), save_steps: vec![4, 11] };
+    assert_eq!(sc.settings(Mode::Train).unwrap(), Some(train));
+    // the modes the collection left unset: the hook's, as the collections file holds them
+    let hooks = SaveConfigMode { save_interval: 3, start_step: 0, end_step: None, save_steps: vec![] };
+    assert_eq!(sc.settings(Mode::Eval).unwrap(), Some(hooks));
+    assert!(sc.should_save(4, Mode::Train).unwrap());
+    assert_eq!(sc.settings(Mode::All).unwrap_err().kind(), ErrorKind::InvalidArgument);
+
+    // a collections file written by hand: null and unset
+    let by_hand = t.join("by_hand");
+    std::fs::create_dir_all(by_hand.join("collections/000000000")).unwrap();
+    std::fs::write(
+        by_hand.join("collections/000000000/worker_0_collections.json"),
+        r#"{"collections": {"none": {"name": "none", "save_config": null},
+            "partial": {"name": "partial", "save_config": {"TRAIN": {"save_interval": 4}, "EVAL": null}}},
+            "_meta": {"num_workers": 1}}"#,
+    )
+    .unwrap();
+    std::fs::write(by_hand.join("training_job_end.ts"), "").unwrap();
+    let trial = Trial::open(&by_hand, None).unwrap();
+    assert!(trial.collection("none").unwrap().save_config().unwrap().is_none());
+    let partial = trial.collection("partial").unwrap().save_config().unwrap().unwrap();
+    let train = SaveConfigMode { save_interval: 4, start_step: 0, end_step: None, save_steps: vec![] };
+    assert_eq!(partial.settings(Mode::Train).unwrap(), Some(train));
+    assert_eq!(partial.settings(Mode::Eval).unwrap(), None);
 }

@@ -1,6 +1,7 @@
 package ai.smd;
 
 import java.util.List;
+import java.util.Optional;
 
 /** A collection as a trial's collections file describes it. */
 public final class CollectionInfo extends NativeObject<smd_collection_info> implements AutoCloseable {
@@ -40,6 +41,17 @@ public final class CollectionInfo extends NativeObject<smd_collection_info> impl
 
   public boolean saveHistogram() {
     return SmdNative.smd_collection_info_save_histogram(p());
+  }
+
+  /**
+   * The save configuration (smdebug's Collection.save_config), the caller's to close; empty when
+   * the collections file gives the collection none. A mode the file leaves null is unset
+   * ({@link SaveConfig#settings}).
+   */
+  public Optional<SaveConfig> saveConfig() throws SmdException {
+    long[] out = new long[1];
+    SmdNative.smd_collection_info_save_config(p(), out);
+    return out[0] == 0 ? Optional.empty() : Optional.of(new SaveConfig(out[0]));
   }
 
   @Override

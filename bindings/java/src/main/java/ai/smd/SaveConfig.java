@@ -1,5 +1,8 @@
 package ai.smd;
 
+import java.util.List;
+import java.util.Optional;
+
 /**
  * When to save, per mode (smdebug's SaveConfig / SaveConfigMode). A mode is unset or has
  * saveInterval (default 500), startStep (0), endStep (exclusive, negative: no end) and saveSteps.
@@ -7,7 +10,7 @@ package ai.smd;
  * s % saveInterval == 0. Not thread-safe.
  */
 public final class SaveConfig extends NativeObject<smd_save_config> implements AutoCloseable {
-  private SaveConfig(long ptr) {
+  SaveConfig(long ptr) {
     super(new smd_save_config(ptr, false), ptr, SmdNativeJNI::delete_smd_save_config);
   }
 
@@ -64,6 +67,35 @@ public final class SaveConfig extends NativeObject<smd_save_config> implements A
     boolean[] out = new boolean[1];
     SmdNative.smd_save_config_should_save(p(), modeStep, mode.value, out);
     return out[0];
+  }
+
+  /**
+   * One mode's settings (smdebug's SaveConfigMode): every {@code saveInterval} steps from
+   * {@code startStep} up to {@code endStep} (exclusive; negative: no end), plus {@code saveSteps}.
+   */
+  public record ModeSettings(long saveInterval, long startStep, long endStep, List<Long> saveSteps) {
+    public ModeSettings {
+      saveSteps = List.copyOf(saveSteps);
+    }
+  }
+
+  /** The settings of {@code mode} (not {@link Mode#ALL}); empty when the mode is unset. */
+  public Optional<ModeSettings> settings(Mode mode) throws SmdException {
+    requireNonNull(mode, "mode");
+    boolean[] set = new boolean[1];
+    long[] interval = new long[1];
+    long[] start = new long[1];
+    long[] end = new long[1];
+    long[][] steps = new long[1][];
+    SmdNative.smd_save_config_settings(p(), mode.value, set, interval, start, end, steps);
+    if (!set[0]) {
+      return Optional.empty();
+    }
+    Long[] boxed = new Long[steps[0].length];
+    for (int i = 0; i < boxed.length; i++) {
+      boxed[i] = steps[0][i];
+    }
+    return Optional.of(new ModeSettings(interval[0], start[0], end[0], List.of(boxed)));
   }
 
   /** An independent copy. */

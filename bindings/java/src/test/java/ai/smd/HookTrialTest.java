@@ -308,6 +308,46 @@ class HookTrialTest {
   }
 
   @Test
+  void collectionSaveConfigOfTheTrial() throws Exception {
+    Path out = tmp.resolve("sc");
+    try (SaveConfig every3 = SaveConfig.every(3);
+         SaveConfig own = new SaveConfig().set(Mode.TRAIN, 2, 1, 9, 4, 11);
+         HookOptions o = new HookOptions().saveConfig(every3).includeCollection("mine");
+         Hook hook = Hook.create(out.toString(), o);
+         Collection c = hook.collection("mine")) {
+      c.includeRegex("^mine/").saveConfig(own);
+      hook.beginStep();
+      hook.saveScalar("mine/x", 1.0);
+      hook.close();
+    }
+    try (Trial t = Trial.open(out.toString());
+         CollectionInfo ci = t.collection("mine");
+         SaveConfig sc = ci.saveConfig().orElseThrow()) {
+      assertEquals(Optional.of(new SaveConfig.ModeSettings(2, 1, 9, List.of(4L, 11L))), sc.settings(Mode.TRAIN));
+      // the modes the collection left unset: the hook's, as the collections file holds them
+      assertEquals(Optional.of(new SaveConfig.ModeSettings(3, 0, -1, List.of())), sc.settings(Mode.EVAL));
+      assertTrue(sc.shouldSave(4, Mode.TRAIN));
+      assertThrows(SmdException.class, () -> sc.settings(Mode.ALL));
+    }
+    // a collections file written by hand: null and unset
+    Path byHand = tmp.resolve("by_hand");
+    Files.createDirectories(byHand.resolve("collections/000000000"));
+    Files.writeString(byHand.resolve("collections/000000000/worker_0_collections.json"),
+        "{\"collections\": {\"none\": {\"name\": \"none\", \"save_config\": null},"
+            + " \"partial\": {\"name\": \"partial\", \"save_config\": {\"TRAIN\": {\"save_interval\": 4},"
+            + " \"EVAL\": null}}}, \"_meta\": {\"num_workers\": 1}}");
+    Files.writeString(byHand.resolve("training_job_end.ts"), "");
+    try (Trial t = Trial.open(byHand.toString());
+         CollectionInfo none = t.collection("none");
+         CollectionInfo partial = t.collection("partial");
+         SaveConfig sc = partial.saveConfig().orElseThrow()) {
+      assertTrue(none.saveConfig().isEmpty());
+      assertEquals(Optional.of(new SaveConfig.ModeSettings(4, 0, -1, List.of())), sc.settings(Mode.TRAIN));
+      assertEquals(Optional.empty(), sc.settings(Mode.EVAL));
+    }
+  }
+
+  @Test
   void optionsAndConfigs() throws Exception {
     try (SaveConfig sc = new SaveConfig()) {
       sc.set(Mode.TRAIN, 5, 10, 30, 3, 7);
