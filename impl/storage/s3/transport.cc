@@ -220,6 +220,7 @@ CURLcode Transport::Once(const Request& r, const Credentials& creds_now, Respons
 Result<Response> Transport::Execute(const Request& r, const char* what) {
   std::string last;
   Code last_code = Code::kIO;
+  bool no_such_bucket = false;  // the last answer was NoSuchBucket
   bool refresh = false;
   for (int attempt = 1; attempt <= std::max(1, cfg_.max_attempts); ++attempt) {
     if (attempt > 1) ++n_retries_;
@@ -288,18 +289,19 @@ Result<Response> Transport::Execute(const Request& r, const char* what) {
     const bool retry = resp.status == 500 || resp.status == 502 || resp.status == 503 ||
                        resp.status == 504 || RetryableS3Code(code) || renew;
     if (resp.status == 403 || AuthS3Code(code)) last_code = Code::kAuth;
-    else if (code == "NoSuchBucket") last_code = Code::kInvalidArgument;
+    else if (code == "NoSuchBucket" || code == "InvalidBucketName") last_code = Code::kInvalidArgument;
     else if (resp.status == 404 || code == "NoSuchKey") last_code = Code::kNotFound;
     else if (resp.status == 412 || code == "PreconditionFailed") last_code = Code::kAlreadyExists;
     else if (resp.status == 416 || code == "InvalidRange") last_code = Code::kCorrupt;
     else last_code = Code::kHttp;
     if (code == "RequestTimeTooSkewed" || code == "ExpiredToken") last_code = Code::kAuth;
+    no_such_bucket = code == "NoSuchBucket";
     if (!retry) break;
   }
   std::string msg = std::string("S3 ") + what + " " + Where(r) + ": ";
-  if (last_code == Code::kInvalidArgument) msg += "bucket '" + r.bucket + "' does not exist (";
+  if (no_such_bucket) msg += "bucket '" + r.bucket + "' does not exist (";
   msg += last;
-  if (last_code == Code::kInvalidArgument) msg += ")";
+  if (no_such_bucket) msg += ")";
   return Status(last_code, ScrubSecrets(msg, credentials_->Current()));
 }
 
