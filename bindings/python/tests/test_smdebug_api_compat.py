@@ -650,3 +650,17 @@ def test_collection_save_config_malformed(tmp_path):
         smdebug.trials.create_trial(str(tmp_path))
     with pytest.raises(smd.exceptions.SMDebugError, match="worker_0_collections.json.*save_interval"):
         smd.trials.create_trial(str(tmp_path))
+
+
+def test_tensor_unavailable_for_step_with_reductions_differs_only_by_a_space():
+    """A tensor saved as reductions only: value() raises TensorUnavailableForStep in both
+    libraries with the same text, except that smd separates the two sentences
+    (docs/compatibility.md P7: smdebug glues "saved.This")."""
+    said = {}
+    for lib in LIBS:
+        L = _lib(lib)
+        with pytest.raises(L["exceptions"].TensorUnavailableForStep) as e:
+            L["trials"].create_trial(str(FIXTURES / "reductions_float")).tensor("r_vec32").value(0)
+        said[lib] = str(e.value)
+    assert "as it was not saved.This tensor has reductions" in said["smdebug"]
+    assert said["smd"] == said["smdebug"].replace("saved.This", "saved. This")
