@@ -664,3 +664,39 @@ def test_tensor_unavailable_for_step_with_reductions_differs_only_by_a_space():
         said[lib] = str(e.value)
     assert "as it was not saved.This tensor has reductions" in said["smdebug"]
     assert said["smd"] == said["smdebug"].replace("saved.This", "saved. This")
+
+
+def test_collection_save_config_for_some_modes_takes_the_hooks_for_the_others(tmp_path):
+    """A collection's SaveConfig that names only TRAIN leaves EVAL to the hook's own save
+    configuration, as in smdebug (SaveConfig keeps the modes it was not given as None, and the
+    hook fills them from its own); smd filled them with the default (every 500 steps), so the
+    collection's EVAL steps were not saved."""
+    import smdebug_hook
+    from smdebug import SaveConfig as SDSaveConfig, SaveConfigMode as SDMode, modes as sdmodes
+    ref = smdebug_hook.NumpyHook(str(tmp_path / "ref"), save_config=SDSaveConfig(save_interval=2),
+                                 include_collections=["c"])
+    mine = smd.Hook(str(tmp_path / "mine"), save_config=smd.SaveConfig(save_interval=2),
+                    include_collections=["c"])
+    rc = ref.get_collection("c")
+    rc.include("x")
+    rc.save_config = SDSaveConfig(mode_save_configs={sdmodes.TRAIN: SDMode(save_interval=1)})
+    mc = mine.get_collection("c")
+    mc.include("x")
+    mc.save_config = smd.SaveConfig(mode_save_configs={smd.modes.TRAIN: smd.SaveConfigMode(save_interval=1)})
+    assert mc.save_config.mode_save_configs[smd.modes.EVAL] is None
+    for mode, n in ((sdmodes.TRAIN, 4), (sdmodes.EVAL, 4)):
+        ref.set_mode(mode)
+        mine.set_mode(smd.modes.ModeKeys(mode.value))
+        for _ in range(n):
+            ref.begin_step()
+            mine.begin_step()
+            ref.record("x", np.ones(2, np.float32))
+            mine.save_tensor("x", np.ones(2, np.float32))
+    ref.close()
+    mine.close()
+    got = {}
+    for name in ("ref", "mine"):
+        t = smdebug.trials.create_trial(str(tmp_path / name))
+        got[name] = (t.tensor("x").steps(mode=sdmodes.TRAIN), t.tensor("x").steps(mode=sdmodes.EVAL))
+    assert got["ref"] == ([0, 1, 2, 3], [0, 2])
+    assert got["mine"] == got["ref"]

@@ -48,12 +48,17 @@ class SaveConfig:
     def __init__(self, mode_save_configs=None, save_interval=None, start_step=None, end_step=None,
                  save_steps=None):
         self._listeners = []  # collections whose configuration this is (smd.hook.Collection)
-        default = SaveConfigMode(save_interval, start_step, end_step, save_steps)
-        self.mode_save_configs = {m: default for m in ModeKeys}
-        for mode, cfg in (mode_save_configs or {}).items():
+        if mode_save_configs is None:
+            default = SaveConfigMode(save_interval, start_step, end_step, save_steps)
+            self.mode_save_configs = {m: default for m in ModeKeys}
+            return
+        # Per mode, as smdebug's: a mode not given (or given None) stays None, which a hook fills
+        # with its defaults and a collection with its hook's setting for that mode.
+        self.mode_save_configs = {m: None for m in ModeKeys}
+        for mode, cfg in mode_save_configs.items():
             if cfg is not None and not isinstance(cfg, SaveConfigMode):
                 raise TypeError(f"mode_save_configs values must be SaveConfigMode, not {type(cfg).__name__}")
-            self.mode_save_configs[ModeKeys(_mode_value(mode))] = cfg or default
+            self.mode_save_configs[ModeKeys(_mode_value(mode))] = cfg
 
     def _copy(self):
         c = SaveConfig()
@@ -62,7 +67,7 @@ class SaveConfig:
 
     def _set_all(self, key, value):
         for mode, m in list(self.mode_save_configs.items()):
-            m = m or SaveConfigMode()  # a mode a trial's collections file left null
+            m = m or SaveConfigMode()  # a mode left None (not given, or null in a collections file)
             fields = {"save_interval": m.save_interval, "start_step": m.start_step, "end_step": m.end_step,
                       "save_steps": m.save_steps}
             fields[key] = value
@@ -85,14 +90,14 @@ class SaveConfig:
                           doc="save_steps of every mode (None when the modes differ); assigning sets every mode's.")
 
     def get_save_config(self, mode):
-        """The SaveConfigMode of ``mode``."""
+        """The SaveConfigMode of ``mode`` (None when it was not given)."""
         return self.mode_save_configs[ModeKeys(_mode_value(mode))]
 
     def _to_c(self):
         cfg = _smd.smd_save_config_create()
         for mode, m in self.mode_save_configs.items():
             if m is None:
-                continue  # unset: the defaults
+                continue  # unset: the hook's setting (for a collection) or the defaults
             _smd.smd_save_config_set(cfg, mode.value, m.save_interval, m.start_step,
                                      -1 if m.end_step is None else m.end_step, m.save_steps)
         return cfg
@@ -103,7 +108,7 @@ class SaveConfig:
 
     def to_json_dict(self):
         """{mode name: SaveConfigMode.to_json_dict()} for TRAIN, EVAL, PREDICT, GLOBAL (None for a
-        mode without one: a trial's collection whose file leaves the mode null)."""
+        mode without one: not given, or null in a trial's collections file)."""
         return {m.name: None if self.mode_save_configs[m] is None else self.mode_save_configs[m].to_json_dict()
                 for m in (ModeKeys.TRAIN, ModeKeys.EVAL, ModeKeys.PREDICT, ModeKeys.GLOBAL)}
 
@@ -119,7 +124,8 @@ class SaveConfig:
             return cls()
         if not isinstance(params, dict):
             raise TypeError(f"params must be a dict, not {type(params).__name__}")
-        return cls({ModeKeys[name]: SaveConfigMode.from_dict(v) for name, v in params.items()})
+        return cls({ModeKeys[name]: None if v is None else SaveConfigMode.from_dict(v)
+                    for name, v in params.items()})
 
     @classmethod
     def from_json(cls, text):
