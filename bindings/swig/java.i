@@ -894,11 +894,21 @@ static smd_error *smd_java_tb_histogram_array(JNIEnv *jenv_, smd_tensorboard_wri
   JNIEnv *jenv = jenv_;
   if (!array) return smd_java_throw_npe(jenv, "histogram data is null"), (smd_error *)NULL;
   jsize n = (*jenv)->GetArrayLength(jenv, array);
+  size_t nbytes = (size_t)n * (size_t)elem_size;
+  /* A copy: the call may open or write files (on S3, requests), which must not happen inside a
+   * critical region (it holds off the garbage collector of every thread). */
+  void *copy = malloc(nbytes ? nbytes : 1);
+  if (!copy) return smd_java_throw_oom(jenv, "histogram data copy"), (smd_error *)NULL;
   void *p = (*jenv)->GetPrimitiveArrayCritical(jenv, array, NULL);
-  if (!p) return NULL;
-  smd_error *err = smd_tensorboard_writer_add_histogram(w, step, (smd_mode)mode, wall_time, tag, (smd_dtype)dtype, p,
-                                                        (size_t)n * (size_t)elem_size, written_out);
+  if (!p) {
+    free(copy);
+    return NULL;
+  }
+  memcpy(copy, p, nbytes);
   (*jenv)->ReleasePrimitiveArrayCritical(jenv, array, p, JNI_ABORT);
+  smd_error *err = smd_tensorboard_writer_add_histogram(w, step, (smd_mode)mode, wall_time, tag, (smd_dtype)dtype,
+                                                        copy, nbytes, written_out);
+  free(copy);
   return err;
 }
 %}
