@@ -174,8 +174,12 @@ Result<CollectionsFile> ParseCollectionsFile(std::string_view text, const std::s
     }
     const cJSON* sh = cJSON_GetObjectItemCaseSensitive(c, "save_histogram");
     info.save_histogram = sh == nullptr || cJSON_IsNull(sh) || cJSON_IsTrue(sh);
-    SMD_ASSIGN_OR_RETURN(info.save_config,
-                         ParseSaveConfig(LastItem(c, "save_config"), file, info.name));
+    Result<std::optional<SaveConfigInfo>> sc = ParseSaveConfig(LastItem(c, "save_config"), file, info.name);
+    if (sc.ok()) {
+      info.save_config = std::move(sc).value();
+    } else {
+      out.warnings.push_back(sc.status().message() + " (the collection's save_config is ignored)");
+    }
     std::string n = info.name;
     out.collections[n] = std::move(info);  // the last of a repeated name wins, as in smdebug
   }

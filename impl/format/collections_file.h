@@ -40,6 +40,9 @@ struct CollectionInfo {
 
 struct CollectionsFile {
   std::map<std::string, CollectionInfo> collections;  // by name; a repeated name: the last wins
+  // What was ignored, as messages for the trial's warnings: a malformed save_config (the
+  // collection then has none; the reader does not need it).
+  std::vector<std::string> warnings;
   std::optional<int64_t> num_workers;  // _meta.num_workers; nullopt when missing or not >= 1
 };
 
@@ -51,10 +54,12 @@ struct CollectionsFile {
 // unset) or objects whose null or missing keys take SaveConfigMode's defaults (save_interval 500,
 // start_step 0, end_step none, save_steps none) and whose other keys are ignored. save_interval,
 // start_step and end_step are integers as Python's int() makes them of a JSON number, boolean or
-// decimal string; save_steps a list of integers. smd refuses what smdebug's loader refuses (a
-// save_config or mode that is not an object, a value int() cannot convert) and a save_interval
-// below 1 (smdebug loads it, then divides by it); a negative end_step, which smdebug reads as an
-// end before step 0, reads as 0 (the same steps are saved: none by the interval).
+// decimal string; save_steps a list of integers. What smdebug's loader refuses (a save_config or
+// mode that is not an object, a value int() cannot convert) and a save_interval below 1 (smdebug
+// loads it, then divides by it) leave the collection without a save_config and add a message to
+// `warnings` (smdebug refuses the whole trial; the reader does not need the save_config); a
+// negative end_step, which smdebug reads as an end before step 0, reads as 0 (the same steps are
+// saved: none by the interval).
 // Errors: kCorrupt "malformed collections file '<file>': <what>".
 Result<CollectionsFile> ParseCollectionsFile(std::string_view text, const std::string& file);
 

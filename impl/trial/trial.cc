@@ -176,6 +176,7 @@ Status Trial::ReadCollectionsFile(const std::string& rel) {
   if (!parsed.num_workers) {
     AddWarning("collections file '" + file + "' has no valid _meta.num_workers; assuming 1");
   }
+  for (const std::string& w : parsed.warnings) AddWarning(w);
   std::unique_lock<std::shared_mutex> lock(mu_);
   collections_ = std::move(parsed.collections);
   tables_.set_num_workers(parsed.num_workers.value_or(1));

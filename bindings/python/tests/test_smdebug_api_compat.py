@@ -640,7 +640,9 @@ def test_collection_configs_with_nulls_and_missing_keys_as_smdebug(tmp_path):
 
 
 def test_collection_save_config_malformed(tmp_path):
-    """A save_config smdebug's loader refuses makes the trial fail to open, naming the file."""
+    """A save_config smdebug's loader refuses makes smdebug's trial fail to open; smd's opens
+    (its reader does not need the save_config): the collection has none, and a warning names
+    the file, the collection and what is wrong."""
     (tmp_path / "collections" / "000000000").mkdir(parents=True)
     (tmp_path / "collections" / "000000000" / "worker_0_collections.json").write_text(json.dumps(
         {"collections": {"c": {"name": "c", "save_config": {"TRAIN": {"save_interval": "often"}}}},
@@ -648,8 +650,10 @@ def test_collection_save_config_malformed(tmp_path):
     (tmp_path / "training_job_end.ts").write_text("")
     with pytest.raises(ValueError):  # smdebug: int("often")
         smdebug.trials.create_trial(str(tmp_path))
-    with pytest.raises(smd.exceptions.SMDebugError, match="worker_0_collections.json.*save_interval"):
-        smd.trials.create_trial(str(tmp_path))
+    trial = smd.trials.create_trial(str(tmp_path))
+    assert trial.collection("c").save_config is None
+    (warning,) = trial.warnings()
+    assert "worker_0_collections.json" in warning and "save_interval" in warning and "'c'" in warning
 
 
 def test_tensor_unavailable_for_step_with_reductions_differs_only_by_a_space():

@@ -145,7 +145,7 @@ SMD_API SMD_MUST_USE smd_error *smd_trial_refresh_scope_create(const smd_trial *
 SMD_API void smd_trial_refresh_scope_free(smd_trial_refresh_scope *scope) SMD_NOEXCEPT;
 
 /* Messages about the files skipped so far (malformed index files, unusable file names, a
- * collections file without _meta.num_workers), oldest first. */
+ * collections file without _meta.num_workers or with a malformed save_config), oldest first. */
 SMD_API SMD_MUST_USE smd_error *smd_trial_warnings(const smd_trial *trial,
                                                    smd_strarray *out) SMD_NOEXCEPT;
 
@@ -301,8 +301,9 @@ SMD_API bool smd_collection_info_save_histogram(const smd_collection_info *info)
  * smd_save_config_free(); *out is NULL when the collections file gives the collection none (its
  * "save_config" null or missing). A mode the file leaves null or missing is unset there
  * (smd_save_config_settings tells); a mode's missing or null keys take smdebug's defaults, and an
- * end_step of null is "no end" (negative). The file's values were checked when the trial read it
- * (a malformed save_config makes smd_trial_open fail with SMD_E_CORRUPT naming the file).
+ * end_step of null is "no end" (negative). A malformed save_config (one smdebug's loader refuses,
+ * or a save_interval below 1) is ignored: *out is NULL and smd_trial_warnings names the file,
+ * the collection and what is wrong.
  * Errors: SMD_E_INVALID_ARGUMENT (NULL info or out). */
 SMD_API SMD_MUST_USE smd_error *smd_collection_info_save_config(const smd_collection_info *info,
                                                                 smd_save_config **out) SMD_NOEXCEPT;
