@@ -154,7 +154,6 @@ Status Hook::Init(std::shared_ptr<io::Storage> storage, const HookOptions& opts)
     include_names_.insert("default");
   }
   if (opts.save_all) {
-    save_all_ = true;
     SMD_ASSIGN_OR_RETURN(auto re, Regex::Compile(".*"));
     collections_[by_name_.at("all")].regexes.push_back(std::move(re));
     include_names_.insert("all");
@@ -524,7 +523,9 @@ double Hook::WallTime() const {
 // What is due
 
 bool Hook::IsIncludedLocked(const Collection& c) const {
-  return save_all_ || include_names_.count(c.name) > 0;
+  // Including "all" includes every collection, as in smdebug (save_all includes it); the "all"
+  // collection itself matches every tensor only with save_all (its ".*").
+  return include_names_.count("all") > 0 || include_names_.count(c.name) > 0;
 }
 
 void Hook::InvalidateLocked() {

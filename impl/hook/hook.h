@@ -278,7 +278,6 @@ class Hook : public std::enable_shared_from_this<Hook> {
   std::vector<Collection> collections_;
   std::unordered_map<std::string, size_t> by_name_;
   std::set<std::string> include_names_;
-  bool save_all_ = false;
   uint64_t generation_ = 1;
   struct NameInfo {
     uint64_t generation = 0;

@@ -704,3 +704,56 @@ def test_collection_save_config_for_some_modes_takes_the_hooks_for_the_others(tm
         got[name] = (t.tensor("x").steps(mode=sdmodes.TRAIN), t.tensor("x").steps(mode=sdmodes.EVAL))
     assert got["ref"] == ([0, 1, 2, 3], [0, 2])
     assert got["mine"] == got["ref"]
+
+
+def _saved_names(path):
+    t = smdebug.trials.create_trial(str(path))
+    return {n: t.tensor(n).steps() for n in sorted(t.tensor_names())}
+
+
+def test_include_collections_all_saves_every_collection(tmp_path):
+    """include_collections=["all"] without save_all saves every collection, as smdebug's hook
+    does (its _prepare_collections adds them all when "all" is included); smd saved nothing. The
+    "all" collection itself still matches no tensor (a name no collection takes stays unsaved)."""
+    import smdebug_hook
+    from smdebug import SaveConfig as SDSaveConfig
+    ref = smdebug_hook.NumpyHook(str(tmp_path / "ref"), save_config=SDSaveConfig(save_interval=1),
+                                 include_collections=["all"])
+    mine = smd.Hook(str(tmp_path / "mine"), save_config=smd.SaveConfig(save_interval=1),
+                    include_collections=["all"])
+    ref.begin_step()
+    mine.begin_step()
+    for n in ("fc.weight", "fc.bias", "gradient/fc.weight", "other"):
+        ref.record(n, np.ones(2, np.float32))
+        mine.save_tensor(n, np.ones(2, np.float32), [])
+    ref.close()
+    mine.close()
+    assert _saved_names(tmp_path / "ref") == {"fc.bias": [0], "fc.weight": [0], "gradient/fc.weight": [0]}
+    assert _saved_names(tmp_path / "mine") == _saved_names(tmp_path / "ref")
+
+
+def test_add_collection_replaces_the_hooks_collection_of_that_name(tmp_path):
+    """hook.add_collection(Collection("weights", include_regex=[...])) replaces the hook's
+    "weights" as smdebug's CollectionManager.add does: its built-in pattern is gone, so only the
+    new regex's tensors are saved into it (smd merged the two), and the collections file says so."""
+    import smdebug_hook
+    from smdebug import SaveConfig as SDSaveConfig
+    from smdebug.core.collection import Collection as SDCollection
+    ref = smdebug_hook.NumpyHook(str(tmp_path / "ref"), save_config=SDSaveConfig(save_interval=1),
+                                 include_collections=["weights"])
+    mine = smd.Hook(str(tmp_path / "mine"), save_config=smd.SaveConfig(save_interval=1),
+                    include_collections=["weights"])
+    ref.add_collection(SDCollection("weights", include_regex=["^x/"]))
+    mine.add_collection(smd.hook.Collection("weights", include_regex=["^x/"]))
+    assert mine.get_collection("weights").include_regex == ["^x/"]
+    ref.begin_step()
+    mine.begin_step()
+    for n in ("fc.weight", "x/a"):
+        ref.record(n, np.ones(2, np.float32))
+        mine.save_tensor(n, np.ones(2, np.float32), [])
+    ref.close()
+    mine.close()
+    assert _saved_names(tmp_path / "ref") == {"x/a": [0]}
+    assert _saved_names(tmp_path / "mine") == _saved_names(tmp_path / "ref")
+    for name in ("ref", "mine"):
+        assert smd.trials.create_trial(str(tmp_path / name)).collection("weights").include_regex == ["^x/"]

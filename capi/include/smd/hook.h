@@ -132,7 +132,9 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_reduction_config(smd_hook_o
 SMD_API SMD_MUST_USE smd_error *smd_hook_options_add_include_regex(smd_hook_options *options,
                                                                    const char *regex) SMD_NOEXCEPT;
 /* Saves the named collection (in addition to the always-saved "losses"). The collection need not
- * exist yet. Errors: SMD_E_INVALID_ARGUMENT for an empty or invalid UTF-8 name. */
+ * exist yet. "all" saves every collection, as in smdebug (the "all" collection itself matches
+ * every tensor only with save_all). Errors: SMD_E_INVALID_ARGUMENT for an empty or invalid UTF-8
+ * name. */
 SMD_API SMD_MUST_USE smd_error *smd_hook_options_add_include_collection(smd_hook_options *options,
                                                                         const char *name) SMD_NOEXCEPT;
 /* Saves every tensor offered, and every collection. */

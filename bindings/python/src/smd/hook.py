@@ -575,13 +575,25 @@ class Hook:
         return state
 
     def add_collection(self, collection):
-        """Adds a collection made with ``Collection(name, ...)`` to the hook: the hook's
-        collection of that name takes its regexes, tensor names and configurations, and the
-        object becomes that collection."""
+        """Adds a collection made with ``Collection(name, ...)`` to the hook, replacing the hook's
+        collection of that name as smdebug does: its regexes (a built-in collection's pattern
+        too) and configurations give way to the new collection's, and the object becomes that
+        collection. (Tensor names added to the old one before stay: the C collection keeps
+        them.)"""
         if not isinstance(collection, Collection):
             raise SMDebugTypeError(f"collection must be an instance of Collection class. value of type "
                                    f"{type(collection)} is not supported")
-        collection._attach(_smd.smd_hook_get_collection(self._hook, collection.name), self._state_of(collection.name))
+        handle = _smd.smd_hook_get_collection(self._hook, collection.name)
+        _smd.smd_collection_clear_include_regex(handle)
+        _smd.smd_collection_set_save_config(handle, None)  # the hook's, until the new one's
+        _smd.smd_collection_set_reduction_config(handle, None)
+        _smd.smd_collection_set_save_histogram(handle, True)
+        state = self._state_of(collection.name)
+        cfg = self._save_config
+        names = state["tensor_names"]
+        state.update(_new_state(None if cfg is None else cfg._copy(), self._reduction_config))
+        state["tensor_names"] = names
+        collection._attach(handle, state)
 
     def get_collections(self):
         """Every collection of the hook: a dict name -> Collection."""
