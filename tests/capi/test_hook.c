@@ -1023,6 +1023,26 @@ static void test_clear_include_regex(void) {
   smd_hook_free(hook);
 }
 
+/* Including "all" includes every collection (smdebug's hook does so); the "all" collection itself
+ * matches every tensor only with save_all. */
+static void test_including_all_includes_every_collection(void) {
+  smd_hook_options *opts = options_every_step();
+  CHECK_OK(smd_hook_options_add_include_collection(opts, "all"));
+  smd_hook *hook = make_hook(scratch_path("include_all"), opts);
+  smd_hook_options_free(opts);
+  CHECK_OK(smd_hook_begin_step(hook));
+  CHECK(smd_hook_is_due(hook, "fc.weight") && smd_hook_is_due(hook, "fc.bias"));
+  CHECK(smd_hook_is_due(hook, "gradient/fc.weight"));
+  CHECK(!smd_hook_is_due(hook, "other")); /* no collection takes it */
+  smd_collection *c = NULL;
+  CHECK_OK(smd_hook_get_collection(hook, "acts", &c)); /* a collection made later is included too */
+  CHECK_OK(smd_collection_add_include_regex(c, "^act/"));
+  CHECK(smd_hook_is_due(hook, "act/relu"));
+  smd_collection_free(c);
+  CHECK_OK(smd_hook_close(hook));
+  smd_hook_free(hook);
+}
+
 /* max_pending_steps: 0 writes each step before the next begins (its index file is there when
  * smd_hook_begin_step returns); below -1 is refused. */
 static void test_max_pending_steps(void) {
@@ -1115,6 +1135,7 @@ int main(int argc, char **argv) {
       TEST_ENTRY(test_end_step),
       TEST_ENTRY(test_make_due),
       TEST_ENTRY(test_clear_include_regex),
+      TEST_ENTRY(test_including_all_includes_every_collection),
   };
   return capi_run(argc, argv, tests, sizeof tests / sizeof tests[0]);
 }
