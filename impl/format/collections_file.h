@@ -53,13 +53,14 @@ struct CollectionsFile {
 // (TRAIN, EVAL, PREDICT, GLOBAL; another name is malformed) whose values are null (the mode is
 // unset) or objects whose null or missing keys take SaveConfigMode's defaults (save_interval 500,
 // start_step 0, end_step none, save_steps none) and whose other keys are ignored. save_interval,
-// start_step and end_step are integers as Python's int() makes them of a JSON number, boolean or
-// decimal string; save_steps a list of integers. What smdebug's loader refuses (a save_config or
-// mode that is not an object, a value int() cannot convert) and a save_interval below 1 (smdebug
-// loads it, then divides by it) leave the collection without a save_config and add a message to
-// `warnings` (smdebug refuses the whole trial; the reader does not need the save_config); a
-// negative end_step, which smdebug reads as an end before step 0, reads as 0 (the same steps are
-// saved: none by the interval).
+// start_step and end_step are integers: a JSON number without a fraction (below 2^53 in
+// magnitude) or a decimal string (as Python's int() reads one); save_steps a list of such numbers.
+// What smdebug's loader refuses (a save_config or mode that is not an object, a value int()
+// cannot convert), and what it takes but smd does not (a boolean, a number with a fraction, a
+// save_interval below 1, which smdebug loads and then divides by), leave the collection without a
+// save_config and add a message to `warnings` (smdebug refuses the whole trial for the former;
+// the reader does not need the save_config); a negative end_step, which smdebug reads as an end
+// before step 0, reads as 0 (the same steps are saved: none by the interval).
 // Errors: kCorrupt "malformed collections file '<file>': <what>".
 Result<CollectionsFile> ParseCollectionsFile(std::string_view text, const std::string& file);
 

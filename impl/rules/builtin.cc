@@ -99,7 +99,9 @@ Result<std::unique_ptr<Rule>> CreateBuiltinRule(const std::string& name, TrialPt
   }
   ParamList own;
   bool stop_training = false;
-  std::vector<std::pair<int64_t, std::string>> other_paths;  // (index, path)
+  // ((0 for other_trials' items, 1 for other_trial_N; the item or N), path): sorted, the order
+  // the trials are opened in.
+  std::vector<std::pair<std::pair<int, int64_t>, std::string>> other_paths;
   for (const auto& kv : params) {
     const std::string& k = kv.first;
     if (k == "rule_to_invoke") {
@@ -111,14 +113,14 @@ Result<std::unique_ptr<Rule>> CreateBuiltinRule(const std::string& name, TrialPt
       stop_training = stop_training || stop;
     } else if (k == "other_trials") {
       int64_t i = 0;
-      for (const std::string& p : SplitAndStrip(kv.second, ',')) other_paths.emplace_back(i++, p);
+      for (const std::string& p : SplitAndStrip(kv.second, ',')) other_paths.push_back({{0, i++}, p});
     } else if (k.compare(0, 12, "other_trial_") == 0 && k.size() > 12) {
       auto idx = ParseInt64(std::string_view(k).substr(12));
       if (!idx || *idx < 0) {
         return InvalidArgument("rule " + rule + ": unknown parameter '" + k + "'");
       }
       std::string p(StripAscii(kv.second));
-      if (!p.empty()) other_paths.emplace_back(1000000 + *idx, p);
+      if (!p.empty()) other_paths.push_back({{1, *idx}, p});
     } else {
       own.push_back(kv);
     }

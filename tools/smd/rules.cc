@@ -95,10 +95,10 @@ bool TakeOtherTrialParams(std::vector<std::pair<std::string, std::string>>* para
   // ((order, path), parameter)
   std::vector<std::pair<std::pair<uint64_t, std::string>, std::string>> found;
   std::vector<std::pair<std::string, std::string>> rest;
-  uint64_t item = 0;
   for (const auto& kv : *params) {
     const std::string& k = kv.first;
     if (k == "other_trials") {
+      uint64_t item = 0;  // numbered from 0 for each such key, as the library does
       size_t start = 0;
       for (;;) {
         const size_t comma = kv.second.find(',', start);
@@ -109,8 +109,9 @@ bool TakeOtherTrialParams(std::vector<std::pair<std::string, std::string>>* para
         start = comma + 1;
       }
     } else if (k.compare(0, 12, "other_trial_") == 0 && k.size() > 12) {
-      const std::string n = k.substr(12);
-      if (n.size() > 18 || n.find_first_not_of("0123456789") != std::string::npos) {
+      std::string n = k.substr(12);
+      if (n.size() > 1 && n[0] == '+') n.erase(0, 1);  // the library's integer parser takes one '+'
+      if (n.empty() || n.size() > 18 || n.find_first_not_of("0123456789") != std::string::npos) {
         *error = "unknown parameter '" + k + "'";
         return false;
       }
@@ -410,9 +411,17 @@ int RunRules(int argc, char** argv) {
     // Started before the training, the watcher finds no folder yet: it waits for it too, within
     // the same limit (it refused at once, "trial folder ... does not exist").
     if (wait > 0 && p.find("://") == std::string::npos) {
+      // The folder as smd_trial_open reads the path: surrounding whitespace dropped, a leading
+      // "~" or "~/" being $HOME (a rule parameter's "~/run" reaches here unexpanded by the shell).
+      std::string folder = Strip(p);
+      const char* home = std::getenv("HOME");
+      if (home != nullptr && home[0] != '\0' &&
+          (folder == "~" || folder.compare(0, 2, "~/") == 0)) {
+        folder = home + folder.substr(1);
+      }
       const auto t0 = std::chrono::steady_clock::now();
       struct stat st;
-      while (::stat(p.c_str(), &st) != 0 && errno == ENOENT) {
+      while (::stat(folder.c_str(), &st) != 0 && errno == ENOENT) {
         const int64_t spent = std::chrono::duration_cast<std::chrono::milliseconds>(
                                   std::chrono::steady_clock::now() - t0).count();
         if (spent >= wait) break;  // the open below says what is missing

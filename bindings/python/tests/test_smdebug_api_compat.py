@@ -757,3 +757,27 @@ def test_add_collection_replaces_the_hooks_collection_of_that_name(tmp_path):
     assert _saved_names(tmp_path / "mine") == _saved_names(tmp_path / "ref")
     for name in ("ref", "mine"):
         assert smd.trials.create_trial(str(tmp_path / name)).collection("weights").include_regex == ["^x/"]
+
+
+def test_adding_a_collection_the_hook_holds_changes_nothing(tmp_path):
+    """hook.add_collection of the hook's own collection (added before, or from get_collection)
+    keeps it as it is, as smdebug's CollectionManager.add of the same object does (smd's replace
+    emptied it: its regexes and configurations were gone)."""
+    hook = smd.Hook(str(tmp_path / "t"), save_config=smd.SaveConfig(save_interval=1), include_collections=["d", "c"])
+    d = smd.hook.Collection("d", include_regex=["y"])
+    hook.add_collection(d)
+    hook.add_collection(d)
+    assert d.include_regex == ["y"]
+    c = hook.get_collection("c")
+    c.include("x")
+    c.save_config = smd.SaveConfig(save_interval=2)
+    hook.add_collection(c)
+    assert c.include_regex == ["x"] and c.save_config.save_interval == 2
+    for _ in range(3):
+        hook.begin_step()
+        hook.save_tensor("y", np.ones(2, np.float32), [])
+        hook.save_tensor("x", np.ones(2, np.float32), [])
+    hook.close()
+    trial = smd.trials.create_trial(str(tmp_path / "t"))
+    assert trial.collection("d").include_regex == ["y"] and trial.collection("c").include_regex == ["x"]
+    assert trial.tensor("y").steps() == [0, 1, 2] and trial.tensor("x").steps() == [0, 2]

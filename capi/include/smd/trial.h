@@ -301,9 +301,9 @@ SMD_API bool smd_collection_info_save_histogram(const smd_collection_info *info)
  * smd_save_config_free(); *out is NULL when the collections file gives the collection none (its
  * "save_config" null or missing). A mode the file leaves null or missing is unset there
  * (smd_save_config_settings tells); a mode's missing or null keys take smdebug's defaults, and an
- * end_step of null is "no end" (negative). A malformed save_config (one smdebug's loader refuses,
- * or a save_interval below 1) is ignored: *out is NULL and smd_trial_warnings names the file,
- * the collection and what is wrong.
+ * end_step of null is "no end" (negative). A malformed save_config (one smdebug's loader refuses;
+ * a boolean, a number with a fraction or a save_interval below 1, docs/compatibility.md O8) is
+ * ignored: *out is NULL and smd_trial_warnings names the file, the collection and what is wrong.
  * Errors: SMD_E_INVALID_ARGUMENT (NULL info or out). */
 SMD_API SMD_MUST_USE smd_error *smd_collection_info_save_config(const smd_collection_info *info,
                                                                 smd_save_config **out) SMD_NOEXCEPT;

@@ -2,6 +2,7 @@
 // the base trial is (waiting for the folder and its collections file), whether they come from
 // --other or from a rule parameter (other_trial_N, other_trials).
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -66,6 +67,25 @@ TEST(RulesTool, FollowWaitsForTheFolderOfAnOtherTrial) {
                               {"rules", dir + "/base", "--follow", "--timeout", "30000",
                                "--no-progress", "--rule", "SimilarAcrossRuns", "--other",
                                dir + "/other"});
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.rc, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("SimilarAcrossRuns: NoIssuesFound"), std::string::npos) << r.out;
+}
+
+// A rule parameter's "~/..." (the shell does not expand it inside --rule) names a folder under
+// $HOME, as smd_trial_open reads it: the folder wait looked for a folder literally named "~" and
+// waited out the whole limit (here 10 minutes: the run would time out) before opening it.
+TEST(RulesTool, FollowFindsAnOtherTrialUnderHome) {
+  std::string dir = TempDir("other-home");
+  WriteEnded(dir + "/base");
+  WriteEnded(dir + "/home/other");
+  const char* old_home = std::getenv("HOME");
+  const std::string saved = old_home ? old_home : "";
+  ::setenv("HOME", (dir + "/home").c_str(), 1);
+  ToolRun r = RunTool(dir, {"rules", dir + "/base", "--follow", "--timeout", "600000",
+                            "--no-progress", "--rule", "SimilarAcrossRuns:other_trial_0= ~/other"},
+                      60);
+  if (old_home) ::setenv("HOME", saved.c_str(), 1); else ::unsetenv("HOME");
   EXPECT_FALSE(r.timed_out);
   EXPECT_EQ(r.rc, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("SimilarAcrossRuns: NoIssuesFound"), std::string::npos) << r.out;

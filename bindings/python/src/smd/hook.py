@@ -583,12 +583,14 @@ class Hook:
         if not isinstance(collection, Collection):
             raise SMDebugTypeError(f"collection must be an instance of Collection class. value of type "
                                    f"{type(collection)} is not supported")
+        state = self._state_of(collection.name)
+        if collection._state is state:
+            return  # already this hook's collection (added before, or from get_collection): as is
         handle = _smd.smd_hook_get_collection(self._hook, collection.name)
         _smd.smd_collection_clear_include_regex(handle)
         _smd.smd_collection_set_save_config(handle, None)  # the hook's, until the new one's
         _smd.smd_collection_set_reduction_config(handle, None)
         _smd.smd_collection_set_save_histogram(handle, True)
-        state = self._state_of(collection.name)
         cfg = self._save_config
         names = state["tensor_names"]
         state.update(_new_state(None if cfg is None else cfg._copy(), self._reduction_config))
