@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "impl/core/text.h"
+#include "impl/format/json_int.h"
 
 namespace smd::trial {
 namespace {
@@ -44,31 +45,21 @@ const cJSON* LastItem(const cJSON* object, const char* key) {
   return found;
 }
 
-// JSON numbers are doubles in cJSON: integers are taken below 2^53 in magnitude, where a double
-// still tells every integer apart (as the hook configuration's parser does).
-constexpr double kMaxExactDouble = 9007199254740992.0;  // 2^53, exclusive
-
 // An integer as Python's int() makes one of a JSON number without a fraction or a decimal string
-// (within int64; no underscores). `what` names the value in messages.
+// (within int64; no underscores; format::IntFromJson). `what` names the value in messages.
 Result<int64_t> ToInt(const cJSON* v, const std::string& file, const std::string& what) {
-  if (cJSON_IsNumber(v)) {
-    const double d = v->valuedouble;
-    if (!std::isfinite(d) || std::fabs(d) >= kMaxExactDouble) {
+  int64_t out = 0;
+  switch (format::IntFromJson(v, &out)) {
+    case format::JsonInt::kOk:
+      return out;
+    case format::JsonInt::kNumberOutOfRange:
       return BadCollections(file, what + " is out of range (magnitude 2^53 or more)");
-    }
-    if (std::trunc(d) != d) return BadCollections(file, what + " is not an integer");
-    return static_cast<int64_t>(d);
+    case format::JsonInt::kStringNotInteger:
+    case format::JsonInt::kStringOutOfRange:
+      return BadCollections(file, what + " is not an integer (a string that is not one)");
+    default:
+      return BadCollections(file, what + " is not an integer");
   }
-  if (cJSON_IsString(v)) {
-    const std::string_view t = StripAscii(v->valuestring);
-    // ParseInt64 drops one leading '+' and lets from_chars read the rest: refuse "+-5".
-    const bool sign_after_plus = t.size() >= 2 && t[0] == '+' && (t[1] == '-' || t[1] == '+');
-    std::optional<int64_t> n;
-    if (!sign_after_plus) n = ParseInt64(t);
-    if (n) return *n;
-    return BadCollections(file, what + " is not an integer (a string that is not one)");
-  }
-  return BadCollections(file, what + " is not an integer");
 }
 
 // One mode of a save_config (smdebug's SaveConfigMode.from_dict); `what` names it in messages.

@@ -25,14 +25,16 @@
 #include "impl/core/json_scan.h"
 #include "impl/core/text.h"
 #include "impl/core/environment.h"
+#include "impl/format/json_int.h"
 
 namespace smd::io {
 namespace {
 
+using format::IntFromJsonNumber;
+using format::IntFromText;
+using format::JsonInt;
+using format::kMaxExactJsonInteger;
 
-// JSON numbers are doubles in cJSON; integers are accepted only below 2^53 in magnitude, where a
-// double still tells every integer apart (2^53 + 1 would silently read as 2^53).
-constexpr double kMaxExactDouble = 9007199254740992.0;  // 2^53, exclusive
 // Longest piece of a string value quoted in an error message.
 constexpr size_t kMaxQuotedBytes = 64;
 
@@ -90,7 +92,7 @@ std::string Describe(const cJSON* v) {
   if (cJSON_IsString(v)) return Quote(v->valuestring);
   if (cJSON_IsNumber(v)) {
     const double d = v->valuedouble;
-    if (std::isfinite(d) && std::trunc(d) == d && std::fabs(d) < kMaxExactDouble) {
+    if (std::isfinite(d) && std::trunc(d) == d && std::fabs(d) < kMaxExactJsonInteger) {
       return std::to_string(static_cast<int64_t>(d));
     }
     return PythonFloatRepr(d);
@@ -122,41 +124,28 @@ class Errors {
 
 // ---- scalar conversions ----
 
-bool IsDecimalDigits(std::string_view s) {
-  if (!s.empty() && (s[0] == '+' || s[0] == '-')) s.remove_prefix(1);
-  if (s.empty()) return false;
-  for (char c : s) {
-    if (c < '0' || c > '9') return false;
-  }
-  return true;
-}
-
 // Python int(s) on a str, restricted to int64 (no underscores, ASCII digits only).
 Result<int64_t> IntFromString(const Errors& err, const std::string& path, std::string_view text,
                               std::string_view what_prefix = {}) {
-  const std::string_view s = StripAscii(text);
-  // ParseInt64 drops one leading '+' and lets from_chars read the rest, so "+-5" would pass.
-  const bool sign_after_plus = s.size() >= 2 && s[0] == '+' && (s[1] == '-' || s[1] == '+');
-  std::optional<int64_t> v;
-  if (!sign_after_plus) v = ParseInt64(s);
-  if (v) return *v;
+  int64_t v = 0;
+  const JsonInt r = IntFromText(text, &v);
+  if (r == JsonInt::kOk) return v;
   std::string what(what_prefix);
   what += Quote(text);
-  if (!sign_after_plus && IsDecimalDigits(s)) {
-    what += " is out of range for a 64-bit integer";
-  } else {
-    what += " is not an integer";
-  }
+  what += r == JsonInt::kStringOutOfRange ? " is out of range for a 64-bit integer" : " is not an integer";
   return err.At(path, what);
 }
 
 Result<int64_t> IntFromNumber(const Errors& err, const std::string& path, const cJSON* v) {
-  const double d = v->valuedouble;
-  if (!std::isfinite(d) || std::fabs(d) >= kMaxExactDouble) {
-    return err.At(path, "number " + Describe(v) + " is out of range (magnitude 2^53 or more)");
+  int64_t out = 0;
+  switch (IntFromJsonNumber(v, &out)) {
+    case JsonInt::kOk:
+      return out;
+    case JsonInt::kFraction:
+      return err.At(path, Describe(v) + " is not an integer");
+    default:
+      return err.At(path, "number " + Describe(v) + " is out of range (magnitude 2^53 or more)");
   }
-  if (std::trunc(d) != d) return err.At(path, Describe(v) + " is not an integer");
-  return static_cast<int64_t>(d);
 }
 
 Result<int64_t> ToInt(const Errors& err, const std::string& path, const cJSON* v) {

@@ -67,14 +67,14 @@ Result<std::shared_ptr<Trial>> Trial::Open(std::unique_ptr<io::Storage> storage,
   if (options.collection_wait_ms < 0) {
     return InvalidArgument("the collection file wait must be >= 0 ms (waits are never unbounded)");
   }
+  // With a collection wait the whole open, folder and collections file, waits up to it.
+  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(options.collection_wait_ms);
   SMD_ASSIGN_OR_RETURN(bool exists, storage->Exists(""));
-  // On S3 a prefix exists only once an object is under it, so a job that has just started looks
-  // like no trial at all: with a collection wait, wait for its first object (polling) too.
-  if (!exists && options.collection_wait_ms > 0 && storage->RootAppearsWithFirstFile()) {
-    const auto deadline = std::chrono::steady_clock::now() +
-                          std::chrono::milliseconds(options.collection_wait_ms);
+  // A job that has not started yet has no folder (and on S3 a prefix exists only once an object is
+  // under it), so it looks like no trial at all: with a collection wait, wait for it (polling) too.
+  if (!exists && options.collection_wait_ms > 0) {
     std::chrono::milliseconds pause(50);
-    while (!exists && std::chrono::steady_clock::now() < deadline) {
+    while (!exists && Clock::now() < deadline) {
       std::this_thread::sleep_for(pause);
       pause = std::min(pause * 2, std::chrono::milliseconds(1000));
       SMD_ASSIGN_OR_RETURN(exists, storage->Exists(""));
@@ -84,7 +84,7 @@ Result<std::shared_ptr<Trial>> Trial::Open(std::unique_ptr<io::Storage> storage,
   SMD_ASSIGN_OR_RETURN(bool ended, storage->Exists(io::kEndOfJobFile));
   std::string root = storage->root();
   std::shared_ptr<Trial> t(new Trial(root, std::move(storage), options, ended));
-  SMD_RETURN_IF_ERROR(t->LoadCollections());
+  SMD_RETURN_IF_ERROR(t->LoadCollections(deadline));
   {
     std::lock_guard<std::mutex> lock(t->refresh_mu_);
     if (t->watcher_) t->watcher_->ConsumeChanges();
@@ -128,9 +128,8 @@ void Trial::AddCollectionWorkers(const std::vector<std::string>& files) {
   }
 }
 
-Status Trial::LoadCollections() {
-  const std::optional<Clock::time_point> deadline =
-      Clock::now() + std::chrono::milliseconds(options_.collection_wait_ms);
+Status Trial::LoadCollections(Clock::time_point wait_until) {
+  const std::optional<Clock::time_point> deadline = wait_until;
   WaitState wait;
   auto wait_for_change = [&] {  // then list again, whatever it says
     AwaitChange(deadline, &wait);

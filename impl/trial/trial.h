@@ -53,8 +53,9 @@ struct TrialOptions {
   int64_t range_end = -1;
   // Whether queries may refresh the trial when they need data it does not have yet.
   bool auto_refresh = true;
-  // How long opening waits for the collections file(s) of a job that has not ended. 0: not at
-  // all (MissingCollectionFiles at once); never unbounded.
+  // How long opening waits for the trial folder and the collections file(s) of a job that has not
+  // ended (the whole open within it). 0: not at all (NotFound or MissingCollectionFiles at once);
+  // never unbounded.
   int64_t collection_wait_ms = 0;
   // Bytes of decoded values and event-file blocks kept in memory.
   size_t cache_bytes = size_t(64) << 20;
@@ -206,7 +207,8 @@ class Trial : public std::enable_shared_from_this<Trial> {
   Trial(std::string path, std::unique_ptr<io::Storage> storage, const TrialOptions& options,
         bool ended);
 
-  Status LoadCollections();
+  // Reads the collections file(s), waiting for them until `wait_until` (the open's collection wait).
+  Status LoadCollections(std::chrono::steady_clock::time_point wait_until);
   Status ReadCollectionsFile(const std::string& rel);
   Result<std::vector<std::string>> ListCollectionFiles();
   void AddCollectionWorkers(const std::vector<std::string>& files);

@@ -1,10 +1,8 @@
 // smd rules PATH --rule NAME[:key=value,...] ...: runs built-in rules over a trial, on the public
 // C API only (smd/rules.h).
 #include <signal.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cinttypes>
@@ -76,54 +74,6 @@ bool ParseRuleSpec(const std::string& text, RuleSpec* out, std::string* error) {
       return false;
     }
   }
-  return true;
-}
-
-std::string Strip(const std::string& s) {
-  const size_t b = s.find_first_not_of(" \t\n\r\f\v");
-  if (b == std::string::npos) return std::string();
-  return s.substr(b, s.find_last_not_of(" \t\n\r\f\v") - b + 1);
-}
-
-// Moves SageMaker's other-trial parameters out of `params` into `paths` as (parameter, path), in
-// the library's order: the 2019 other_trials' comma-separated items, then other_trial_0,
-// other_trial_1, ... by number. Empty values name nothing (as in the library). False with
-// `error` for an other_trial_ key whose suffix is not a number.
-bool TakeOtherTrialParams(std::vector<std::pair<std::string, std::string>>* params,
-                          std::vector<std::pair<std::string, std::string>>* paths,
-                          std::string* error) {
-  // ((order, path), parameter)
-  std::vector<std::pair<std::pair<uint64_t, std::string>, std::string>> found;
-  std::vector<std::pair<std::string, std::string>> rest;
-  for (const auto& kv : *params) {
-    const std::string& k = kv.first;
-    if (k == "other_trials") {
-      uint64_t item = 0;  // numbered from 0 for each such key, as the library does
-      size_t start = 0;
-      for (;;) {
-        const size_t comma = kv.second.find(',', start);
-        const size_t len = comma == std::string::npos ? std::string::npos : comma - start;
-        const std::string p = Strip(kv.second.substr(start, len));
-        if (!p.empty()) found.push_back({{item++, p}, k});
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-      }
-    } else if (k.compare(0, 12, "other_trial_") == 0 && k.size() > 12) {
-      std::string n = k.substr(12);
-      if (n.size() > 1 && n[0] == '+') n.erase(0, 1);  // the library's integer parser takes one '+'
-      if (n.empty() || n.size() > 18 || n.find_first_not_of("0123456789") != std::string::npos) {
-        *error = "unknown parameter '" + k + "'";
-        return false;
-      }
-      const std::string p = Strip(kv.second);
-      if (!p.empty()) found.push_back({{(uint64_t(1) << 62) + std::stoull(n), p}, k});
-    } else {
-      rest.push_back(kv);
-    }
-  }
-  std::sort(found.begin(), found.end());
-  for (const auto& f : found) paths->emplace_back(f.second, f.first.second);
-  *params = std::move(rest);
   return true;
 }
 
@@ -398,53 +348,26 @@ int RunRules(int argc, char** argv) {
   // Trials. A followed job may not have written its collections file yet, nor made its folder
   // (the rule may start before the training, and a run it compares with may start after the base
   // one): under --follow each trial's folder and then its collections file are waited for, up to
-  // 10 minutes or --timeout.
+  // 10 minutes or --timeout. Other trials named by rule parameters (other_trial_N, other_trials)
+  // are opened by the library with the base trial's options, and so waited for likewise.
   smd_trial_options* topts = nullptr;
   if (Err e{smd_trial_options_create(&topts)}) {
     std::fprintf(stderr, "smd rules: %s\n", Printable(e.message()).c_str());
     return kExitTrialError;
   }
-  const int64_t wait_limit =
-      !follow ? 0 : timeout_ms >= 0 && timeout_ms < 600000 ? timeout_ms : 600000;
-  auto open_trial = [&](const std::string& p, smd_trial** t) -> smd_error* {
-    int64_t wait = wait_limit;
-    // Started before the training, the watcher finds no folder yet: it waits for it too, within
-    // the same limit (it refused at once, "trial folder ... does not exist").
-    if (wait > 0 && p.find("://") == std::string::npos) {
-      // The folder as smd_trial_open reads the path: surrounding whitespace dropped, a leading
-      // "~" or "~/" being $HOME (a rule parameter's "~/run" reaches here unexpanded by the shell).
-      std::string folder = Strip(p);
-      const char* home = std::getenv("HOME");
-      if (home != nullptr && home[0] != '\0' &&
-          (folder == "~" || folder.compare(0, 2, "~/") == 0)) {
-        folder = home + folder.substr(1);
-      }
-      const auto t0 = std::chrono::steady_clock::now();
-      struct stat st;
-      while (::stat(folder.c_str(), &st) != 0 && errno == ENOENT) {
-        const int64_t spent = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                  std::chrono::steady_clock::now() - t0).count();
-        if (spent >= wait) break;  // the open below says what is missing
-        ::usleep(100 * 1000);
-      }
-      const int64_t spent = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                std::chrono::steady_clock::now() - t0).count();
-      wait = std::max<int64_t>(0, wait - spent);
-    }
+  if (follow) {
+    const int64_t wait = timeout_ms >= 0 && timeout_ms < 600000 ? timeout_ms : 600000;
     smd_error_free(smd_trial_options_set_collection_wait_ms(topts, wait));
-    return smd_trial_open(p.c_str(), topts, t);
-  };
-  std::vector<smd_trial*> trials;        // the base trial, then --other's
-  std::vector<smd_trial*> param_trials;  // other trials named by rule parameters
+  }
+  std::vector<smd_trial*> trials;  // the base trial, then --other's
   auto cleanup = [&]() {
     for (smd_trial* t : trials) smd_trial_free(t);
-    for (smd_trial* t : param_trials) smd_trial_free(t);
     smd_trial_options_free(topts);
   };
   for (size_t i = 0; i <= others.size(); ++i) {
     const std::string& p = i == 0 ? path : others[i - 1];
     smd_trial* t = nullptr;
-    Err e(open_trial(p, &t));
+    Err e(smd_trial_open(p.c_str(), topts, &t));
     if (e) {
       std::fprintf(stderr, "smd rules: %s\n", Printable(OpenFailure(p, e)).c_str());
       cleanup();
@@ -458,47 +381,20 @@ int RunRules(int argc, char** argv) {
   auto free_rules = [&]() {
     for (smd_rule* r : rules) smd_rule_free(r);
   };
-  for (RuleSpec& s : specs) {
-    // Other trials named by the rule's parameters are opened here, as the base trial is (under
-    // --follow: waiting for them), not by the library without a wait (a run whose collections
-    // file was not there yet failed at once). Given together with --other, the library's error.
-    std::vector<smd_trial*> rule_others(trials.begin() + 1, trials.end());
-    if (others.empty()) {
-      std::vector<std::pair<std::string, std::string>> paths;  // (parameter, path)
-      std::string error;
-      if (!TakeOtherTrialParams(&s.params, &paths, &error)) {
-        std::fprintf(stderr, "smd rules: rule %s: %s\n", Printable(s.name).c_str(),
-                     Printable(error).c_str());
-        free_rules();
-        cleanup();
-        return kExitUsage;
-      }
-      for (const auto& kp : paths) {
-        smd_trial* t = nullptr;
-        Err e(open_trial(kp.second, &t));
-        if (e) {
-          std::fprintf(stderr, "smd rules: rule %s: %s: %s\n", Printable(s.name).c_str(),
-                       Printable(kp.first).c_str(), Printable(OpenFailure(kp.second, e)).c_str());
-          free_rules();
-          cleanup();
-          return OpenExitCode(e);
-        }
-        param_trials.push_back(t);
-        rule_others.push_back(t);
-      }
-    }
+  for (const RuleSpec& s : specs) {
     std::vector<const char*> keys, values;
     for (const auto& kv : s.params) {
       keys.push_back(kv.first.c_str());
       values.push_back(kv.second.c_str());
     }
     smd_rule* r = nullptr;
-    Err e(smd_rule_create_builtin(s.name.c_str(), trials[0], rule_others.data(), rule_others.size(),
+    Err e(smd_rule_create_builtin(s.name.c_str(), trials[0], trials.data() + 1, trials.size() - 1,
                                   keys.data(), values.data(), keys.size(), &r));
     if (e) {
       std::fprintf(stderr, "smd rules: %s\n", Printable(smd_error_message(e.e)).c_str());
       free_rules();
       cleanup();
+      // An other trial named by a parameter that could not be opened: as the base trial's open.
       return e.code() == SMD_E_INVALID_ARGUMENT ? kExitUsage : TrialExitCode(e);
     }
     rules.push_back(r);

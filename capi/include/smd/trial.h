@@ -64,8 +64,10 @@ SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_range_steps(smd_trial_opti
 SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_auto_refresh(smd_trial_options *options,
                                                                    bool on) SMD_NOEXCEPT;
 /* How long smd_trial_open waits for the collections file(s) of a job that has not ended yet
- * (default 0: not at all); on S3 also for the job's first object under the prefix (a prefix
- * exists only once an object is under it). Waits are always bounded. Errors: SMD_E_INVALID_ARGUMENT if < 0. */
+ * (default 0: not at all), and before that for the trial folder of a job that has not started
+ * (on S3 for the job's first object under the prefix: a prefix exists only once an object is
+ * under it); the whole open waits at most this long. Waits are always bounded. Errors:
+ * SMD_E_INVALID_ARGUMENT if < 0. */
 SMD_API SMD_MUST_USE smd_error *smd_trial_options_set_collection_wait_ms(smd_trial_options *options,
                                                                          int64_t wait_ms) SMD_NOEXCEPT;
 /* Bytes of decoded values and event-file blocks the trial keeps cached (default 64 MiB; 0
