@@ -781,3 +781,48 @@ def test_adding_a_collection_the_hook_holds_changes_nothing(tmp_path):
     trial = smd.trials.create_trial(str(tmp_path / "t"))
     assert trial.collection("d").include_regex == ["y"] and trial.collection("c").include_regex == ["x"]
     assert trial.tensor("y").steps() == [0, 1, 2] and trial.tensor("x").steps() == [0, 2]
+
+
+@pytest.mark.parametrize("case", ["sagemaker", "sagemaker_no_tb_file", "script"])
+def test_hook_attributes_from_the_json_configuration(tmp_path, monkeypatch, case):
+    """A hook made from the JSON configuration has smdebug's out_dir and tensorboard_dir: under
+    SageMaker the TensorBoard configuration file's LocalPath (no export without that file), else
+    the hook parameters' tensorboard_dir."""
+    import smdebug_hook
+    from smdebug.core.json_config import create_hook_from_json_config
+
+    def numpy_hook(dry_run=False, **kw):
+        return smdebug_hook.NumpyHook(**kw)
+
+    for var in ("TRAINING_JOB_NAME", "TENSORBOARD_CONFIG_FILE_PATH", "SMDEBUG_CONFIG_FILE_PATH"):
+        monkeypatch.delenv(var, raising=False)
+    if case != "script":
+        monkeypatch.setenv("TRAINING_JOB_NAME", "job")
+    tb_config = tmp_path / "tensorboardoutputconfig.json"
+    if case == "sagemaker":
+        tb_config.write_text(json.dumps({"LocalPath": str(tmp_path / "{lib}_sm_tb")}))
+    monkeypatch.setenv("TENSORBOARD_CONFIG_FILE_PATH", str(tb_config))
+    got = {}
+    for lib in LIBS:
+        if case == "sagemaker":  # each library its own TensorBoard folder
+            tb_config.write_text(json.dumps({"LocalPath": str(tmp_path / f"{lib}_sm_tb")}))
+        config = tmp_path / f"{lib}.json"
+        config.write_text(json.dumps({
+            "LocalPath": str(tmp_path / f"{lib}_out"),
+            "HookParameters": {"save_interval": "1", "export_tensorboard": "true",
+                               "tensorboard_dir": str(tmp_path / f"{lib}_tb")}}))
+        if lib == "smd":
+            hook = smd.Hook.create_from_json_file(str(config))
+        else:
+            hook = create_hook_from_json_config(numpy_hook, str(config))
+        got[lib] = (hook.out_dir, hook.tensorboard_dir)
+        if lib == "smd":
+            hook.save_scalar("loss", 1.0)
+        hook.close()
+    expected = {"sagemaker": str(tmp_path / "{}_sm_tb"), "sagemaker_no_tb_file": None,
+                "script": str(tmp_path / "{}_tb")}[case]
+    for lib in LIBS:
+        assert got[lib] == (str(tmp_path / f"{lib}_out"),
+                            expected.format(lib) if expected else None), (lib, got)
+    if case == "sagemaker":  # and the export went there
+        assert list((tmp_path / "smd_sm_tb").iterdir())

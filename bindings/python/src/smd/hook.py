@@ -181,6 +181,20 @@ _DL_DEVICES = {1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8:
 _COPY_ERRORS = (TypeError, BufferError, NotImplementedError, ValueError, RuntimeError)
 
 
+def _sagemaker_tensorboard_dir():
+    """The LocalPath of SageMaker's TensorBoard configuration file ($TENSORBOARD_CONFIG_FILE_PATH,
+    else /opt/ml/input/config/tensorboardoutputconfig.json), None when there is no such file or it
+    names none. The C library has read and checked the file when the hook was made."""
+    import json
+    path = os.environ.get("TENSORBOARD_CONFIG_FILE_PATH",
+                          "/opt/ml/input/config/tensorboardoutputconfig.json")
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        local = json.load(f).get("LocalPath")
+    return local if isinstance(local, str) and local else None
+
+
 def _resolved(value):
     """A torch tensor as its plain value: detached (one that requires grad exports only
     detached), its conjugate and negative bits (flags DLPack and numpy do not carry) resolved
@@ -420,9 +434,15 @@ class Hook:
         params = doc.get("HookParameters") or {}
         colls = [c["CollectionName"] for c in doc.get("CollectionConfigurations") or []]
         export = str(params.get("export_tensorboard", False)).lower() == "true"
+        tensorboard_dir = params.get("tensorboard_dir")
+        if "TRAINING_JOB_NAME" in os.environ:
+            # SageMaker: the TensorBoard configuration file's LocalPath, when the file exists,
+            # else no export (what the C library has done with this hook)
+            tensorboard_dir = _sagemaker_tensorboard_dir()
+            export = tensorboard_dir is not None
         regex = params.get("include_regex")
         self._set_attributes(doc.get("LocalPath", "/opt/ml/output/tensors"), export,
-                             params.get("tensorboard_dir"), list(dict.fromkeys(colls)), regex)
+                             tensorboard_dir, list(dict.fromkeys(colls)), regex)
 
     @classmethod
     def _framework_options(cls, options):

@@ -4,8 +4,10 @@
 //! Handles own their C objects and free them on `Drop`; every fallible call returns
 //! [`Result`] with an [`Error`] whose [`ErrorKind`] is the library's code. Values are viewed as
 //! `&[T]` borrowed from the [`Value`] without copies. `Hook`, `Trial`, `Tensor` and `Value` are
-//! `Send + Sync` (the C library allows concurrent calls on them); `Rule` and the option types
-//! are `Send` only; a [`RefreshScope`] is neither (it belongs to the thread that made it).
+//! `Send + Sync` (the C library allows concurrent calls on them); `Rule` and the options
+//! `HookOptions`, `TrialOptions`, `TensorFilter`, `SaveConfig` and `ReductionConfig` are `Send`
+//! only; an [`InvokeOptions`] (whose callbacks need not be `Send`) and a [`RefreshScope`] (which
+//! belongs to the thread that made it) are neither.
 //!
 //! ```no_run
 //! use smd::{Hook, Mode, Trial};

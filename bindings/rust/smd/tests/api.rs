@@ -477,6 +477,9 @@ fn handles_are_send_and_sync_as_documented() {
     send::<smd::Rule>();
     send::<SaveConfig>();
     send::<HookOptions>();
+    send::<smd::ReductionConfig>();
+    send::<smd::TrialOptions>();
+    send::<smd::TensorFilter>();
     send::<smd::TensorBoardWriter>();
 
     let t = TempDir::new("threads");
