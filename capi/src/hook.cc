@@ -153,9 +153,12 @@ smd_error* smd_save_config_settings(const smd_save_config* config, smd_mode mode
                                     size_t* n_out) noexcept {
   SMD_CAPI_BEGIN
   SMD_CHECK_ARG(config != nullptr, "config is NULL");
-  SMD_CHECK_ARG(is_set_out != nullptr && save_interval_out != nullptr && start_step_out != nullptr &&
-                    end_step_out != nullptr && save_steps_out != nullptr && n_out != nullptr,
-                "an output pointer is NULL");
+  SMD_CHECK_ARG(is_set_out != nullptr, "is_set_out is NULL");
+  SMD_CHECK_ARG(save_interval_out != nullptr, "save_interval_out is NULL");
+  SMD_CHECK_ARG(start_step_out != nullptr, "start_step_out is NULL");
+  SMD_CHECK_ARG(end_step_out != nullptr, "end_step_out is NULL");
+  SMD_CHECK_ARG(save_steps_out != nullptr, "save_steps_out is NULL");
+  SMD_CHECK_ARG(n_out != nullptr, "n_out is NULL");
   SMD_CHECK_ARG(smd::IsValidMode(mode), "invalid mode " + std::to_string(static_cast<int>(mode)) +
                                             " (expected one of SMD_MODE_TRAIN ... SMD_MODE_GLOBAL)");
   const std::optional<smd::hook::SaveConfigMode>& m = config->cfg.mode(static_cast<smd::Mode>(mode));
@@ -513,7 +516,7 @@ int64_t smd_hook_mode_step(const smd_hook* hook) noexcept {
 }
 
 const char* smd_hook_worker(const smd_hook* hook) noexcept {
-  return hook ? hook->hook->worker().c_str() : "";
+  return hook ? hook->hook->worker().c_str() : nullptr;
 }
 
 bool smd_hook_is_due(const smd_hook* hook, const char* name) noexcept {
@@ -846,7 +849,7 @@ smd_error* smd_hook_make_due(smd_hook* hook, const char* collection) noexcept {
 void smd_collection_free(smd_collection* collection) noexcept { delete collection; }
 
 const char* smd_collection_name(const smd_collection* collection) noexcept {
-  return collection ? collection->name.c_str() : "";
+  return collection ? collection->name.c_str() : nullptr;
 }
 
 smd_error* smd_collection_add_include_regex(smd_collection* c, const char* regex) noexcept {

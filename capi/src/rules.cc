@@ -236,8 +236,10 @@ int smd_rule_context_fail(smd_rule_context* ctx, smd_error* err) noexcept {
 int smd_rule_context_fail_with(smd_rule_context* ctx, smd_code code, const char* message) noexcept {
   if (ctx != nullptr) {
     try {
-      ctx->error = Status(static_cast<Code>(code == SMD_OK ? SMD_E_INTERNAL : code),
-                          message ? message : "");
+      // SMD_OK, or a value that is no smd_code, would reach the caller as an error code it cannot
+      // name: both are SMD_E_INTERNAL.
+      const bool known = code != SMD_OK && smd_code_name(code) != nullptr;
+      ctx->error = Status(static_cast<Code>(known ? code : SMD_E_INTERNAL), message ? message : "");
     } catch (...) {
       ctx->error = Status(Code::kOutOfMemory, std::string());
     }

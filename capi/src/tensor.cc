@@ -55,11 +55,10 @@ const char* smd_tensor_name(const smd_tensor* tensor) noexcept {
 
 smd_error* smd_tensor_original_name(const smd_tensor* tensor, char** out) noexcept {
   SMD_CAPI_BEGIN
-  SMD_CHECK_ARG(out != nullptr, "out is NULL");
-  *out = nullptr;
   SMD_CHECK_ARG(tensor != nullptr, "tensor is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
   std::optional<std::string> name = tensor->trial->TensorOriginalName(tensor->id);
-  if (name) *out = smd::capi::DupString(*name);
+  *out = name ? smd::capi::DupString(*name) : nullptr;
   return nullptr;
   SMD_CAPI_END
 }

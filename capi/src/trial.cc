@@ -185,11 +185,10 @@ int64_t smd_trial_last_complete_step(const smd_trial* trial) noexcept {
 
 smd_error* smd_trial_index_cursor(const smd_trial* trial, char** out) noexcept {
   SMD_CAPI_BEGIN
-  SMD_CHECK_ARG(out != nullptr, "out is NULL");
-  *out = nullptr;
   SMD_CHECK_ARG(trial != nullptr, "trial is NULL");
+  SMD_CHECK_ARG(out != nullptr, "out is NULL");
   std::string cursor = trial->trial->index_cursor();
-  if (!cursor.empty()) *out = smd::capi::DupString(cursor);
+  *out = cursor.empty() ? nullptr : smd::capi::DupString(cursor);
   return nullptr;
   SMD_CAPI_END
 }

@@ -105,12 +105,12 @@ static void test_null_safety(void) {
   {
     char *name = (char *)"unchanged";
     CHECK_CODE(smd_tensor_original_name(NULL, &name), SMD_E_INVALID_ARGUMENT);
-    CHECK(name == NULL);
+    CHECK(strcmp(name, "unchanged") == 0); /* untouched on failure */
   }
   {
     char *cursor = (char *)"unchanged";
     CHECK_CODE(smd_trial_index_cursor(NULL, &cursor), SMD_E_INVALID_ARGUMENT);
-    CHECK(cursor == NULL);
+    CHECK(strcmp(cursor, "unchanged") == 0); /* untouched on failure */
   }
   {
     smd_trial_refresh_scope *scope = (smd_trial_refresh_scope *)1;

@@ -124,7 +124,8 @@ SMD_API void smd_hook_options_free(smd_hook_options *options) SMD_NOEXCEPT;
 SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_save_config(smd_hook_options *options,
                                                                  const smd_save_config *config) SMD_NOEXCEPT;
 /* The hook-wide ReductionConfig (copied). Collections without their own use it; note that a
- * configuration without save_raw_tensor means raw tensors are not saved for them. */
+ * configuration without save_raw_tensor means raw tensors are not saved for them. NULL goes back
+ * to none (the default: raw tensors, no reductions). */
 SMD_API SMD_MUST_USE smd_error *smd_hook_options_set_reduction_config(smd_hook_options *options,
                                                                       const smd_reduction_config *config) SMD_NOEXCEPT;
 /* Appends a regex (Python `re` syntax, search semantics) to the "default" collection, which is
@@ -290,17 +291,18 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_begin_step(smd_hook *hook) SMD_NOEXCEPT
  * Errors: SMD_E_INVALID_STATE (closed), or the first error the writer met. */
 SMD_API SMD_MUST_USE smd_error *smd_hook_end_step(smd_hook *hook) SMD_NOEXCEPT;
 
-/* The current global step (-1 before the first smd_hook_begin_step), mode and mode step. */
+/* The current global step (-1 before the first smd_hook_begin_step), mode and mode step; for NULL
+ * -1, SMD_MODE_GLOBAL and -1. */
 SMD_API int64_t smd_hook_global_step(const smd_hook *hook) SMD_NOEXCEPT;
 SMD_API smd_mode smd_hook_mode(const smd_hook *hook) SMD_NOEXCEPT;
 SMD_API int64_t smd_hook_mode_step(const smd_hook *hook) SMD_NOEXCEPT;
-/* This hook's worker name, borrowed for the hook's lifetime. */
+/* This hook's worker name, borrowed for the hook's lifetime; NULL for NULL. */
 SMD_API const char *smd_hook_worker(const smd_hook *hook) SMD_NOEXCEPT;
 
 /* Whether a tensor of this name would be saved now (some collection it belongs to is due at the
  * current step). Cheap after the first call for a name; false for NULL arguments. */
 SMD_API bool smd_hook_is_due(const smd_hook *hook, const char *name) SMD_NOEXCEPT;
-/* Whether any collection at all is due at the current step. Cheapest. */
+/* Whether any collection at all is due at the current step. Cheapest. false for NULL. */
 SMD_API bool smd_hook_any_due(const smd_hook *hook) SMD_NOEXCEPT;
 
 /* Whether a tensor of this name can be saved at all under the hook's collections as they are:
@@ -458,7 +460,7 @@ SMD_API SMD_MUST_USE smd_error *smd_hook_include_collection(smd_hook *hook,
  * SMD_E_INVALID_STATE (closed; no step open). */
 SMD_API SMD_MUST_USE smd_error *smd_hook_make_due(smd_hook *hook, const char *collection) SMD_NOEXCEPT;
 SMD_API void smd_collection_free(smd_collection *collection) SMD_NOEXCEPT;
-/* The name, borrowed for the handle's lifetime. */
+/* The name, borrowed for the handle's lifetime; NULL for NULL. */
 SMD_API const char *smd_collection_name(const smd_collection *collection) SMD_NOEXCEPT;
 /* Adds a regex (Python `re` syntax, search semantics). Errors: SMD_E_INVALID_ARGUMENT with the
  * regex error. */

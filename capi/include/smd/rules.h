@@ -90,8 +90,8 @@ SMD_API SMD_MUST_USE smd_error *smd_rule_context_report(smd_rule_context *ctx, s
                                                         const char *tensor,
                                                         const char *message) SMD_NOEXCEPT;
 /* smdebug's RequiredTensors.add, only from the required-tensors callback: tensor `name` of trial
- * `trial_index` at the n_steps global steps (copied), or with `regex` every tensor whose name
- * the pattern matches (search semantics; matching none is fine).
+ * `trial_index` at the n_steps global steps (copied; steps may be NULL when n_steps is 0), or with
+ * `regex` every tensor whose name the pattern matches (search semantics; matching none is fine).
  * Errors: SMD_E_TENSOR_UNAVAILABLE (no tensor of that name), SMD_E_INVALID_ARGUMENT (NULL
  * arguments, bad index, bad regex, called from the invoke callback). */
 SMD_API SMD_MUST_USE smd_error *smd_rule_context_require_tensor(smd_rule_context *ctx,
@@ -104,10 +104,12 @@ SMD_API SMD_MUST_USE smd_error *smd_rule_context_require_tensor(smd_rule_context
 SMD_API void smd_rule_context_end_rule(smd_rule_context *ctx) SMD_NOEXCEPT;
 /* Hands an error to the invoker and returns 1, so that a callback can end with
  * `return smd_rule_context_fail(ctx, err);`. Takes ownership of err (NULL: returns 0 and does
- * nothing). The invoker handles it as described at smd_rule_invoke_fn. */
+ * nothing; with a NULL ctx err is freed and 1 returned). The invoker handles it as described at
+ * smd_rule_invoke_fn. */
 SMD_API int smd_rule_context_fail(smd_rule_context *ctx, smd_error *err) SMD_NOEXCEPT;
 /* The same with a code and message of the callback's own (e.g. SMD_E_INVALID_ARGUMENT for
- * smdebug's InsufficientInformationForRuleInvocation). Returns 1. */
+ * smdebug's InsufficientInformationForRuleInvocation). SMD_OK, or a value that is not an smd_code,
+ * becomes SMD_E_INTERNAL; message may be NULL (none). Returns 1. */
 SMD_API int smd_rule_context_fail_with(smd_rule_context *ctx, smd_code code,
                                        const char *message) SMD_NOEXCEPT;
 /* Whether a callback failing with this code makes the invoker skip the step (the data is absent:
@@ -129,7 +131,8 @@ SMD_API bool smd_code_skips_rule_step(smd_code code) SMD_NOEXCEPT;
  * signal when the rule fires; email and sms actions are accepted and not performed),
  * other_trial_0, other_trial_1, ... (trial folders to open, when n_others is 0, with the options
  * `base` was opened with: its S3 settings, collection wait, range and cache). The rule keeps
- * its own references to the trials. *out is the caller's (smd_rule_free).
+ * its own references to the trials. others may be NULL when n_others is 0, keys and values when
+ * n_params is 0. *out is the caller's (smd_rule_free).
  * Errors: SMD_E_INVALID_ARGUMENT with a message naming the rule, the parameter and the value (an
  * unknown rule or parameter, a value that does not parse, a missing required parameter or other
  * trial, e.g. AllZero without collection_names or tensor_regex: smdebug's
@@ -201,7 +204,7 @@ SMD_API void smd_rule_findings_clear(smd_rule *rule) SMD_NOEXCEPT;
 SMD_API int64_t smd_rule_steps_evaluated(const smd_rule *rule) SMD_NOEXCEPT;
 SMD_API int64_t smd_rule_steps_skipped(const smd_rule *rule) SMD_NOEXCEPT;
 SMD_API int64_t smd_rule_conditions_met(const smd_rule *rule) SMD_NOEXCEPT;
-/* The last step evaluated or skipped; -1 if none. */
+/* The last step evaluated or skipped; -1 if none (and for NULL). */
 SMD_API int64_t smd_rule_last_step(const smd_rule *rule) SMD_NOEXCEPT;
 
 /* Why the last invocation stopped evaluating the rule. */
@@ -218,8 +221,8 @@ typedef enum smd_rule_end {
 } smd_rule_end;
 SMD_API smd_rule_end smd_rule_end_reason(const smd_rule *rule) SMD_NOEXCEPT;
 /* The step at which the rule failed in its last invocation (smd_rule_end_reason() is
- * SMD_RULE_END_ERROR), -1 otherwise. How it failed is the error that invocation returned (its
- * message names the rule and the step): errors are per call, the rule keeps none. */
+ * SMD_RULE_END_ERROR), -1 otherwise (and for NULL). How it failed is the error that invocation
+ * returned (its message names the rule and the step): errors are per call, the rule keeps none. */
 SMD_API int64_t smd_rule_failed_step(const smd_rule *rule) SMD_NOEXCEPT;
 
 /* ---------------------------------------------------------------------------------------------

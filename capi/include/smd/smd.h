@@ -29,6 +29,10 @@
  *    static strings, NULL for what does not exist.
  *  - Queries take a const handle; functions that change a handle say so in their name (_set_,
  *    _add_, _create, _close, ...). Setters of objects and options return smd_error *.
+ *  - A NULL where a handle or other pointer is required fails with SMD_E_INVALID_ARGUMENT naming
+ *    the parameter; the doc comment says which pointers may be NULL, and what NULL means there.
+ *    Functions that cannot fail (getters, counts) return NULL, 0 or false for a NULL handle,
+ *    unless their comment names another value (e.g. -1 for a step).
  *  - Out of memory is reported as SMD_E_OUT_OF_MEMORY, never as success: when even the error
  *    cannot be allocated, a static error is returned, which smd_error_free() ignores.
  *  - Callbacks take a void *payload last and return int; non-zero stops the operation, which

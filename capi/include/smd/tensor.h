@@ -43,7 +43,7 @@ typedef struct smd_value smd_value;
 /* Releases a tensor handle. Values obtained from it stay valid. NULL is allowed. */
 SMD_API void smd_tensor_free(smd_tensor *tensor) SMD_NOEXCEPT;
 
-/* The tensor's name, borrowed for the handle's lifetime. */
+/* The tensor's name, borrowed for the handle's lifetime; NULL for NULL. */
 SMD_API const char *smd_tensor_name(const smd_tensor *tensor) SMD_NOEXCEPT;
 
 /* The tensor's original name (smdebug's Tensor.original_name): the "originalname" of the last
@@ -150,7 +150,8 @@ SMD_API SMD_MUST_USE smd_error *smd_tensor_prev_steps(const smd_tensor *tensor, 
 
 /* Drops the caller's reference. NULL is allowed. */
 SMD_API void smd_value_free(smd_value *value) SMD_NOEXCEPT;
-/* Another reference to the same immutable value, freed with smd_value_free. */
+/* Another reference to the same immutable value, freed with smd_value_free; NULL for NULL (and
+ * when out of memory). */
 SMD_API smd_value *smd_value_ref(const smd_value *value) SMD_NOEXCEPT;
 
 /* Getters that cannot fail (NULL gives SMD_DTYPE_INVALID / 0 / NULL). */

@@ -118,7 +118,7 @@ SMD_API SMD_MUST_USE smd_error *smd_s3_uploads_in_progress(const char *uri,
  * (they keep what they need). NULL is allowed. */
 SMD_API void smd_trial_free(smd_trial *trial) SMD_NOEXCEPT;
 
-/* The trial folder (after "~" expansion), borrowed for the handle's lifetime. */
+/* The trial folder (after "~" expansion), borrowed for the handle's lifetime; NULL for NULL. */
 SMD_API const char *smd_trial_path(const smd_trial *trial) SMD_NOEXCEPT;
 
 /* Loads what was written since the last refresh, whatever the automatic refresh setting.
@@ -222,9 +222,9 @@ SMD_API SMD_MUST_USE smd_error *smd_trial_has_passed_step(const smd_trial *trial
 /* Waits until every step in steps[0..n) of `mode` is available, refreshing as the job writes
  * (without fixed sleeps: on Linux it wakes when the trial folder changes). Automatic refresh is
  * on while it waits and restored afterwards. timeout_ms < 0 waits as long as it takes; 0 checks
- * once. Errors: SMD_E_STEP_UNAVAILABLE (a step was skipped), SMD_E_NO_MORE_DATA (the job ended
- * before the step; the message gives the last step), SMD_E_STEP_NOT_YET_AVAILABLE (timeout),
- * SMD_E_INVALID_ARGUMENT, SMD_E_IO. */
+ * once. steps may be NULL when n is 0. Errors: SMD_E_STEP_UNAVAILABLE (a step was skipped),
+ * SMD_E_NO_MORE_DATA (the job ended before the step; the message gives the last step),
+ * SMD_E_STEP_NOT_YET_AVAILABLE (timeout), SMD_E_INVALID_ARGUMENT, SMD_E_IO. */
 SMD_API SMD_MUST_USE smd_error *smd_trial_wait_for_steps(smd_trial *trial, const int64_t *steps,
                                                          size_t n, smd_mode mode,
                                                          int64_t timeout_ms) SMD_NOEXCEPT;
@@ -284,7 +284,7 @@ SMD_API SMD_MUST_USE smd_error *smd_trial_collection_names(const smd_trial *tria
 SMD_API SMD_MUST_USE smd_error *smd_trial_collection(const smd_trial *trial, const char *name,
                                                      smd_collection_info **out) SMD_NOEXCEPT;
 SMD_API void smd_collection_info_free(smd_collection_info *info) SMD_NOEXCEPT;
-/* The name, borrowed for the info's lifetime. */
+/* The name, borrowed for the info's lifetime; NULL for NULL. */
 SMD_API const char *smd_collection_info_name(const smd_collection_info *info) SMD_NOEXCEPT;
 /* include_regex as stored (order and duplicates kept). */
 SMD_API SMD_MUST_USE smd_error *smd_collection_info_include_regex(const smd_collection_info *info,
@@ -293,9 +293,10 @@ SMD_API SMD_MUST_USE smd_error *smd_collection_info_include_regex(const smd_coll
 SMD_API SMD_MUST_USE smd_error *smd_collection_info_tensor_names(const smd_collection_info *info,
                                                                  smd_strarray *out) SMD_NOEXCEPT;
 /* The reduction configuration in smdebug's string form ("min,l2_norm,abs_mean"), borrowed for
- * the info's lifetime; NULL when the collection has none. */
+ * the info's lifetime; NULL when the collection has none, and for NULL. */
 SMD_API const char *smd_collection_info_reductions(const smd_collection_info *info) SMD_NOEXCEPT;
-/* save_raw_tensor / save_shape of its reduction configuration (false without one). */
+/* save_raw_tensor / save_shape of its reduction configuration (false without one), and
+ * save_histogram; false for NULL. */
 SMD_API bool smd_collection_info_save_raw_tensor(const smd_collection_info *info) SMD_NOEXCEPT;
 SMD_API bool smd_collection_info_save_shape(const smd_collection_info *info) SMD_NOEXCEPT;
 SMD_API bool smd_collection_info_save_histogram(const smd_collection_info *info) SMD_NOEXCEPT;
