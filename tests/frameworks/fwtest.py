@@ -39,6 +39,23 @@ def smd_tool():
     return exe
 
 
+def readme_python_examples(section):
+    """The ```python blocks of the README's section `## <section>`, in order."""
+    import re
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    body = text.split(f"\n## {section}\n", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", body, re.S)
+
+
+def run_example(code, cwd):
+    """Runs example code as a script in folder cwd with this Python; its stdout."""
+    import sys
+    r = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0, f"the example failed:\n{code}\n{r.stderr[-3000:]}"
+    return r.stdout
+
+
 def smdebug_names_missing(ours, theirs):
     """The public names of smdebug's framework module `theirs` that smd's `ours` lacks: its
     functions, classes and the modes module (its other submodules come along with the package)."""

@@ -376,3 +376,19 @@ def test_a_parameter_that_cannot_be_read_is_skipped_with_a_warning(tmp_path):
     assert trial.tensor("net_dense0_weight").steps() == [0, 1, 2]
     assert "net_dense1_weight" not in trial.tensor_names()
     assert os.path.exists(tmp_path / "run" / "training_job_end.ts")
+
+
+def test_the_readmes_mxnet_example_runs_as_written(tmp_path):
+    """The README's MXNet example, run as a script: weights, gradients and the loss every 10
+    steps of its 100."""
+    from fwtest import readme_python_examples, run_example
+    [example] = readme_python_examples("MXNet")
+    run_example(example, tmp_path)
+    trial = create_trial(str(tmp_path / "run-mxnet"))
+    steps = list(range(0, 100, 10))
+    weights = trial.tensor_names(collection="weights")
+    gradients = trial.tensor_names(collection="gradients")
+    losses = trial.tensor_names(collection="losses")
+    assert len(weights) == 2 and len(gradients) >= 2 and losses, (weights, gradients, losses)
+    for name in weights + gradients + losses:
+        assert trial.tensor(name).steps() == steps, name

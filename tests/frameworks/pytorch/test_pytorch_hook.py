@@ -611,3 +611,17 @@ def test_module_functions_smdebug_exports(tmp_path, monkeypatch):
     monkeypatch.setenv("SMDEBUG_CONFIG_FILE_PATH", str(tmp_path / "missing.json"))
     assert smd.get_hook(create_if_not_exists=True) is None
     hook.close()
+
+
+def test_the_readmes_pytorch_example_runs_as_written(tmp_path):
+    """The README's PyTorch example, run as a script: weights, biases, gradients and the loss
+    every 10 steps of its 100."""
+    from fwtest import readme_python_examples, run_example
+    [example] = readme_python_examples("PyTorch")
+    run_example(example, tmp_path)
+    trial = create_trial(str(tmp_path / "run-torch"))
+    steps = list(range(0, 100, 10))
+    for name in ("Sequential_0.weight", "Sequential_2.bias", "gradient/Sequential_0.weight",
+                 "gradient/Sequential_2.bias", "CrossEntropyLoss_output_0"):
+        assert trial.tensor(name).steps() == steps, name
+    assert os.path.exists(tmp_path / "run-torch" / "training_job_end.ts")
