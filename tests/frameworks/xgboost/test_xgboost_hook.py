@@ -80,7 +80,9 @@ def test_every_collection_equals_what_xgboost_computes(tmp_path, device):
         for i, f in enumerate(feats):
             # as smdebug: every full_shap/<feature> is the whole (rows, features + 1) matrix
             np.testing.assert_allclose(trial.tensor(f"full_shap/{f}").value(step), contribs, rtol=1e-6)
-            assert trial.tensor(f"average_shap/{f}").value(step)[0] == pytest.approx(contribs[:, i].astype(np.float64).mean(), rel=1e-9)
+            # as smdebug: numpy's mean of the float32 matrix, float32 of shape (1,)
+            avg = trial.tensor(f"average_shap/{f}").value(step)
+            assert avg.dtype == np.float32 and avg.tobytes() == np.mean(contribs, axis=0)[i:i + 1].tobytes()
         for kind in sx.hook.IMPORTANCE_TYPES:
             scores = model.get_score(importance_type=kind)
             for f, s in scores.items():
@@ -145,7 +147,7 @@ def test_multiclass_shapes(tmp_path):
     np.testing.assert_allclose(trial.tensor("predictions").value(1), model.predict(dval), rtol=1e-6)
     contribs = model.predict(dtrain, pred_contribs=True)  # (rows, classes, features + 1)
     np.testing.assert_allclose(trial.tensor("full_shap/f2").value(1), contribs, rtol=1e-6)
-    assert trial.tensor("average_shap/f2").value(1)[0] == pytest.approx(contribs[:, :, 2].astype(np.float64).mean(), rel=1e-9)
+    assert trial.tensor("average_shap/f2").value(1).tobytes() == np.mean(contribs, axis=(0, 1))[2:3].tobytes()
     # three trees (one per class) in round 1: trees 3, 4, 5
     assert sorted(set(trial.tensor("trees/Tree").value(1).tolist())) == [3, 4, 5]
 
@@ -326,7 +328,27 @@ def test_shap_tensors_as_smdebugs_test_hook_shap_expects(tmp_path):
     assert trial.tensor("full_shap/f9").value(0).shape == (10, 11)
     contribs = bst[:1].predict(dtrain, pred_contribs=True)
     np.testing.assert_allclose(trial.tensor("full_shap/f3").value(0), contribs, rtol=1e-6)
-    assert trial.tensor("average_shap/f3").value(0)[0] == pytest.approx(contribs[:, 3].astype(np.float64).mean(), rel=1e-9)
+    assert trial.tensor("average_shap/f3").value(0)[0] == pytest.approx(contribs[:, 3].astype(np.float64).mean(), rel=1e-6)
+
+
+def test_shap_bias_is_saved_by_save_all_alone(tmp_path):
+    """smdebug names the contribution matrix's last column "bias": its SHAP collections leave
+    full_shap/bias and average_shap/bias out, save_all (the "all" collection) saves them."""
+    rng = np.random.default_rng(7)
+    dtrain = xgb.DMatrix(rng.random((10, 3)), label=rng.integers(0, 2, size=10))
+    for save_all in (False, True):
+        out = tmp_path / f"run{int(save_all)}"
+        hook = sx.Hook(str(out), include_collections=["average_shap", "full_shap"],
+                       save_all=save_all, train_data=dtrain)
+        bst = xgb.train({"objective": "binary:logistic"}, dtrain, num_boost_round=1, callbacks=[hook])
+        hook.close()
+        names = create_trial(str(out)).tensor_names()
+        bias = sorted(n for n in names if n.endswith("/bias"))
+        assert bias == (["average_shap/bias", "full_shap/bias"] if save_all else []), bias
+    trial = create_trial(str(out))
+    contribs = bst.predict(dtrain, pred_contribs=True)
+    assert trial.tensor("average_shap/bias").value(0).tobytes() == np.mean(contribs, axis=0)[3:4].tobytes()
+    np.testing.assert_array_equal(trial.tensor("full_shap/bias").value(0), contribs)
 
 
 def test_hook_stays_open_after_training_as_smdebugs(tmp_path):
@@ -427,3 +449,23 @@ def test_a_fitted_estimator_holding_the_hook_pickles_and_copies(tmp_path):
     twin.fit(X, y, eval_set=[(X, y)], verbose=False)
     hook.close()
     assert create_trial(str(tmp_path / "run")).tensor("validation_0-logloss").steps() == [0, 1, 2]
+
+
+def test_a_regex_alone_saves_the_hooks_tensors_it_names(tmp_path):
+    """smd computes what any saved collection's regex takes in (smdebug: only when the tensor's
+    own collection is saved); the losses and the built-in collections are listed (docs/
+    frameworks.md, differences from smdebug's XGBoost hook)."""
+    X, y, dtrain, dval = data()
+    hook = sx.Hook(str(tmp_path / "run"), save_config=sx.SaveConfig(save_interval=1),
+                   include_regex=["predictions", "feature_importance/weight/.*"],
+                   validation_data=dval)
+    bst, _ = train(hook, dtrain, dval, 2)
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    names = set(trial.tensor_names())
+    assert "predictions" in names and "labels" not in names
+    assert any(n.startswith("feature_importance/weight/") for n in names)
+    assert not any(n.startswith("feature_importance/gain/") for n in names)
+    np.testing.assert_allclose(trial.tensor("predictions").value(1), bst.predict(dval), rtol=1e-6)
+    assert {"weights", "biases", "gradients", "losses", "metrics"} <= set(trial.collections())
+    assert "validation-logloss" in trial.tensor_names(collection="losses")

@@ -45,8 +45,10 @@ _COLLECTION_REGEXES = {
     PREDICTIONS: "^predictions$",
     LABELS: "^labels$",
     FEATURE_IMPORTANCE: "^feature_importance/.*",
-    AVERAGE_SHAP: "^average_shap/.*",
-    FULL_SHAP: "^full_shap/.*",
+    # every feature, not the bias column's own name (saved only by a collection that asks for it:
+    # save_all's "all", a regex of the script's)
+    AVERAGE_SHAP: "^average_shap/(?!bias$).*",
+    FULL_SHAP: "^full_shap/(?!bias$).*",
     TREES: "^trees/.*",
 }
 
@@ -270,22 +272,23 @@ class Hook(xgb.callback.TrainingCallback, _Hook):
 
     def _save_shap(self, model):
         # As smdebug: full_shap/<feature> holds the whole contribution matrix (rows x (features +
-        # 1), the last column the bias), average_shap/<feature> that feature's mean; there is no
-        # full_shap/bias or average_shap/bias (the bias is the matrix's last column).
+        # 1), the last column the bias), average_shap/<feature> that feature's column's mean
+        # (numpy's, in the matrix's float32); the bias column is "bias", which the SHAP
+        # collections leave out (save_all saves it).
         if self.train_data is None:
             return
-        names = _feature_names(model)
+        names = _feature_names(model) + ["bias"]
         full = [f"full_shap/{n}" for n in names]
         avg = [f"average_shap/{n}" for n in names]
         if not any(self._due(n) for n in full + avg):
             return
         contribs = np.ascontiguousarray(model.predict(self.train_data, pred_contribs=True))
-        mean = np.mean(contribs, axis=tuple(range(contribs.ndim - 1)), dtype=np.float64)
+        mean = np.mean(contribs, axis=tuple(range(contribs.ndim - 1)))
         for i in range(len(names)):
             if self._due(full[i]):
                 self._save(full[i], contribs)
             if self._due(avg[i]):
-                self._save(avg[i], np.array([mean[i]], dtype=np.float64))
+                self._save(avg[i], mean[i:i + 1])
 
     def _save_trees(self, model, epoch):
         if not self._due("trees/Tree") or _booster_kind(model) not in ("gbtree", "dart"):
