@@ -826,3 +826,53 @@ def test_hook_attributes_from_the_json_configuration(tmp_path, monkeypatch, case
                             expected.format(lib) if expected else None), (lib, got)
     if case == "sagemaker":  # and the export went there
         assert list((tmp_path / "smd_sm_tb").iterdir())
+
+
+def test_save_config_forms_smdebugs_hooks_take(tmp_path):
+    """save_config as smdebug's hooks take it (SaveConfig.parse): a SaveConfigMode for every mode,
+    or a dict {mode: SaveConfigMode}; a collection's save_config a dict or None. The same steps
+    are saved as smdebug's hook saves."""
+    import smdebug_hook
+    from smdebug.core.save_config import SaveConfig as SDSave, SaveConfigMode as SDMode
+    from smdebug.core.modes import ModeKeys as SDModes
+    from smd.core.save_config import SaveConfig, SaveConfigMode
+    forms = [lambda S, M, K: M(save_interval=3),
+             lambda S, M, K: {K.TRAIN: M(save_interval=2), K.EVAL: M(save_steps=[1])},
+             lambda S, M, K: {"TRAIN": {"save_interval": 4}, "GLOBAL": None}]
+    for form in forms:
+        ref = SDSave.parse(form(SDSave, SDMode, SDModes))
+        mine = SaveConfig.parse(form(SaveConfig, SaveConfigMode, smd.modes))
+        assert mine.to_json_dict() == ref.to_json_dict()
+    assert SaveConfig.parse(None) == SaveConfig()
+    with pytest.raises(TypeError, match="save_config must be"):
+        SaveConfig.parse(5)
+
+    steps = {}
+    for lib in LIBS:
+        out = str(tmp_path / lib)
+        if lib == "smd":
+            hook = smd.Hook(out, save_config=SaveConfigMode(save_interval=3),
+                            include_collections=["weights", "custom"])
+            hook.get_collection("custom").include("^c$")
+            hook.get_collection("custom").save_config = {smd.modes.GLOBAL: SaveConfigMode(save_interval=2)}
+            hook.get_collection("weights").save_config = None  # the hook's: every 3
+        else:
+            hook = smdebug_hook.NumpyHook(out, save_config=SDMode(save_interval=3),
+                                          include_collections=["weights", "custom"])
+            hook.get_collection("custom").include("^c$")
+            hook.get_collection("custom").save_config = {SDModes.GLOBAL: SDMode(save_interval=2)}
+            hook.get_collection("weights").save_config = None
+        for step in range(7):
+            hook.begin_step()
+            value = np.full(2, step, dtype=np.float32)
+            if lib == "smd":
+                hook.save_tensor("w.weight", value, "weights")
+                hook.save_tensor("c", value, "custom")
+            else:
+                hook.record("w.weight", value)
+                hook.record("c", value)
+        hook.close()
+        t = smdebug.trials.create_trial(out)
+        steps[lib] = {n: t.tensor(n).steps() for n in t.tensor_names()}
+    assert steps["smd"] == steps["smdebug"], steps
+    assert steps["smd"]["c"] == [0, 2, 4, 6] and steps["smd"]["w.weight"] == [0, 3, 6]

@@ -625,3 +625,29 @@ def test_the_readmes_pytorch_example_runs_as_written(tmp_path):
                  "gradient/Sequential_2.bias", "CrossEntropyLoss_output_0"):
         assert trial.tensor(name).steps() == steps, name
     assert os.path.exists(tmp_path / "run-torch" / "training_job_end.ts")
+
+
+def test_reductions_are_smds_own_definitions_not_torchs(tmp_path):
+    """docs/frameworks.md, difference 8: std and variance are population statistics
+    (torch's, which smdebug's PyTorch hook uses, divide by N - 1), every reduction record has
+    shape (1,) (smdebug's: 0-d), and an integer tensor's reductions are written (smdebug's hook
+    fails on them)."""
+    torch.manual_seed(0)
+    net = nn.Linear(3, 2)
+    hook = smd.Hook(str(tmp_path / "run"), save_config=smd.SaveConfig(save_interval=1),
+                    include_collections=["weights", "ints"],
+                    reduction_config=smd.ReductionConfig(reductions=["std", "variance", "mean"]))
+    hook.get_collection("ints").include("^labels_output_0$")
+    hook.register_module(net)
+    net(torch.ones(1, 3))
+    hook.record_tensor_value("labels", torch.tensor([0, 1, 1, 3]))
+    hook.close()
+    trial = create_trial(str(tmp_path / "run"))
+    w = net.weight.detach().numpy()
+    std = trial.tensor("Linear_weight").reduction_value(0, "std")
+    var = trial.tensor("Linear_weight").reduction_value(0, "variance")
+    assert std.shape == (1,) and var.shape == (1,)
+    assert std[0] == pytest.approx(float(np.std(w.astype(np.float64))), rel=1e-6)
+    assert var[0] == pytest.approx(float(np.var(w.astype(np.float64))), rel=1e-6)
+    assert var[0] != pytest.approx(float(torch.var(net.weight.detach())), rel=1e-3)
+    assert trial.tensor("labels_output_0").reduction_value(0, "mean")[0] == pytest.approx(1.25)

@@ -112,9 +112,17 @@ class Collection:
 
     @save_config.setter
     def save_config(self, cfg):
-        if not isinstance(cfg, SaveConfig):
-            raise TypeError(f"save_config must be a SaveConfig, not {type(cfg).__name__}")
+        # as smdebug's: a SaveConfig, a dict {mode: SaveConfigMode}, or None (the hook's)
+        if isinstance(cfg, dict):
+            cfg = SaveConfig(mode_save_configs=cfg)
+        elif cfg is not None and not isinstance(cfg, SaveConfig):
+            raise SMDebugTypeError(f"save_config must be a SaveConfig, a dict {{mode: SaveConfigMode}} "
+                                   f"or None, not {type(cfg).__name__}")
         self._state["save_config"] = cfg
+        if cfg is None:
+            if self._c is not None:
+                _smd.smd_collection_set_save_config(self._c, None)
+            return
         self._apply_save_config(cfg)
 
     def _apply_save_config(self, cfg):
@@ -351,6 +359,8 @@ class Hook:
           unset ones (None, or 0 for a retry setting) come from the AWS configuration chain
           (AWS_* variables, ~/.aws) or smd's defaults. A bad one raises SMDebugValueError
           naming it."""
+        if save_config is not None:  # what smdebug's SaveConfig.parse takes
+            save_config = SaveConfig.parse(save_config)
         self._save_config, self._reduction_config, self._coll_state = save_config, reduction_config, {}
         self._set_attributes(out_dir, export_tensorboard, tensorboard_dir, include_collections, include_regex)
         if _handle is not None:
@@ -372,8 +382,6 @@ class Hook:
                 raise TypeError("reduction_config must be a ReductionConfig")
             _smd.smd_hook_options_set_reduction_config(o, reduction_config._to_c())
         if save_config is not None:
-            if not isinstance(save_config, SaveConfig):
-                raise TypeError("save_config must be a SaveConfig")
             _smd.smd_hook_options_set_save_config(o, save_config._to_c())
         for r in [include_regex] if isinstance(include_regex, str) else (include_regex or []):
             _smd.smd_hook_options_add_include_regex(o, r)

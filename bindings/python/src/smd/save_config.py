@@ -2,6 +2,7 @@
 import json
 
 from smd import smdc as _smd
+from smd.exceptions import SMDebugTypeError
 from smd.modes import ModeKeys, _mode_value
 
 
@@ -118,14 +119,36 @@ class SaveConfig:
 
     @classmethod
     def from_dict(cls, params):
-        """A SaveConfig from ``to_json_dict``'s layout ({mode name: settings}); None: the
-        defaults."""
+        """A SaveConfig from ``to_json_dict``'s layout ({mode name: settings}), or as smdebug's
+        takes it: keys ModeKeys or their names, values settings dicts, SaveConfigMode or None;
+        None: the defaults."""
         if params is None:
             return cls()
         if not isinstance(params, dict):
             raise TypeError(f"params must be a dict, not {type(params).__name__}")
-        return cls({ModeKeys[name]: None if v is None else SaveConfigMode.from_dict(v)
-                    for name, v in params.items()})
+        return cls({ModeKeys[k] if isinstance(k, str) else k:
+                    v if v is None or isinstance(v, SaveConfigMode) else SaveConfigMode.from_dict(v)
+                    for k, v in params.items()})
+
+    @classmethod
+    def from_save_config_mode(cls, save_config_mode):
+        """A SaveConfig with ``save_config_mode`` for every mode."""
+        return cls(mode_save_configs={m: save_config_mode for m in ModeKeys})
+
+    @classmethod
+    def parse(cls, obj):
+        """What smdebug's hooks take as save_config, as a SaveConfig: None (the defaults), a
+        SaveConfig (itself), a SaveConfigMode (every mode's) or a dict (``from_dict``)."""
+        if obj is None:
+            return cls()
+        if isinstance(obj, SaveConfig):
+            return obj
+        if isinstance(obj, SaveConfigMode):
+            return cls.from_save_config_mode(obj)
+        if isinstance(obj, dict):
+            return cls.from_dict(obj)
+        raise SMDebugTypeError(f"save_config must be a SaveConfig, a SaveConfigMode or a dict of "
+                               f"them by mode, not {type(obj).__name__}")
 
     @classmethod
     def from_json(cls, text):
