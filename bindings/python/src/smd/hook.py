@@ -119,15 +119,11 @@ class Collection:
             raise SMDebugTypeError(f"save_config must be a SaveConfig, a dict {{mode: SaveConfigMode}} "
                                    f"or None, not {type(cfg).__name__}")
         self._state["save_config"] = cfg
-        if cfg is None:
-            if self._c is not None:
-                _smd.smd_collection_set_save_config(self._c, None)
-            return
         self._apply_save_config(cfg)
 
     def _apply_save_config(self, cfg):
         if self._c is not None and self._state["save_config"] is cfg:
-            _smd.smd_collection_set_save_config(self._c, cfg._to_c())
+            _smd.smd_collection_set_save_config(self._c, None if cfg is None else cfg._to_c())
 
     @property
     def reduction_config(self):
